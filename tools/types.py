@@ -1,0 +1,78 @@
+"""Closed vocabularies shared by every module (methods, workloads, engines, ...).
+
+Kept in one place so the CLI choices, the JSON schemas given to Claude and MCP,
+the planner and the eval cases cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Method = Literal[
+    "draft_model",  # a separate, smaller LLM drafts tokens (Leviathan et al. 2023, Chen et al. 2023)
+    "eagle",  # EAGLE-1 head: one decoder layer on the verifier's last hidden state, static tree
+    "eagle2",  # EAGLE-1 head weights + dynamic (context-aware) draft tree
+    "eagle3",  # EAGLE-3 head: fused low/mid/high verifier features, dynamic tree
+    "medusa",  # extra decoding heads on the verifier, tree attention
+    "mtp",  # the model's own multi-token-prediction layers (DeepSeek-V3, Qwen3-Next, GLM-4.5, ...)
+    "lookahead",  # Jacobi iteration + n-gram pool, no extra model
+    "ngram",  # prompt lookup: copy continuations of n-grams found in the context
+    "suffix",  # suffix-tree speculation over prompt and previous outputs (Arctic Inference)
+]
+Strategy = Literal[
+    "draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp", "lookahead", "ngram", "suffix", "none"
+]
+METHODS: tuple[str, ...] = get_args(Method)
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+
+# Methods whose drafts form a tree verified in one pass; they are modelled with
+# mean accepted length tau and per-cycle cost k (speedup = tau / k).
+TREE_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3", "medusa", "lookahead"})
+# Methods that need weights trained against this exact verifier.
+TRAINED_HEAD_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3", "medusa", "mtp"})
+# Methods that draft from text already in the context (no extra weights at all).
+MODEL_FREE_METHODS: frozenset[str] = frozenset({"ngram", "suffix", "lookahead"})
+
+Workload = Literal[
+    "chat", "code", "math", "summarization", "rag", "qa", "translation", "structured", "creative", "agentic"
+]
+WORKLOADS: tuple[str, ...] = get_args(Workload)
+# Workloads whose output copies long spans of the input: n-gram / suffix drafting pays there.
+INPUT_GROUNDED_WORKLOADS: frozenset[str] = frozenset({"summarization", "rag", "qa", "agentic", "structured", "code"})
+
+Sampling = Literal["greedy", "low-temp", "high-temp", "beam"]
+SAMPLINGS: tuple[str, ...] = get_args(Sampling)
+
+Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+
+Quantization = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4"]
+QUANTIZATIONS: tuple[str, ...] = get_args(Quantization)
+# Bytes per weight, including the usual group-scale overhead for 4-bit formats
+# (group size 128 with an fp16 scale adds 16/128 bit = 0.125 bit per weight;
+# MXFP4 uses an 8-bit scale per 32 values = 0.25 bit).
+BYTES_PER_PARAM: dict[str, float] = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 4.125 / 8,
+    "mxfp4": 4.25 / 8,
+}
+
+LatencyTarget = Literal["interactive", "throughput"]
+Verdict = Literal["pass", "warn", "fail", "info"]
+
+
+def sampling_from_temperature(temperature: float) -> Sampling:
+    """Map a sampling temperature to the coarse sampling class used for priors.
+
+    The cut points follow the published measurements we have: papers report
+    T=0 (greedy) and T=1 (high); T<=0.7 behaves close to greedy for acceptance
+    (REST README: 2.36x greedy vs 2.12x at T=0.8 on HumanEval).
+    """
+    if temperature <= 0.0:
+        return "greedy"
+    if temperature <= 0.7:
+        return "low-temp"
+    return "high-temp"
