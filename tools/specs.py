@@ -53,7 +53,10 @@ class ModelSpec(BaseModel):
     vision_params_b: float = Field(0.0, description="vision tower parameters in the same checkpoint")
     mtp_layers: int = Field(0, description="num_nextn_predict_layers: built-in multi-token-prediction layers")
     # Tokenizer and runtime facts
-    tokenizer_family: str
+    tokenizer_family: str = Field(description="base vocabulary key: equal keys = same id->token map")
+    tokenizer_specials: str = Field(
+        "", description="special/added-token variant within the family; differs => same vocab, different specials"
+    )
     tokenizer_note: str = ""
     max_position_embeddings: int
     dtype: str = Field(description="weight dtype as published: bf16, fp16, fp8, mxfp4")
