@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specpick.tools.engines import EngineConfig  # noqa: F401  (re-exported: part of the contract)
 from specpick.tools.types import Engine, LatencyTarget, Quantization, Sampling, Strategy, Verdict, Workload
 
 SECTION_HEADINGS: tuple[str, ...] = (
@@ -153,17 +154,6 @@ class MeasurementPlan(BaseModel):
     metrics: list[MetricRef]
     commands: list[str]
     steps: list[str]
-
-
-class EngineConfig(BaseModel):
-    """Exact runtime configuration for the chosen engine."""
-
-    engine: Engine
-    engine_version: str = Field(description="engine version the option names were read from")
-    format: Literal["cli-json", "cli-flags", "yaml", "python-kwargs", "none"]
-    config: str = Field(description="the option text itself: JSON, flags, YAML or kwargs")
-    launch_command: str
-    notes: list[str] = Field(default_factory=list)
 
 
 class Alternative(BaseModel):

@@ -95,7 +95,10 @@ class GpuSpec(BaseModel):
 
     @property
     def memory_gib(self) -> float:
-        return self.memory_gb * 1e9 / 2**30
+        # Accelerator memory is marketed in binary units: an "80GB" A100 reports 81,920 MiB
+        # and an H100 81,559 MiB in nvidia-smi; a "24GB" RTX 4090 24,564 MiB. So the
+        # catalog's memory_gb is, to within 0.5%, GiB.
+        return self.memory_gb
 
     def peak_tflops(self, dtype: str) -> float:
         """Dense tensor TFLOPS for a weight dtype, falling back to the best listed rate."""
