@@ -142,7 +142,7 @@ def validate_repo_id(repo_id: str) -> str:
     shown = repr(repo_id[:80])
     if len(repo_id) > _REPO_ID_MAX:
         raise InputError(f"repo id {shown}... is longer than {_REPO_ID_MAX} characters")
-    if not _REPO_ID_RE.match(repo_id) or ".." in repo_id or "--" in repo_id or repo_id.endswith(".git"):
+    if not _REPO_ID_RE.fullmatch(repo_id) or ".." in repo_id or "--" in repo_id or repo_id.endswith(".git"):
         raise InputError(
             f"invalid repo id {shown}: use 'namespace/name' with letters, digits, '-', '_' or '.' "
             "(no spaces, no '..' or '--')"
@@ -158,7 +158,7 @@ def validate_revision(revision: str | None) -> str:
     """
     if revision is None:
         return "main"
-    if not isinstance(revision, str) or not _REVISION_RE.match(revision) or ".." in revision or "//" in revision:
+    if not isinstance(revision, str) or not _REVISION_RE.fullmatch(revision) or ".." in revision or "//" in revision:
         raise InputError(f"invalid revision {revision!r}: use a branch, tag, commit sha or refs/pr/N")
     return revision
 
@@ -242,6 +242,10 @@ def map_hub_error(exc: BaseException, repo_id: str, revision: str, filename: str
     if isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code in (401, 403):
         return HubAccessError(f"the Hub refused access to {repo_id} (HTTP {exc.response.status_code}): "
                               "check that HF_TOKEN is valid and has access")
+    if isinstance(exc, OSError) and not isinstance(exc, HfHubHTTPError) and "onsistency" in str(exc):
+        # The client compares the bytes received with the size the HEAD answer announced.
+        return RemoteDataError(f"download of {what} does not match the size the Hub announced: retry; "
+                               "if it persists, the file on the Hub is broken")
     if _is_network_failure(exc):
         return UnavailableError(f"cannot reach the Hub for {what} ({type(exc).__name__}) and nothing is cached: "
                                 "check the connection, or set HF_ENDPOINT")
@@ -280,6 +284,21 @@ def _from_cache(repo_id: str, filename: str, revision: str, settings: HubSetting
                        size_bytes=os.path.getsize(found), source="hub-cache", fallback_reason=reason)
 
 
+def _remember_missing(repo_id: str, filename: str, revision: str, settings: HubSettings) -> None:
+    """Let the client record the file's absence in the cache (``.no_exist``), so offline runs know it too."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import RemoteEntryNotFoundError
+
+    try:
+        hf_hub_download(repo_id, filename, revision=revision, cache_dir=settings.resolved_cache_dir(),
+                        endpoint=settings.resolved_endpoint(), token=settings.token_arg(),
+                        etag_timeout=settings.etag_timeout_s)
+    except RemoteEntryNotFoundError:
+        pass  # expected: the marker is written as this error is raised
+    except Exception:  # noqa: BLE001 - best effort; the caller reports the missing file anyway
+        pass
+
+
 def fetch_file(repo_id: str, filename: str, *, revision: str | None = None, settings: HubSettings | None = None,
                max_bytes: int | None = None) -> FetchedFile:
     """Download one small file (or reuse the cached copy) with a size bound.
@@ -315,6 +334,7 @@ def fetch_file(repo_id: str, filename: str, *, revision: str | None = None, sett
         return fetched
 
     from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub.errors import RemoteEntryNotFoundError
 
     endpoint, token = settings.resolved_endpoint(), settings.token_arg()
     try:
@@ -329,6 +349,8 @@ def fetch_file(repo_id: str, filename: str, *, revision: str | None = None, sett
     except PickerError:
         raise
     except Exception as exc:  # noqa: BLE001 - every Hub/httpx2 failure is mapped below
+        if isinstance(exc, RemoteEntryNotFoundError):
+            _remember_missing(repo_id, filename, rev, settings)
         if _is_network_failure(exc):
             fetched = _from_cache(repo_id, filename, rev, settings, f"Hub unreachable ({type(exc).__name__})")
             _check_size(fetched.size_bytes, limit, repo_id, filename)

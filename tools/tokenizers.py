@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from specpick.tools.tokenizer_files import SPECIAL_ROLES, LoadedTokenizer, token_to_bytes
+from specpick.tools.tokenizer_files import SPECIAL_ROLES, LoadedTokenizer, paused_gc, token_to_bytes
 from specpick.tools.types import Verdict
 
 TokenizerRelation = Literal[
@@ -125,6 +125,13 @@ def _same_layout(a: LoadedTokenizer, b: LoadedTokenizer) -> bool:
 
 def compare_loaded(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: TokenizerSide,
                    verifier_side: TokenizerSide) -> TokenizerVerdict:
+    """Compare two loaded tokenizers and build the verdict (see ``_compare``)."""
+    with paused_gc():
+        return _compare(draft, verifier, draft_side, verifier_side)
+
+
+def _compare(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: TokenizerSide,
+             verifier_side: TokenizerSide) -> TokenizerVerdict:
     """Compare two loaded tokenizers and build the verdict.
 
     Regular ids are compared as strings when both sides use the same token

@@ -174,7 +174,8 @@ class FakeHub:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fakehub", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), name="fakehub",
+                                        daemon=True)  # short poll: shutdown() returns at once
         self._thread.start()
         return self
 
