@@ -227,6 +227,25 @@ def test_hf_endpoint_env_is_read_at_call_time(fakehub, hub_settings, monkeypatch
     assert fetched.source == "hub" and fakehub.requests("HEAD")
 
 
+@pytest.mark.parametrize("variable", ["HF_HOME", "HF_HUB_CACHE"])
+def test_cache_location_follows_hf_home_and_hf_hub_cache(fakehub, hub_settings, monkeypatch, tmp_path, variable):
+    fakehub.add_repo("org/m", {"config.json": CONFIG})
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv(variable, str(tmp_path / "elsewhere"))
+    fetched = hub.fetch_file("org/m", "config.json", settings=hub_settings.model_copy(update={"cache_dir": None}))
+    expected = tmp_path / "elsewhere" / ("hub" if variable == "HF_HOME" else "")
+    assert Path(fetched.path).resolve().is_relative_to(expected.resolve())
+
+
+def test_malformed_safetensors_header_falls_back_to_labelled_estimate(fakehub, hub_settings) -> None:
+    header = b'{"w": {"dtype": "BF16", "shape": [4], "data_offsets": [0'
+    fakehub.add_repo("org/badst", {"config.json": CONFIG,
+                                   "model.safetensors": len(header).to_bytes(8, "little") + header + b"\0" * 8})
+    result = param_count("org/badst", settings=hub_settings)
+    assert not result.exact and result.method == "config-estimate"
+    assert "malformed" in result.fallback_reason
+
+
 def test_gated_safetensors_header_is_access_error(fakehub, hub_settings) -> None:
     fakehub.add_repo("org/gated", {"config.json": CONFIG, "model.safetensors": safetensors_bytes({"w": ("BF16", [4])})},
                      gated="auto")

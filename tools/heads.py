@@ -217,6 +217,8 @@ def check_head(head_repo_id: str, verifier_repo_id: str, *, revision: str | None
     if found is not None:  # catalog names ("llama-3.1-8b") work in both modes
         verifier_repo_id = found.repo_id
     if live:
+        hub.validate_repo_id(head_repo_id)  # both ids are checked before any I/O
+        hub.validate_repo_id(verifier_repo_id)
         facts = fetch_model_spec(verifier_repo_id, verifier_revision, settings=settings)
         verifier, verifier_source = facts.spec, facts.source
         reasons += [facts.fallback_reason] if facts.fallback_reason else []

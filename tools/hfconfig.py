@@ -211,6 +211,38 @@ def fetch_model_spec(repo_id: str, revision: str | None = None, *, settings: Any
                       revision=fetched.revision, commit=fetched.commit)
 
 
+def safetensors_parameter_count(repo_id: str, *, revision: str | None = None,
+                                settings: Any = None) -> dict[str, int]:
+    """Exact parameter counts per dtype from the safetensors headers (HTTP Range reads, no weights).
+
+    Returns:
+        ``{"BF16": n, ...}`` summed over all shards.
+
+    Raises:
+        EntryMissingError: the repo has no safetensors files.
+        UnavailableError: offline, or the Hub cannot be reached (these are API calls with no cache).
+        HubAccessError, NotFoundError, InputError: as for ``fetch_file``.
+    """
+    from specpick.tools import hub
+
+    settings = settings or hub.HubSettings()
+    hub.validate_repo_id(repo_id)
+    rev = hub.validate_revision(revision)
+    if settings.is_offline():
+        raise UnavailableError(f"offline: cannot read safetensors headers of {repo_id} (not cached by the client)")
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import SafetensorsParsingError
+
+    api = HfApi(endpoint=settings.resolved_endpoint(), token=settings.token_arg())
+    try:
+        meta = api.get_safetensors_metadata(repo_id, revision=rev)
+    except SafetensorsParsingError as exc:
+        raise RemoteDataError(f"safetensors header of {repo_id} is malformed: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - mapped
+        raise hub.map_hub_error(exc, repo_id, rev, "model.safetensors") from exc
+    return {str(dtype): int(count) for dtype, count in meta.parameter_count.items()}
+
+
 def param_count(repo_id: str, revision: str | None = None, *, settings: Any = None) -> ParamCount:
     """Parameters of a Hub model without downloading weights.
 
@@ -231,7 +263,7 @@ def param_count(repo_id: str, revision: str | None = None, *, settings: Any = No
     reason = facts.fallback_reason
     if facts.source == "hub":
         try:
-            by_dtype = hub.safetensors_parameter_count(repo_id, revision=revision, settings=settings)
+            by_dtype = safetensors_parameter_count(repo_id, revision=revision, settings=settings)
         except (hub.EntryMissingError, UnavailableError, RemoteDataError) as exc:
             reason = f"no safetensors header read ({exc.message})"
         else:

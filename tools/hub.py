@@ -388,33 +388,3 @@ def fetch_optional(repo_id: str, filename: str, **kwargs: Any) -> FetchedFile | 
         return fetch_file(repo_id, filename, **kwargs)
     except EntryMissingError:
         return None
-
-
-def safetensors_parameter_count(repo_id: str, *, revision: str | None = None,
-                                settings: HubSettings | None = None) -> dict[str, int]:
-    """Exact parameter counts per dtype from the safetensors headers (HTTP Range reads, no weights).
-
-    Returns:
-        ``{"BF16": n, ...}`` summed over all shards.
-
-    Raises:
-        EntryMissingError: the repo has no safetensors files.
-        UnavailableError: offline, or the Hub cannot be reached (these are API calls with no cache).
-        HubAccessError, NotFoundError, InputError: as for ``fetch_file``.
-    """
-    settings = settings or HubSettings()
-    validate_repo_id(repo_id)
-    rev = validate_revision(revision)
-    if settings.is_offline():
-        raise UnavailableError(f"offline: cannot read safetensors headers of {repo_id} (not cached by the client)")
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import SafetensorsParsingError
-
-    api = HfApi(endpoint=settings.resolved_endpoint(), token=settings.token_arg())
-    try:
-        meta = api.get_safetensors_metadata(repo_id, revision=rev)
-    except SafetensorsParsingError as exc:
-        raise RemoteDataError(f"safetensors header of {repo_id} is malformed: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - mapped
-        raise map_hub_error(exc, repo_id, rev, "model.safetensors") from exc
-    return {str(dtype): int(count) for dtype, count in meta.parameter_count.items()}
