@@ -56,7 +56,8 @@ class ToolOutcome:
 def result_to_json(result: Any) -> str:
     """Serialise a tool's result as compact JSON text, capped at ``MAX_RESULT_CHARS``."""
     if isinstance(result, BaseModel):
-        text = result.model_dump_json(exclude_none=True)
+        # None is kept: "break_even_concurrency: null" means "pays at every batch", not "unknown".
+        text = result.model_dump_json()
     else:
         text = json.dumps(result, default=str)
     if len(text) > MAX_RESULT_CHARS:
