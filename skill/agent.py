@@ -166,11 +166,9 @@ def api_error_to_picker(exc: Exception, retries: int) -> PickerError:
                                 f"ANTHROPIC_BASE_URL; {offline}.")
     if not isinstance(exc, anthropic.APIStatusError):
         return ServiceError(f"Claude API call failed: {type(exc).__name__}; {offline}.")
-    status = exc.status_code
-    body = exc.body if isinstance(exc.body, dict) else {}
+    status, body = exc.status_code, exc.body if isinstance(exc.body, dict) else {}
     err = body.get("error") if isinstance(body.get("error"), dict) else {}
-    etype = err.get("type") or "error"
-    detail = " ".join(str(err.get("message") or "").split())[:200]
+    etype, detail = err.get("type") or "error", " ".join(str(err.get("message") or "").split())[:200]
     if status == 401:
         return ServiceError(f"the Claude API rejected the key (401 {etype}): check ANTHROPIC_API_KEY; {offline}.")
     if status == 403:
@@ -395,11 +393,7 @@ def run_conversation(client: Any, *, opening_message: str, reply_fn: ReplyFn | N
         on_status: progress notes.
 
     Returns:
-        ConversationResult with ``recommendation`` or ``error``.
-
-    Example:
-        >>> res = run_conversation(anthropic.Anthropic(), opening_message="Llama-3.1-70B on 4xH100, code")
-        >>> res.recommendation.strategy if res.ok else res.error.message
+        ConversationResult with ``recommendation`` or ``error`` (``res.ok``, ``res.error.exit_code``).
     """
     from specpick.skill.prompt import build_system_prompt
 
