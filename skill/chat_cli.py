@@ -76,6 +76,27 @@ def _out(text: str) -> None:
     sys.stdout.flush()
 
 
+class _Printer:
+    """Streams Claude's text and puts status notes on their own line (both end up on one terminal)."""
+
+    def __init__(self, text_stream: Any) -> None:
+        self.stream = text_stream
+        self.mid_line = False
+
+    def text(self, delta: str) -> None:
+        self.stream.write(delta)
+        self.stream.flush()
+        if delta:
+            self.mid_line = not delta.endswith("\n")
+
+    def status(self, message: str) -> None:
+        if self.mid_line:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.mid_line = False
+        _err(f"  [{message}]")
+
+
 def _redact(text: str) -> str:
     """Remove the API key from text bound for disk (defence in depth: it is never stored on purpose)."""
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
@@ -147,10 +168,11 @@ def run(args: argparse.Namespace, verb: str) -> int:
                     token_budget=args.token_budget)
     client = anthropic.Anthropic(max_retries=max(0, args.max_retries))  # key and base URL from the environment
     quiet = not interactive and args.json
+    # chat: the conversation is stdout; ask: stdout is reserved for the answer, progress goes to stderr.
+    printer = _Printer(sys.stdout if interactive else sys.stderr)
     conv = Conversation(
         client, model=model, system=build_system_prompt(interactive=interactive), limits=limits,
-        on_text=_out if interactive else (None if quiet else lambda t: sys.stderr.write(t)),
-        on_status=None if quiet else (lambda m: _err(f"  [{m}]")),
+        on_text=None if quiet else printer.text, on_status=None if quiet else printer.status,
     )
     replies = _Replies() if interactive else None
     try:
@@ -178,7 +200,7 @@ def run(args: argparse.Namespace, verb: str) -> int:
         return 0
     from specpick.skill.render import to_markdown
 
-    _out("\n\n" + to_markdown(result.recommendation).rstrip() + "\n")
+    _out(("\n\n" if interactive else "") + to_markdown(result.recommendation).rstrip() + "\n")
     if interactive:
         _err(f"(validated against the Recommendation schema; {result.rounds} tool round(s), "
              f"{result.usage['input_tokens'] + result.usage['output_tokens']} tokens)")
