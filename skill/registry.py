@@ -145,6 +145,19 @@ TOOLS: tuple[ToolSpec, ...] = (
         render="specpick.tools.tokenizer_tool:render_text",
     ),
     ToolSpec(
+        name="head_check",
+        cli="head-check",
+        summary="does a speculative head (EAGLE/EAGLE-3/Medusa/MTP/MLPSpeculator) belong to this verifier?",
+        description=(
+            "Check that a speculative head was trained for this verifier: reads the head's config "
+            "(speculators_config.verifier, EAGLE fields, hidden sizes, num_nextn_predict_layers) and compares it "
+            "with the verifier's. Falls back to the catalog of published heads offline."
+        ),
+        target="specpick.tools.head_tool:head_check_tool",
+        input_model="specpick.tools.head_tool:HeadCheckInput",
+        render="specpick.tools.head_tool:render_text",
+    ),
+    ToolSpec(
         name="engine_config",
         cli="engine-config",
         summary="exact runtime configuration for vLLM, SGLang, TensorRT-LLM or transformers",

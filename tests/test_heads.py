@@ -154,3 +154,11 @@ def test_head_repo_without_config(fakehub, hub_settings) -> None:
     fakehub.add_repo("org/weights-only", {"model.safetensors": b"\0" * 8})
     with pytest.raises(NotFoundError, match="org/weights-only has no config.json"):
         check_head("org/weights-only", "meta-llama/Llama-3.1-8B-Instruct", settings=hub_settings)
+
+
+def test_catalog_fallback_rejects_a_head_trained_on_another_hidden_size():
+    from specpick.tools.heads import check_head
+
+    r = check_head("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "llama-3.3-70b", live=False)
+    assert r.belongs == "no" and r.check == "fail"
+    assert "4096" in r.summary and "8192" in r.summary

@@ -142,6 +142,13 @@ def evaluate_head(head_repo_id: str, config: dict[str, Any] | None, verifier: Mo
         findings.append(HeadFinding(
             check="catalog", verdict="pass" if ok else "warn",
             detail=f"published for {published.verifier_repo_id} ({published.source.split(';')[0]})"))
+        trained_on = get_catalog().find_model(published.verifier_repo_id)
+        if config is None and not ok and trained_on is not None and trained_on.hidden_size != verifier.hidden_size:
+            # Without the head's config the catalog still knows the hidden size it was trained on.
+            findings.append(HeadFinding(
+                check="hidden size", verdict="fail",
+                detail=f"trained on {trained_on.hidden_size}-wide hidden states ({trained_on.repo_id}), verifier "
+                       f"has {verifier.hidden_size}: it cannot load"))
     if method == "mtp" or (method == "unknown" and _same_repo(head_repo_id, verifier.repo_id)):
         method = "mtp"
         layers = verifier.mtp_layers

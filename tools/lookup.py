@@ -34,7 +34,8 @@ class ModelInfoInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="catalog name or Hub repo id")
+    model: str = Field(description="catalog name or Hub repo id",
+                       json_schema_extra={"cli": {"positional": True, "metavar": "MODEL"}})
     live: bool = Field(False, description="read config.json and safetensors headers from the Hub")
     revision: str | None = Field(None, description="Hub revision (branch, tag or commit) with --live")
 

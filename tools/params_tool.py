@@ -12,7 +12,8 @@ class ParamsInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="catalog name or Hub repo id")
+    model: str = Field(description="catalog name or Hub repo id",
+                       json_schema_extra={"cli": {"positional": True, "metavar": "MODEL"}})
     live: bool = Field(False, description="read exact per-dtype counts from the Hub's safetensors headers")
     revision: str | None = Field(None, description="Hub revision with --live")
 
@@ -39,7 +40,8 @@ def params_tool(inp: ParamsInput) -> ParamsResult:
     exact = param_count(resolved.spec.repo_id, inp.revision)
     return ParamsResult(breakdown=breakdown, exact_total_b=exact.total_b if exact.exact else None,
                         exact_by_dtype=exact.by_dtype, source=exact.source,
-                        notes=resolved.notes + exact.notes + ([exact.fallback_reason] if exact.fallback_reason else []))
+                        notes=list(dict.fromkeys(resolved.notes + exact.notes +
+                                                 ([exact.fallback_reason] if exact.fallback_reason else []))))
 
 
 def render_text(r: ParamsResult) -> str:

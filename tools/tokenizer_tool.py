@@ -23,6 +23,7 @@ class TokenizersInput(BaseModel):
                           json_schema_extra={"cli": {"positional": True, "metavar": "VERIFIER"}})
     live: bool = Field(False, description="compare the real tokenizer files from the Hub even for catalog models")
     revision: str | None = Field(None, description="Hub revision for both repos (branch, tag or commit)")
+    offline: bool = Field(False, description="never touch the network: Hub cache, then catalog (as HF_HUB_OFFLINE)")
 
 
 def tokenizers_tool(inp: TokenizersInput) -> TokenizerVerdict:
@@ -31,11 +32,16 @@ def tokenizers_tool(inp: TokenizersInput) -> TokenizerVerdict:
 
     cat = get_catalog()
     both_known = cat.find_model(inp.draft) is not None and cat.find_model(inp.verifier) is not None
-    if both_known and not inp.live:
+    if both_known and not inp.live and not inp.offline:
         return compare_tokenizers(inp.draft, inp.verifier, live=False)
     draft = cat.find_model(inp.draft).repo_id if cat.find_model(inp.draft) else inp.draft
     verifier = cat.find_model(inp.verifier).repo_id if cat.find_model(inp.verifier) else inp.verifier
-    return compare_tokenizers(draft, verifier, revision=inp.revision, live=True)
+    settings = None
+    if inp.offline:
+        from specpick.tools.hub import HubSettings
+
+        settings = HubSettings(offline=True)
+    return compare_tokenizers(draft, verifier, revision=inp.revision, live=True, settings=settings)
 
 
 def render_text(v: TokenizerVerdict) -> str:

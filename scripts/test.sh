@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh machine, then run it.
+#  - installs the project with its test and measure extras into the active Python
+#    (torch==2.13.0 takes the CPU wheel; see docs/DEVELOPING.md),
+#  - builds the vLLM CPU engine venv and the SmolLM2 model cache (.ci/setup-measure.sh),
+#  - runs pytest, the planner eval suite and the speedup calibration with the
+#    thresholds stated in the README.
+# Exits non-zero if any step fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY="${PYTHON:-python3}"
+"$PY" -m pip install --upgrade pip >/dev/null
+"$PY" -m pip install torch==2.13.0
+"$PY" -m pip install -e '.[test,measure]'
+
+if [ -x .ci/setup-measure.sh ]; then
+  PYTHON="$PY" .ci/setup-measure.sh
+fi
+
+"$PY" -m pytest "$@"
+
+# Quality thresholds (README "Quality gates"): a regression below them fails CI.
+"$PY" -m specpick.skill.cli calibrate --max-median-error-pct 15
+"$PY" -m specpick.skill.cli eval --runner planner --min-pass 0.90
