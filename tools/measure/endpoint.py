@@ -90,6 +90,10 @@ def _transport_error(exc: Exception, root: str) -> UnavailableError:
     return UnavailableError(f"cannot reach {root} ({type(exc).__name__}): is the server running and the URL right?")
 
 
+def _timeout_error(root: str, what: str = "in time") -> UnavailableError:
+    return UnavailableError(f"{root} did not answer {what}: is it overloaded? raise --timeout-s if it is just slow")
+
+
 def _error_text(resp: Any) -> str:
     try:
         body = resp.json()
@@ -98,6 +102,11 @@ def _error_text(resp: Any) -> str:
     except (ValueError, AttributeError):
         text = resp.text
     return " ".join(text.split())[:MAX_ERROR_CHARS]
+
+
+def _probe_timeout(client: Any) -> float:
+    # Probes are quick on a healthy server; never wait on them longer than on a request.
+    return min(PROBE_TIMEOUT_S, float(client.timeout.read or PROBE_TIMEOUT_S))
 
 
 def fetch_metrics(client: Any, root: str) -> list[Sample] | None:
@@ -110,7 +119,9 @@ def fetch_metrics(client: Any, root: str) -> list[Sample] | None:
     import httpx2
 
     try:
-        resp = client.get(root + "/metrics", timeout=PROBE_TIMEOUT_S)
+        resp = client.get(root + "/metrics", timeout=_probe_timeout(client))
+    except httpx2.TimeoutException as exc:
+        raise _timeout_error(root) from exc
     except httpx2.TransportError as exc:
         raise _transport_error(exc, root) from exc
     if resp.status_code == 404:
@@ -125,7 +136,9 @@ def served_models(client: Any, root: str) -> list[str]:
     import httpx2
 
     try:
-        resp = client.get(root + "/v1/models", timeout=PROBE_TIMEOUT_S)
+        resp = client.get(root + "/v1/models", timeout=_probe_timeout(client))
+    except httpx2.TimeoutException as exc:
+        raise _timeout_error(root) from exc
     except httpx2.TransportError as exc:
         raise _transport_error(exc, root) from exc
     if resp.status_code != 200:
@@ -228,7 +241,7 @@ def stream_request(
                     usage = chunk["usage"]
                 spec = _parse_spec(chunk) or spec
     except httpx2.TimeoutException as exc:
-        raise UnavailableError(f"{root} did not answer {item.origin} within the timeout: raise --timeout-s") from exc
+        raise _timeout_error(root, f"{item.origin} in time") from exc
     except httpx2.TransportError as exc:
         raise _transport_error(exc, root) from exc
     end = time.perf_counter()

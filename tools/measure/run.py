@@ -33,36 +33,50 @@ DEFAULT_NUM_DRAFT_TOKENS = 4
 MAX_CONCURRENCY = 1024
 
 
+def _opt(description: str, metavar: str | None = None, **kw: object) -> object:
+    """A Field whose ``cli`` hint gives argparse a readable metavar."""
+    extra = {"cli": {"metavar": metavar}} if metavar else None
+    return Field(description=description, json_schema_extra=extra, **kw)  # type: ignore[call-overload]
+
+
 class MeasureInput(BaseModel):
     """Options of ``specpick measure``; field ``foo_bar`` is flag ``--foo-bar``."""
 
     model_config = ConfigDict(extra="forbid")
 
-    endpoint: str | None = Field(None, description="OpenAI-compatible server with speculation on (vLLM, SGLang)")
-    baseline_endpoint: str | None = Field(None, description="the same model served without speculation")
-    model: str | None = Field(None, description="served model name (default: the only one the server lists)")
-    local: str | None = Field(None, description="run this model in-process with transformers: folder, .gguf or repo id")
-    draft_model: str | None = Field(None, description="--local: assistant model instead of prompt lookup")
-    estimate_ngram: bool = Field(False, description="simulate n-gram drafting on --samples, no model needed")
-    samples: Path | None = Field(None, description="JSONL of {prompt|messages, output} pairs for --estimate-ngram")
-    prompts: Path | None = Field(None, description=".jsonl or text file of prompts")
-    workload: Workload | None = Field(None, description="use the built-in prompt sample for this workload")
-    num_prompts: int | None = Field(None, ge=1, description="use only the first N prompts")
-    concurrency: list[int] = Field(default_factory=lambda: [1], description="requests in flight; several allowed")
-    max_tokens: int = Field(128, ge=1, le=32768, description="output tokens per request")
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (0 = greedy)")
-    api: Literal["chat", "completions"] = Field("chat", description="chat (template applied) or raw completions")
-    warmup: int = Field(1, ge=0, le=16, description="unmeasured requests sent first to each server")
-    timeout_s: float = Field(300.0, gt=0, le=3600, description="per-request read timeout, seconds")
-    num_draft_tokens: int | None = Field(None, ge=1, le=64, description="draft length N for --local / the estimate")
-    prompt_lookup_max: int = Field(3, ge=1, le=64, description="longest n-gram matched (max_matching_ngram_size)")
-    prompt_lookup_min: int = Field(1, ge=1, le=64, description="shortest n-gram matched (vLLM semantics only)")
-    ngram_engine: NgramEngine = Field("transformers", description="whose n-gram proposer the estimate mimics")
-    tokenizer: str | None = Field(None, description="estimate: model folder, tokenizer.json, .tiktoken file or encoding")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="--local weights dtype")
-    expect: Path | None = Field(None, description="a saved `recommend --json` output to compare against")
-    plot_dir: Path | None = Field(None, description="write PNG plots here")
-    save_samples: Path | None = Field(None, description="--local: write prompt/output pairs here (JSONL)")
+    # Where to measure: exactly one of endpoint, local, estimate_ngram.
+    endpoint: str | None = _opt("OpenAI-compatible server with speculation on (vLLM, SGLang)", "URL", default=None)
+    baseline_endpoint: str | None = _opt("the same model served without speculation", "URL", default=None)
+    model: str | None = _opt("served model name (default: the only one the server lists)", "NAME", default=None)
+    local: str | None = _opt("run this model in-process with transformers: folder, .gguf or repo id", "MODEL",
+                             default=None)  # fmt: skip
+    draft_model: str | None = _opt("--local: assistant model instead of prompt lookup", "MODEL", default=None)
+    estimate_ngram: bool = _opt("simulate n-gram drafting on --samples, no model needed", default=False)
+    samples: Path | None = _opt("JSONL of {prompt|messages, output} pairs for --estimate-ngram", "FILE", default=None)
+    # What to send.
+    prompts: Path | None = _opt(".jsonl or text file of prompts", "FILE", default=None)
+    workload: Workload | None = _opt("use the built-in prompt sample for this workload", default=None)
+    num_prompts: int | None = _opt("use only the first N prompts", "N", default=None, ge=1)
+    concurrency: list[int] = _opt("requests in flight; several values measure each (default: 1)", "C",
+                                  default_factory=lambda: [1])  # fmt: skip
+    max_tokens: int = _opt("output tokens per request", "N", default=128, ge=1, le=32768)
+    temperature: float = _opt("sampling temperature (0 = greedy)", "T", default=0.0, ge=0.0, le=2.0)
+    api: Literal["chat", "completions"] = _opt("chat (template applied) or raw completions", default="chat")
+    warmup: int = _opt("unmeasured requests sent first to each server", "N", default=1, ge=0, le=16)
+    timeout_s: float = _opt("per-request read timeout, seconds", "S", default=300.0, gt=0, le=3600)
+    # Drafter settings for --local and the estimate (a server's drafter is fixed when it starts).
+    num_draft_tokens: int | None = _opt("draft length N (default: the recommendation's, else 4)", "N",
+                                        default=None, ge=1, le=64)  # fmt: skip
+    prompt_lookup_max: int = _opt("longest n-gram matched (max_matching_ngram_size)", "N", default=3, ge=1, le=64)
+    prompt_lookup_min: int = _opt("shortest n-gram matched (vLLM semantics only)", "N", default=1, ge=1, le=64)
+    ngram_engine: NgramEngine = _opt("whose n-gram proposer the estimate mimics", default="transformers")
+    tokenizer: str | None = _opt("estimate: model folder, tokenizer.json, .tiktoken file or tiktoken encoding",
+                                 "PATH", default=None)  # fmt: skip
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = _opt("--local weights dtype", default="auto")
+    # Outputs.
+    expect: Path | None = _opt("a saved `recommend --json` output to compare against", "FILE", default=None)
+    plot_dir: Path | None = _opt("write PNG plots here", "DIR", default=None)
+    save_samples: Path | None = _opt("--local: write prompt/output pairs here (JSONL)", "FILE", default=None)
 
 
 def measure_input(**kwargs: object) -> MeasureInput:
