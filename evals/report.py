@@ -1,0 +1,311 @@
+"""Run the suite and report: per-case table, pass rate per check and per category, confusion matrix, JSON.
+
+``run_eval`` is the pure entry point the CLI wraps (``specpick eval``); ``render_text`` is the human form.
+A case *passes* when its run did not fail and no check failed ("na" checks do not count). The pass rate is
+passed / total, so failed runs count against it; they are listed apart from failed checks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, Field
+
+from specpick.evals.graders import CHECK_NAMES, CheckResult, GradeContext, grade
+from specpick.evals.runners import RunOutput, Variant
+from specpick.evals.schema import ERROR_EXIT, Case, Dataset, ExpectedAnswer
+from specpick.tools.errors import ThresholdError
+
+_EXIT_CLASS = {code: name for name, code in ERROR_EXIT.items()}
+_STATUS_FIELD = {"pass": "passed", "fail": "failed", "na": "na"}
+
+
+class CaseResult(BaseModel):
+    """One graded run."""
+
+    case_id: str
+    category: str
+    variant: Variant
+    repeat: int = 0
+    run_failed: bool
+    run_error: str = ""
+    checks: dict[str, CheckResult]
+    passed: bool
+    expected_label: str
+    chosen_label: str
+    duration_s: float = 0.0
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return [n for n, c in self.checks.items() if c.status == "fail"]
+
+
+class Rate(BaseModel):
+    """Counts behind one pass rate. ``rate`` is pass / (pass + fail) over graded runs; None when nothing applied.
+
+    Failed runs are counted apart (``run_failed``): they were not graded, so they are neither passes nor check
+    failures. The overall pass rate (``VariantSummary.pass_rate``) does count them against the suite.
+    """
+
+    passed: int = 0
+    failed: int = 0
+    na: int = 0
+    run_failed: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        graded = self.passed + self.failed
+        return self.passed / graded if graded else None
+
+
+class VariantSummary(BaseModel):
+    """Aggregates for one variant (planner, with-skill, without-skill)."""
+
+    variant: Variant
+    total: int
+    passed: int
+    run_failed: int
+    pass_rate: float
+    per_check: dict[str, Rate]
+    per_category: dict[str, Rate]
+    confusion: dict[str, dict[str, int]] = Field(description="expected label -> chosen label -> count")
+
+
+class EvalReport(BaseModel):
+    """Everything a run of the suite produced."""
+
+    runner: str
+    started_at: str
+    results: list[CaseResult]
+    summaries: dict[str, VariantSummary]
+    primary: Variant = Field(description="the variant the min-pass threshold applies to")
+    min_pass: float | None = None
+    threshold_met: bool = True
+
+    def raise_for_threshold(self) -> None:
+        """Raise ``ThresholdError`` (exit 8) when the primary pass rate is below ``min_pass``."""
+        if not self.threshold_met:
+            s = self.summaries[self.primary]
+            raise ThresholdError(f"eval pass rate {s.pass_rate:.1%} ({self.primary}) is below --min-pass "
+                                 f"{self.min_pass:.1%}; see the failed checks above or the --json report.")
+
+
+# -- grading -----------------------------------------------------------------------
+def _labels(exp: ExpectedAnswer, out: RunOutput) -> tuple[str, str]:
+    rec = out.recommendation
+    if out.run_failed:
+        chosen = "run_failed"
+    elif rec is not None:
+        chosen = rec.strategy
+    elif out.error is not None and out.variant == "planner":
+        chosen = f"error:{_EXIT_CLASS.get(out.error.exit_code or 0, out.error.exit_code)}"
+    else:
+        chosen = "no_answer"
+    if exp.outcome == "error":
+        expected = f"error:{exp.error}" if out.variant == "planner" else "no_answer"
+    elif exp.outcome == "decline":
+        expected = "no_answer"
+    elif exp.strategies == "any":
+        expected = chosen if rec is not None else "any"
+    elif rec is not None and exp.acceptable(rec.strategy):
+        expected = rec.strategy
+    elif exp.or_error and chosen == f"error:{exp.or_error}":
+        expected = chosen
+    else:
+        expected = exp.strategies[0]
+    return expected, chosen
+
+
+def grade_run(case: Case, out: RunOutput) -> CaseResult:
+    """Grade one run; a failed run is not graded (its checks are all 'na' with the reason)."""
+    runner = "planner" if out.variant == "planner" else "agent"
+    expected = case.expected_for(runner)
+    exp_label, chosen_label = _labels(expected, out)
+    if out.run_failed:
+        reason = f"run failed: {out.error.type}: {out.error.message}" if out.error else "run failed"
+        checks = {n: CheckResult(name=n, status="na", reason=reason) for n in CHECK_NAMES}
+        return CaseResult(case_id=case.id, category=case.category, variant=out.variant, repeat=out.repeat,
+                          run_failed=True, run_error=reason, checks=checks, passed=False,
+                          expected_label=exp_label, chosen_label=chosen_label, duration_s=out.duration_s)
+    ctx = GradeContext(case=case, runner=runner, expected=expected, recommendation=out.recommendation,
+                       markdown=out.markdown, error_exit_code=out.error.exit_code if out.error else None,
+                       error_message=out.error.message if out.error else "", agent_texts=tuple(out.agent_texts))
+    checks = grade(ctx)
+    passed = not any(c.status == "fail" for c in checks.values())
+    return CaseResult(case_id=case.id, category=case.category, variant=out.variant, repeat=out.repeat,
+                      run_failed=False, checks=checks, passed=passed, expected_label=exp_label,
+                      chosen_label=chosen_label, duration_s=out.duration_s)
+
+
+def summarize(results: list[CaseResult], variant: Variant) -> VariantSummary:
+    rows = [r for r in results if r.variant == variant]
+    per_check: dict[str, Rate] = {n: Rate() for n in CHECK_NAMES}
+    per_category: dict[str, Rate] = defaultdict(Rate)
+    confusion: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in rows:
+        cat = per_category[r.category]
+        if r.run_failed:
+            cat.run_failed += 1
+        elif r.passed:
+            cat.passed += 1
+        else:
+            cat.failed += 1
+        for name, c in r.checks.items():
+            rate = per_check.setdefault(name, Rate())
+            field = "run_failed" if r.run_failed else _STATUS_FIELD[c.status]
+            setattr(rate, field, getattr(rate, field) + 1)
+        confusion[r.expected_label][r.chosen_label] += 1
+    passed = sum(r.passed for r in rows)
+    return VariantSummary(
+        variant=variant, total=len(rows), passed=passed, run_failed=sum(r.run_failed for r in rows),
+        pass_rate=passed / len(rows) if rows else 0.0, per_check=per_check,
+        per_category=dict(sorted(per_category.items())),
+        confusion={k: dict(sorted(v.items())) for k, v in sorted(confusion.items())},
+    )
+
+
+# -- entry point ---------------------------------------------------------------------
+def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | None = None,
+             categories: list[str] | None = None, case_ids: list[str] | None = None, repeat: int = 1,
+             json_path: Path | str | None = None, min_pass: float | None = None,
+             mode: Literal["with-skill", "without-skill", "compare"] = "with-skill", client: Any = None,
+             model: str | None = None, user_model: str | None = None, limits: Any = None,
+             rubric: bool = False, progress: Callable[[CaseResult], None] | None = None) -> EvalReport:
+    """Run the suite and return the report (never exits; ``raise_for_threshold`` gives the exit code 8).
+
+    Args:
+        runner: "planner" (deterministic, CI) or "agent" (Claude through the chat loop).
+        cases_dir: directory of case YAML files (default: the packaged cases).
+        categories / case_ids: run only these (unknown names raise ValueError).
+        repeat: runs per case (agent runs vary; planner runs are deterministic).
+        json_path: also write the report as JSON here.
+        min_pass: pass-rate threshold in [0, 1] for the primary variant.
+        mode: agent only: with the skill, without it (same model, no SKILL.md, no tools), or both side by side.
+        client: agent only: an ``anthropic.Anthropic`` client (default: built from the environment, which may
+            point at the local Messages-API stand-in through ANTHROPIC_BASE_URL).
+        model / user_model: agent model and simulated-user model (default: ``skill.agent.resolve_model``).
+        limits: agent only: ``skill.agent.Limits`` for each conversation.
+        rubric: add the model-graded prose rubric (needs a client; "na" without one).
+        progress: called with each graded result, e.g. to print a line per case.
+    """
+    if repeat < 1:
+        raise ValueError("repeat must be at least 1")
+    if min_pass is not None and not 0.0 <= min_pass <= 1.0:
+        raise ValueError("min_pass is a fraction between 0 and 1")
+    cases = Dataset.load(cases_dir).select(categories=categories, ids=case_ids, runner=runner)
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    results: list[CaseResult] = []
+    if runner == "planner":
+        variants: list[Variant] = ["planner"]
+    else:
+        variants = ["with-skill", "without-skill"] if mode == "compare" else [mode]
+        if client is None:
+            import anthropic
+
+            client = anthropic.Anthropic()
+    for variant in variants:
+        for case in cases:
+            for i in range(repeat):
+                out = _run_one(runner, variant, case, i, client=client, model=model, user_model=user_model,
+                               limits=limits)
+                result = grade_run(case, out)
+                if rubric:
+                    from specpick.evals.rubric import grade_rubric
+
+                    result.checks["rubric"] = grade_rubric(case, out.markdown, client=client, model=model)
+                    result.passed = result.passed and result.checks["rubric"].status != "fail"
+                results.append(result)
+                if progress is not None:
+                    progress(result)
+    summaries = {v: summarize(results, v) for v in variants}
+    primary = variants[0]
+    report = EvalReport(runner=runner, started_at=started, results=results, summaries=summaries, primary=primary,
+                        min_pass=min_pass,
+                        threshold_met=min_pass is None or summaries[primary].pass_rate >= min_pass)
+    if json_path is not None:
+        Path(json_path).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    return report
+
+
+def _run_one(runner: str, variant: Variant, case: Case, repeat: int, **kw: Any) -> RunOutput:
+    from specpick.evals import runners
+
+    if runner == "planner":
+        return runners.run_planner(case, repeat)
+    converse = runners.make_converse(kw["client"], variant, model=kw["model"], limits=kw["limits"])
+    user = runners.SimulatedUser(kw["client"], case, model=kw["user_model"])
+    return runners.run_agent(case, converse, user, variant=variant, repeat=repeat)
+
+
+def report_json(report: EvalReport) -> str:
+    """The report as JSON text (what ``--json FILE`` writes)."""
+    return json.dumps(report.model_dump(mode="json"), indent=2)
+
+
+def check_threshold(report: EvalReport) -> None:
+    """Raise ThresholdError when the report misses its min-pass threshold (CLI exit code 8)."""
+    report.raise_for_threshold()
+
+
+# -- text rendering --------------------------------------------------------------------
+def _pct(rate: float | None) -> str:
+    return "   -" if rate is None else f"{rate:4.0%}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows]
+
+
+def render_text(report: EvalReport, *, max_reason: int = 110) -> str:
+    """Per-case table, pass rate per check and per category, confusion matrix (side by side for variants)."""
+    variants = list(report.summaries)
+    out: list[str] = [f"spec-decode-picker evals: runner={report.runner}, started {report.started_at}", ""]
+    rows = []
+    for r in report.results:
+        status = "RUN-FAILED" if r.run_failed else ("pass" if r.passed else "FAIL")
+        detail = r.run_error if r.run_failed else ", ".join(r.failed_checks)
+        rows.append([r.case_id + (f"#{r.repeat}" if r.repeat else ""), r.category, r.variant, status,
+                     r.expected_label, r.chosen_label, detail])
+    out += _table(["case", "category", "variant", "result", "expected", "chosen", "failed checks"], rows)
+    failures = [(r, n, c) for r in report.results for n, c in r.checks.items() if c.status == "fail"]
+    if failures:
+        out += ["", "Failed checks (evidence):"]
+        out += [f"- {r.case_id} [{r.variant}] {n}: {c.reason[:max_reason]}" for r, n, c in failures]
+    failed_runs = [r for r in report.results if r.run_failed]
+    if failed_runs:
+        out += ["", "Failed runs (not graded):"] + [f"- {r.case_id} [{r.variant}]: {r.run_error}" for r in failed_runs]
+
+    sums = [report.summaries[v] for v in variants]
+    out += ["", "Pass rate per check (pass / graded; n/a and failed runs not graded):"]
+    names = list(dict.fromkeys(n for s in sums for n in s.per_check))
+    out += _table(["check"] + variants, [[n] + [_fmt_rate(s.per_check.get(n)) for s in sums] for n in names])
+    cats = sorted({c for s in sums for c in s.per_category})
+    out += ["", "Pass rate per category:"]
+    out += _table(["category"] + variants, [[c] + [_fmt_rate(s.per_category.get(c)) for s in sums] for c in cats])
+    for s in sums:
+        out += ["", f"Confusion matrix [{s.variant}] (rows: expected, columns: chosen):"]
+        cols = sorted({c for row in s.confusion.values() for c in row})
+        out += _table(["expected \\ chosen"] + cols,
+                      [[e] + [str(s.confusion[e].get(c, "")) for c in cols] for e in s.confusion])
+    out += [""]
+    for s in sums:
+        out.append(f"[{s.variant}] {s.passed}/{s.total} cases passed ({s.pass_rate:.1%}); "
+                   f"{s.run_failed} run(s) failed")
+    if report.min_pass is not None:
+        verdict = "met" if report.threshold_met else "NOT met"
+        out.append(f"min-pass {report.min_pass:.1%} on {report.primary}: {verdict}")
+    return "\n".join(out) + "\n"
+
+
+def _fmt_rate(rate: Rate | None) -> str:
+    if rate is None:
+        return "-"
+    graded = rate.passed + rate.failed
+    text = f"{_pct(rate.rate)} ({rate.passed}/{graded})" if graded else "   - (n/a)"
+    return text + (f" +{rate.run_failed} run failed" if rate.run_failed else "")
