@@ -11,56 +11,16 @@ was the right one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Callable
 
-from pydantic import BaseModel
-
+from specpick.evals.checks import CheckResult, GradeContext, Grader, Status, _na, _per_strategy, _r
 from specpick.evals.configcheck import check_config
-from specpick.evals.schema import ERROR_EXIT, Case, ExpectedAnswer
-from specpick.skill.schema import SECTION_HEADINGS, Recommendation
+from specpick.evals.prose import grade_asked, grade_mentions, grade_sections
+from specpick.evals.schema import ERROR_EXIT
+from specpick.skill.schema import Recommendation
 from specpick.tools.types import TREE_METHODS, TRAINED_HEAD_METHODS
 
-Status = Literal["pass", "fail", "na"]
-
-
-class CheckResult(BaseModel):
-    """One grader's verdict with its evidence."""
-
-    name: str
-    status: Status
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class GradeContext:
-    """What a grader sees: the case, the expectation for this runner, and the run's output."""
-
-    case: Case
-    runner: str
-    expected: ExpectedAnswer
-    recommendation: Recommendation | None
-    markdown: str | None
-    error_exit_code: int | None = None  # a PickerError's exit code, when the run ended in one
-    error_message: str = ""
-    agent_texts: tuple[str, ...] = ()  # the agent's prose turns, in order (agent runner only)
-
-
-Grader = Callable[[GradeContext], CheckResult]
-
-
-def _r(name: str, ok: bool, reason: str) -> CheckResult:
-    return CheckResult(name=name, status="pass" if ok else "fail", reason=reason)
-
-
-def _na(name: str, reason: str) -> CheckResult:
-    return CheckResult(name=name, status="na", reason=reason)
-
-
-def _per_strategy(table: dict[str, Any] | None, strategy: str) -> Any:
-    if not table:
-        return None
-    return table.get(strategy, table.get("*"))
+__all__ = ["CHECK_NAMES", "GRADERS", "CheckResult", "GradeContext", "Grader", "Status", "grade"]
 
 
 # -- outcome ------------------------------------------------------------------
@@ -353,50 +313,6 @@ def _measurement_definitions(ctx: GradeContext, rec: Recommendation) -> CheckRes
     text = " ".join(rec.measurement_plan.definitions)
     missing = [k for k, pat in _DEFINITIONS.items() if not re.search(pat, text, re.IGNORECASE)]
     return _r("measurement_definitions", not missing, f"undefined: {missing}" if missing else "alpha, tau, per-position defined")
-
-
-# -- markdown and prose ------------------------------------------------------------
-def grade_sections(ctx: GradeContext) -> CheckResult:
-    """The markdown has the five fixed headings, in order, each followed by content."""
-    md = ctx.markdown
-    if md is None or ctx.expected.outcome != "recommend":
-        return _na("sections", "no markdown answer expected or given")
-    lines = md.splitlines()
-    where = []
-    for heading in SECTION_HEADINGS:
-        hits = [i for i, line in enumerate(lines) if line.strip() == f"## {heading}"]
-        if len(hits) != 1:
-            return _r("sections", False, f"'## {heading}' appears {len(hits)} times")
-        where.append(hits[0])
-    if where != sorted(where):
-        return _r("sections", False, f"headings out of order (lines {where})")
-    bounds = where + [len(lines)]
-    empty = [SECTION_HEADINGS[i] for i in range(5) if not "".join(lines[bounds[i] + 1:bounds[i + 1]]).strip()]
-    return _r("sections", not empty, f"empty sections {empty}" if empty else "five sections in order")
-
-
-def grade_mentions(ctx: GradeContext) -> CheckResult:
-    """The answer's prose says what the case needs said (regexes)."""
-    pats = list(ctx.expected.mentions)
-    if ctx.runner == "agent":
-        pats += ctx.case.agent.mentions
-    if not pats:
-        return _na("mentions", "nothing required")
-    text = "\n".join(filter(None, [ctx.markdown or "", *ctx.agent_texts]))
-    if not text:
-        return _na("mentions", "no prose to search")
-    missing = [p for p in pats if not re.search(p, text, re.IGNORECASE)]
-    return _r("mentions", not missing, f"missing {missing}" if missing else f"mentions {pats}")
-
-
-def grade_asked(ctx: GradeContext) -> CheckResult:
-    """Agent runs: the agent asked about what was missing before answering."""
-    pats = ctx.case.agent.must_ask
-    if ctx.runner != "agent" or not pats:
-        return _na("asked", "not an agent expectation")
-    questions = "\n".join(t for t in ctx.agent_texts if "?" in t)
-    missing = [p for p in pats if not re.search(p, questions, re.IGNORECASE)]
-    return _r("asked", not missing, f"never asked about {missing}" if missing else f"asked about {pats}")
 
 
 GRADERS: tuple[Grader, ...] = (
