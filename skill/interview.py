@@ -81,12 +81,19 @@ def _catalog_gpu(text: str) -> str:
         raise _Retry(exc.message) from None
 
 
+# Shown as examples when present in the catalog: one per common family, not the first rows.
+_EXAMPLE_MODELS = ("meta-llama/Llama-3.1-70B-Instruct", "Qwen/Qwen3-32B", "deepseek-ai/DeepSeek-V3",
+                   "openai/gpt-oss-120b")
+
+
 def _examples(kind: str, n: int = 4) -> str:
     from specpick.tools.catalog import get_catalog
 
     cat = get_catalog()
     names = [m.repo_id for m in cat.models] if kind == "models" else [g.key for g in cat.gpus]
-    return ", ".join(names[:n]) + (f" ... ({len(names)} in all; type ? for the list)" if len(names) > n else "")
+    shown = [m for m in _EXAMPLE_MODELS if m in names] if kind == "models" else []
+    shown = shown or names[:n]
+    return ", ".join(shown) + (f" ... ({len(names)} in all; type ? for the list)" if len(names) > len(shown) else "")
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -217,17 +224,26 @@ def equivalent_command(answers: dict[str, Any]) -> str:
 def make_read_line(stdin: TextIO, stdout: TextIO) -> ReadLine:
     """A line reader that works on a terminal (``input()``, with editing) and on a pipe (``readline()``)."""
     use_input = stdin is sys.stdin and stdin.isatty() and stdout is sys.stdout
+    if use_input:
+        try:
+            # Line editing; and without it CPython's input() writes the prompt to stderr, not stdout.
+            import readline  # noqa: F401
+        except ImportError:  # pragma: no cover - Windows
+            pass
 
     def read_line(prompt: str) -> str | None:
         if use_input:
             try:
                 return input(prompt)
             except EOFError:
-                return None
-        stdout.write(prompt)
-        stdout.flush()
-        line = stdin.readline()
+                line = ""
+        else:
+            stdout.write(prompt)
+            stdout.flush()
+            line = stdin.readline()
         if not line:
+            stdout.write("\n")  # so what follows (an error on stderr) starts on its own line
+            stdout.flush()
             return None
         return line.rstrip("\r\n")
 

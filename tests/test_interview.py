@@ -128,7 +128,7 @@ def test_read_line_on_a_pipe_and_at_eof():
     out = io.StringIO()
     read = make_read_line(io.StringIO("first\r\nsecond\n"), out)
     assert [read("a> "), read("b> "), read("c> ")] == ["first", "second", None]
-    assert out.getvalue() == "a> b> c> "
+    assert out.getvalue() == "a> b> c> \n"
 
 
 def test_equivalent_command_round_trips_through_the_cli_parser():
