@@ -48,15 +48,21 @@ def local_report(smollm_dir: Path, work: Path) -> MeasureReport:  # noqa: F811 -
     # float32: greedy verification of several tokens in one pass then rounds exactly like one-token decoding,
     # so "identical output" is a fair assertion (bf16 can flip a near-tie).
     inp = MeasureInput(
-        local=str(smollm_dir), prompts=work / "prompts.jsonl", max_tokens=128, dtype="float32",
-        num_draft_tokens=N, prompt_lookup_max=MAX_NGRAM, save_samples=work / "pairs.jsonl", plot_dir=work / "plots",
-    )  # fmt: skip
+        local=str(smollm_dir),
+        prompts=work / "prompts.jsonl",
+        max_tokens=128,
+        dtype="float32",
+        num_draft_tokens=N,
+        prompt_lookup_max=MAX_NGRAM,
+        save_samples=work / "pairs.jsonl",
+        plot_dir=work / "plots",
+    )
     return run_measure(inp)
 
 
 def test_prompt_lookup_is_faster_with_identical_output(local_report: MeasureReport) -> None:
     (res,) = local_report.results
-    assert local_report.local is not None and local_report.local.outputs_identical is True
+    assert res.outputs_identical is True and res.num_mismatched == 0
     assert res.baseline is not None
     assert res.speculative.completion_tokens == res.baseline.completion_tokens > 100
     assert res.speedup is not None and res.speedup > 1.0
@@ -83,11 +89,21 @@ def test_simulation_reproduces_transformers_prompt_lookup_exactly(local_report: 
     assert sim.acceptance.per_position == pytest.approx(acc.per_position)
 
 
-def test_estimate_from_saved_samples_matches_the_real_run(local_report: MeasureReport, smollm_dir: Path,  # noqa: F811
-                                                          work: Path) -> None:  # fmt: skip
+def test_estimate_from_saved_samples_matches_the_real_run(
+    local_report: MeasureReport,
+    smollm_dir: Path,  # noqa: F811
+    work: Path,
+) -> None:
     """The text-only estimate (re-tokenized with the verifier's tokenizer.json) agrees with what the model accepted."""
-    est = run_measure(MeasureInput(estimate_ngram=True, samples=work / "pairs.jsonl", tokenizer=str(smollm_dir),
-                                   num_draft_tokens=N, prompt_lookup_max=MAX_NGRAM))  # fmt: skip
+    est = run_measure(
+        MeasureInput(
+            estimate_ngram=True,
+            samples=work / "pairs.jsonl",
+            tokenizer=str(smollm_dir),
+            num_draft_tokens=N,
+            prompt_lookup_max=MAX_NGRAM,
+        )
+    )
     real = local_report.acceptance
     assert est.ngram is not None and real is not None and real.alpha is not None
     assert est.ngram.tokenizer.startswith("tokenizers:")
@@ -96,11 +112,17 @@ def test_estimate_from_saved_samples_matches_the_real_run(local_report: MeasureR
     assert est.ngram.acceptance.tau == pytest.approx(real.tau, abs=0.3)
 
 
-def test_estimate_with_offline_tiktoken_ranks(local_report: MeasureReport, work: Path,
-                                              o200k_ranks: Path) -> None:  # noqa: F811  # fmt: skip
+def test_estimate_with_offline_tiktoken_ranks(local_report: MeasureReport, work: Path, o200k_ranks: Path) -> None:  # noqa: F811
     """No verifier tokenizer: tiktoken's o200k ranks from a registry package, an approximation that stays close."""
-    est = run_measure(MeasureInput(estimate_ngram=True, samples=work / "pairs.jsonl", tokenizer=str(o200k_ranks),
-                                   num_draft_tokens=N, prompt_lookup_max=MAX_NGRAM))  # fmt: skip
+    est = run_measure(
+        MeasureInput(
+            estimate_ngram=True,
+            samples=work / "pairs.jsonl",
+            tokenizer=str(o200k_ranks),
+            num_draft_tokens=N,
+            prompt_lookup_max=MAX_NGRAM,
+        )
+    )
     real = local_report.acceptance
     assert est.ngram is not None and real is not None and real.alpha is not None
     assert est.ngram.tokenizer.startswith("tiktoken:o200k_base")
@@ -116,8 +138,16 @@ def test_plot_written(local_report: MeasureReport) -> None:
 
 def test_local_gguf_file_loads_through_transformers(smollm_gguf: Path, work: Path) -> None:  # noqa: F811
     """`--local model.gguf`: transformers dequantizes it (gguf + accelerate) and the run works."""
-    report = run_measure(MeasureInput(local=str(smollm_gguf), prompts=work / "prompts.jsonl", num_prompts=1,
-                                      max_tokens=24, dtype="bfloat16", warmup=0))  # fmt: skip
+    report = run_measure(
+        MeasureInput(
+            local=str(smollm_gguf),
+            prompts=work / "prompts.jsonl",
+            num_prompts=1,
+            max_tokens=24,
+            dtype="bfloat16",
+            warmup=0,
+        )
+    )
     (res,) = report.results
     assert res.speculative.completion_tokens > 0
     assert report.acceptance is not None and report.acceptance.num_drafts and report.acceptance.num_drafts > 0
@@ -125,9 +155,18 @@ def test_local_gguf_file_loads_through_transformers(smollm_gguf: Path, work: Pat
 
 def test_draft_model_identical_to_verifier_accepts_everything(smollm_dir: Path, work: Path) -> None:  # noqa: F811
     """assistant_model path: a draft that *is* the verifier (greedy, float32) must have every token accepted."""
-    report = run_measure(MeasureInput(local=str(smollm_dir), draft_model=str(smollm_dir), dtype="float32",
-                                      prompts=work / "prompts.jsonl", num_prompts=1, max_tokens=32,
-                                      num_draft_tokens=3, warmup=0))  # fmt: skip
+    report = run_measure(
+        MeasureInput(
+            local=str(smollm_dir),
+            draft_model=str(smollm_dir),
+            dtype="float32",
+            prompts=work / "prompts.jsonl",
+            num_prompts=1,
+            max_tokens=32,
+            num_draft_tokens=3,
+            warmup=0,
+        )
+    )
     acc = report.acceptance
     assert report.local is not None and report.local.drafter.startswith("assistant model, N=3")
     assert acc is not None and acc.alpha is not None and acc.alpha > 0.95

@@ -147,10 +147,15 @@ def test_vllm_drafter_respects_prompt_lookup_min() -> None:
     # Context [7,8,9,7]: only the 1-gram [7] repeats. transformers drafts [8,9] at once and both are accepted;
     # vLLM with prompt_lookup_min=2 drafts nothing until the verifier's 8 makes the 2-gram [7,8] repeat.
     prompt, output = [7, 8, 9, 7], [8, 9, 4]
-    hf = simulate(prompt, output, NgramParams(engine="transformers", num_draft_tokens=2, prompt_lookup_max=2),
-                  record_steps=True)  # fmt: skip
-    vl = simulate(prompt, output, NgramParams(engine="vllm", num_draft_tokens=2, prompt_lookup_max=2,
-                                              prompt_lookup_min=2), record_steps=True)  # fmt: skip
+    hf = simulate(
+        prompt, output, NgramParams(engine="transformers", num_draft_tokens=2, prompt_lookup_max=2), record_steps=True
+    )
+    vl = simulate(
+        prompt,
+        output,
+        NgramParams(engine="vllm", num_draft_tokens=2, prompt_lookup_max=2, prompt_lookup_min=2),
+        record_steps=True,
+    )
     assert (hf.steps, hf.num_steps) == ([(2, 2)], 1)
     assert (vl.steps, vl.num_steps) == ([(2, 1)], 2)
 
@@ -158,11 +163,16 @@ def test_vllm_drafter_respects_prompt_lookup_min() -> None:
 def test_vllm_drafter_prefers_the_longest_match() -> None:
     # Suffix [1,2,3]: the 3-gram occurs at 4 (followed by 9), a bare [2,3] earlier at 0 (followed by 5).
     prompt = [2, 3, 5, 0, 1, 2, 3, 9, 0, 1, 2, 3]
-    counts = simulate(prompt, [9], NgramParams(engine="vllm", num_draft_tokens=1, prompt_lookup_max=3,
-                                               prompt_lookup_min=1), record_steps=True)  # fmt: skip
+    counts = simulate(
+        prompt,
+        [9],
+        NgramParams(engine="vllm", num_draft_tokens=1, prompt_lookup_max=3, prompt_lookup_min=1),
+        record_steps=True,
+    )
     assert counts.steps == [(1, 0)]  # the single output token is the verifier's own: drafted 9, step ends
-    longer = simulate(prompt, [9, 0], NgramParams(engine="vllm", num_draft_tokens=1, prompt_lookup_max=3),
-                      record_steps=True)  # fmt: skip
+    longer = simulate(
+        prompt, [9, 0], NgramParams(engine="vllm", num_draft_tokens=1, prompt_lookup_max=3), record_steps=True
+    )
     assert longer.steps[0] == (1, 1)
 
 
@@ -178,13 +188,30 @@ RECOMMENDATION = {
     "strategy_label": "n-gram / prompt lookup",
     "num_draft_tokens": 4,
     "engine": "vllm",
-    "expected_speedup": {"value": 2.0, "low": 1.5, "high": 2.6, "alpha": 0.7, "tau": 3.2, "batch": 2,
-                         "acceptance_source": "prior", "cost_ratio": 0.0, "cycle_cost": 1.1},  # fmt: skip
+    "expected_speedup": {
+        "value": 2.0,
+        "low": 1.5,
+        "high": 2.6,
+        "alpha": 0.7,
+        "tau": 3.2,
+        "batch": 2,
+        "acceptance_source": "prior",
+        "cost_ratio": 0.0,
+        "cycle_cost": 1.1,
+    },
     "fallback": [
-        {"trigger": {"metric": "alpha", "op": "<", "value": 0.6}, "condition": "alpha < 0.6", "action": "drop N to 3",
-         "next_num_draft_tokens": 3},  # fmt: skip
-        {"trigger": {"metric": "speedup", "op": "<", "value": 1.0}, "condition": "speedup < 1",
-         "action": "turn speculation off", "next_strategy": "none"},  # fmt: skip
+        {
+            "trigger": {"metric": "alpha", "op": "<", "value": 0.6},
+            "condition": "alpha < 0.6",
+            "action": "drop N to 3",
+            "next_num_draft_tokens": 3,
+        },
+        {
+            "trigger": {"metric": "speedup", "op": "<", "value": 1.0},
+            "condition": "speedup < 1",
+            "action": "turn speculation off",
+            "next_strategy": "none",
+        },
         {"trigger": None, "condition": "", "action": "pin the engine version"},
     ],
     "inputs": {"verifier": "x", "workload": "summarization", "concurrency": 2},
@@ -215,8 +242,12 @@ def test_compare_without_speedup_is_not_a_failure() -> None:
         (None, NotFoundError, "does not exist"),
         ("not json", InputError, "is not JSON"),
         ('{"strategy": "ngram"}', InputError, "expected_speedup: Field required"),
-        ('{"strategy": "ngram", "expected_speedup": {"value": 2}, "fallback": [{"trigger": {"metric": "vibes", '
-         '"op": "<", "value": 1}, "action": "x"}]}', InputError, "fallback.0.trigger.metric"),  # fmt: skip
+        (
+            '{"strategy": "ngram", "expected_speedup": {"value": 2}, "fallback": [{"trigger": {"metric": "vibes", '
+            '"op": "<", "value": 1}, "action": "x"}]}',
+            InputError,
+            "fallback.0.trigger.metric",
+        ),
     ],
 )
 def test_bad_expect_file(tmp_path: Path, content: str | None, error: type, fragment: str) -> None:
@@ -231,8 +262,9 @@ def test_expect_is_read_before_anything_is_sent(tmp_path: Path) -> None:
     """A bad --expect fails fast, before load is generated (the endpoint here does not even exist)."""
     (tmp_path / "rec.json").write_text("[]")
     with pytest.raises(InputError, match="not a recommend --json output"):
-        run_measure(MeasureInput(endpoint=f"http://127.0.0.1:{closed_port()}", workload="chat",
-                                 expect=tmp_path / "rec.json"))  # fmt: skip
+        run_measure(
+            MeasureInput(endpoint=f"http://127.0.0.1:{closed_port()}", workload="chat", expect=tmp_path / "rec.json")
+        )
 
 
 # --- CLI ---------------------------------------------------------------------------------------------------
@@ -243,23 +275,38 @@ def test_cli_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
         main(["measure", "--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
-    for flag in ("--endpoint URL", "--baseline-endpoint", "--local MODEL", "--estimate-ngram", "--expect FILE",
-                 "--concurrency C [C ...]", "--plot-dir DIR", "--json"):  # fmt: skip
+    for flag in (
+        "--endpoint URL",
+        "--baseline-endpoint",
+        "--local MODEL",
+        "--estimate-ngram",
+        "--expect FILE",
+        "--concurrency C [C ...]",
+        "--plot-dir DIR",
+        "--json",
+    ):
         assert flag in out
 
 
 @pytest.mark.parametrize(
     ("argv", "code", "fragment"),
     [
-        (["measure", "--endpoint", "http://127.0.0.1:1", "--workload", "chat", "--concurrency", "0"], EXIT_INPUT,
-         "between 1 and 1024"),  # fmt: skip
+        (
+            ["measure", "--endpoint", "http://127.0.0.1:1", "--workload", "chat", "--concurrency", "0"],
+            EXIT_INPUT,
+            "between 1 and 1024",
+        ),
         (["measure", "--local", "m", "--max-tokens", "0"], EXIT_INPUT, "--max-tokens"),
-        (["measure", "--endpoint", f"http://127.0.0.1:{closed_port()}", "--workload", "chat"], EXIT_UNAVAILABLE,
-         "cannot reach"),  # fmt: skip
+        (
+            ["measure", "--endpoint", f"http://127.0.0.1:{closed_port()}", "--workload", "chat"],
+            EXIT_UNAVAILABLE,
+            "cannot reach",
+        ),
     ],
 )
-def test_cli_errors_are_one_line_with_exit_codes(argv: list[str], code: int, fragment: str,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_cli_errors_are_one_line_with_exit_codes(
+    argv: list[str], code: int, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == code
     err = capsys.readouterr().err
     assert err.startswith("error: ") and fragment in err and err.count("\n") == 1
@@ -274,8 +321,22 @@ def test_cli_estimate_prints_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     tok = Tokenizer(models.WordLevel({"a": 0, "b": 1, "c": 2, "d": 3, "[UNK]": 4}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.save(str(tmp_path / "tokenizer.json"))
-    assert main(["measure", "--estimate-ngram", "--samples", str(samples), "--tokenizer", str(tmp_path),
-                 "--num-draft-tokens", "4", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "measure",
+                "--estimate-ngram",
+                "--samples",
+                str(samples),
+                "--tokenizer",
+                str(tmp_path),
+                "--num-draft-tokens",
+                "4",
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     acc = report["ngram"]["acceptance"]
     # Prompt a b c d a b c d, output a b c d a b: the 3-gram "b c d" first occurs at 1, so the draft is

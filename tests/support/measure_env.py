@@ -59,7 +59,9 @@ def run(cmd: list[str], timeout_s: float, what: str, env: dict[str, str] | None 
     output = (proc.stdout or "") + (proc.stderr or "")
     if proc.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-15:])
-        raise SetupError(f"{what} failed (exit {proc.returncode}):\n{tail}", registry_unreachable=_looks_offline(output))
+        raise SetupError(
+            f"{what} failed (exit {proc.returncode}):\n{tail}", registry_unreachable=_looks_offline(output)
+        )
     return output
 
 

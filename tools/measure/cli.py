@@ -44,9 +44,13 @@ def _progress() -> Iterator[ProgressFn | None]:
         yield None
         return
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True,
-    ) as bar:  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("starting", total=None)
 
         def update(done: int, total: int, label: str) -> None:

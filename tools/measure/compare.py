@@ -81,7 +81,9 @@ def load_expectation(path: Path) -> Expectation:
         InputError: not JSON, or missing the fields listed in the module docstring.
     """
     if not path.is_file():
-        raise NotFoundError(f"--expect file {path} does not exist: save one with `specpick recommend ... --json > FILE`")
+        raise NotFoundError(
+            f"--expect file {path} does not exist: save one with `specpick recommend ... --json > FILE`"
+        )
     if path.stat().st_size > MAX_EXPECT_BYTES:
         raise InputError(f"--expect file {path} is too large to be a recommendation")
     try:
@@ -91,9 +93,7 @@ def load_expectation(path: Path) -> Expectation:
     try:
         return Expectation.model_validate(data)
     except ValidationError as exc:
-        where = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'top level'}: {e['msg']}" for e in exc.errors()[:3]
-        )
+        where = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'top level'}: {e['msg']}" for e in exc.errors()[:3])
         raise InputError(f"--expect file {path} is not a recommend --json output ({where})") from exc
 
 
@@ -139,14 +139,28 @@ def _point_check(metric: Literal["alpha", "tau"], expected: float | None, measur
     verdict: Literal["as_predicted", "below", "above"] = (
         "below" if measured < lo else "above" if measured > hi else "as_predicted"
     )
-    return Check(metric=metric, expected=expected, measured=measured, low=lo, high=hi, verdict=verdict,
-                 note=f"{(measured / expected - 1) * 100:+.0f}% vs predicted")  # fmt: skip
+    return Check(
+        metric=metric,
+        expected=expected,
+        measured=measured,
+        low=lo,
+        high=hi,
+        verdict=verdict,
+        note=f"{(measured / expected - 1) * 100:+.0f}% vs predicted",
+    )
 
 
 def _speedup_check(exp: ExpectedSpeedup, measured: float | None, note: str) -> Check:
     if measured is None:
-        return Check(metric="speedup", expected=exp.value, measured=None, low=exp.low, high=exp.high,
-                     verdict="not_measured", note=note)  # fmt: skip
+        return Check(
+            metric="speedup",
+            expected=exp.value,
+            measured=None,
+            low=exp.low,
+            high=exp.high,
+            verdict="not_measured",
+            note=note,
+        )
     lo = exp.low if exp.low is not None else exp.value * (1 - REL_TOLERANCE)
     hi = exp.high if exp.high is not None else exp.value * (1 + REL_TOLERANCE)
     verdict: Literal["as_predicted", "below", "above"] = (
@@ -172,13 +186,20 @@ def compare(expectation: Expectation, measured: dict[str, float | None], speedup
     ]
     steps: list[FallbackResult] = []
     for step in expectation.fallback:
-        res = FallbackResult(condition=step.condition or "(unconditional)", action=step.action,
-                             next_strategy=step.next_strategy, next_num_draft_tokens=step.next_num_draft_tokens)  # fmt: skip
+        res = FallbackResult(
+            condition=step.condition or "(unconditional)",
+            action=step.action,
+            next_strategy=step.next_strategy,
+            next_num_draft_tokens=step.next_num_draft_tokens,
+        )
         if step.trigger is not None:
             value = measured.get(step.trigger.metric)
             res.metric, res.op, res.threshold, res.measured = (
-                step.trigger.metric, step.trigger.op, step.trigger.value, value,
-            )  # fmt: skip
+                step.trigger.metric,
+                step.trigger.op,
+                step.trigger.value,
+                value,
+            )
             res.fired = value is not None and _OPS[step.trigger.op](value, step.trigger.value)
             if not res.condition or res.condition == "(unconditional)":
                 res.condition = f"{step.trigger.metric} {step.trigger.op} {step.trigger.value:g}"
@@ -194,7 +215,15 @@ def compare(expectation: Expectation, measured: dict[str, float | None], speedup
         verdict = "as_predicted"
     fired = [s for s in steps if s.fired]
     summary = f"{verdict.replace('_', ' ')}; " + (
-        "fallback: " + " | ".join(f"{s.condition} -> {s.action}" for s in fired) if fired else "no fallback trigger fired"
+        "fallback: " + " | ".join(f"{s.condition} -> {s.action}" for s in fired)
+        if fired
+        else "no fallback trigger fired"
     )
-    return Comparison(strategy=expectation.strategy, num_draft_tokens=expectation.num_draft_tokens, checks=checks,
-                      fallback=steps, verdict=verdict, summary=summary)  # fmt: skip
+    return Comparison(
+        strategy=expectation.strategy,
+        num_draft_tokens=expectation.num_draft_tokens,
+        checks=checks,
+        fallback=steps,
+        verdict=verdict,
+        summary=summary,
+    )

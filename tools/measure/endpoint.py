@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from specpick.tools.errors import InputError, NotFoundError, RemoteDataError, ServiceError, UnavailableError
 from specpick.tools.measure.metrics import Sample, parse_prometheus
 from specpick.tools.measure.prompts import PromptItem
+from specpick.tools.measure.report import Timing
 
 Api = Literal["chat", "completions"]
 CONNECT_TIMEOUT_S = 5.0
@@ -43,16 +44,11 @@ class RequestSpec(BaseModel):
     acceptance_histogram: list[int] = []
 
 
-class RequestRecord(BaseModel):
-    """Timings of one streamed request."""
+class RequestRecord(Timing):
+    """Timings of one streamed request, with vLLM's per-request speculative figures when it sends them."""
 
-    ttft_ms: float
-    latency_ms: float
-    completion_tokens: int
     prompt_tokens: int | None = None
-    tpot_ms: float | None = None  # None for a single-token answer
     spec: RequestSpec | None = None
-    text: str = ""
 
 
 def normalize_root(url: str, flag: str = "--endpoint") -> str:
@@ -252,10 +248,9 @@ def stream_request(
     last = first if last is None else last
     return RequestRecord(
         ttft_ms=(first - start) * 1e3,
-        latency_ms=(end - start) * 1e3,
-        completion_tokens=tokens,
+        decode_ms=(last - first) * 1e3,
+        tokens=tokens,
         prompt_tokens=usage.get("prompt_tokens"),
-        tpot_ms=(last - first) * 1e3 / (tokens - 1) if tokens > 1 else None,
         spec=spec,
         text="".join(pieces),
     )

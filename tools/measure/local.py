@@ -21,23 +21,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from specpick.tools.errors import InputError, NotFoundError
 from specpick.tools.measure.metrics import Acceptance, acceptance_from_counts
 from specpick.tools.measure.ngram_sim import NgramParams, SimCounts, simulate
 from specpick.tools.measure.prompts import PromptItem
-from specpick.tools.measure.report import ConcurrencyResult, LocalDetails, MeasureReport, NgramEstimate, RunFigures, run_figures
+from specpick.tools.measure.report import (
+    ConcurrencyResult,
+    LocalDetails,
+    MeasureReport,
+    NgramEstimate,
+    RunFigures,
+    Timing,
+    run_figures,
+)
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _EXTRA_HINT = "install the measure extra: pip install torch==2.13.0 && pip install 'spec-decode-picker[measure]'"
 
 
-class GenerationRecord(BaseModel):
+class GenerationRecord(Timing):
     """One generate() call: timings, token ids and, for speculative runs, per-step draft counts."""
 
-    ttft_ms: float
     latency_ms: float
     prompt_ids: list[int]
     output_ids: list[int]
@@ -78,7 +83,9 @@ def load_model(ref: str, dtype: Dtype) -> tuple[Any, Any]:
     else:
         raise NotFoundError(f"--local {ref}: no such file or folder, and not a Hub repo id (owner/name)")
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **{k: v for k, v in kwargs.items() if k == "gguf_file"})
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            source, **{k: v for k, v in kwargs.items() if k == "gguf_file"}
+        )
         model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
     except ImportError as exc:  # e.g. gguf or accelerate missing for a .gguf file
         raise InputError(f"--local {ref}: {exc.name or exc} is missing: {_EXTRA_HINT}") from exc
@@ -171,11 +178,15 @@ def generate_once(
         undo()
     end = time.perf_counter()
     first = streamer.first if streamer.first is not None else end
+    last = streamer.last if streamer.last is not None else first
+    output_ids = [int(t) for t in out[0, len(prompt_ids) :].tolist()]
     return GenerationRecord(
         ttft_ms=(first - start) * 1e3,
+        decode_ms=(last - first) * 1e3,
+        tokens=len(output_ids),
         latency_ms=(end - start) * 1e3,
         prompt_ids=prompt_ids,
-        output_ids=[int(t) for t in out[0, len(prompt_ids) :].tolist()],
+        output_ids=output_ids,
         drafted=drafted,
         accepted=accepted,
     )
@@ -203,8 +214,11 @@ def _spec_kwargs(params: NgramParams, draft: Any | None) -> tuple[dict[str, Any]
         # A constant schedule keeps N fixed, so the measured alpha belongs to the N being evaluated
         # (transformers' default schedule changes N during the run).
         return (
-            {"assistant_model": draft, "num_assistant_tokens": params.num_draft_tokens,
-             "num_assistant_tokens_schedule": "constant"},  # fmt: skip
+            {
+                "assistant_model": draft,
+                "num_assistant_tokens": params.num_draft_tokens,
+                "num_assistant_tokens_schedule": "constant",
+            },
             f"assistant model, N={params.num_draft_tokens} (constant schedule)",
         )
     return (
@@ -214,9 +228,12 @@ def _spec_kwargs(params: NgramParams, draft: Any | None) -> tuple[dict[str, Any]
 
 
 def run_local(
-    inp: Any, report: MeasureReport, items: list[PromptItem], params: NgramParams,
+    inp: Any,
+    report: MeasureReport,
+    items: list[PromptItem],
+    params: NgramParams,
     progress: Callable[[int, int, str], None] | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Fill ``report`` with a plain-vs-speculative run of ``inp.local`` on ``items`` (batch size 1)."""
     torch, _ = import_heavy()
     model, tokenizer = load_model(inp.local, inp.dtype)
@@ -236,41 +253,50 @@ def run_local(
         spec.append(generate_once(model, ids, inp.max_tokens, inp.temperature, spec_kwargs))
         if progress:
             progress(i, len(encoded), "local: plain + speculative")
-    greedy = inp.temperature == 0
-    mismatched = sum(b.output_ids != s.output_ids for b, s in zip(base, spec)) if greedy else 0
-    if mismatched and str(model.dtype) != "torch.float32":
-        report.warnings.append(
-            f"greedy output differs with speculation in {mismatched} of {len(spec)} prompts: verifying several tokens "
-            f"in one pass rounds differently in {str(model.dtype).replace('torch.', '')}; --dtype float32 checks exactness"
-        )
+    for rec in base + spec:
+        rec.text = tokenizer.decode(rec.output_ids, skip_special_tokens=True)
 
     def figures(label: Literal["speculative", "baseline"], recs: list[GenerationRecord]) -> RunFigures:
-        return run_figures(label, 1, sum(r.latency_ms for r in recs) / 1e3, [r.ttft_ms for r in recs],
-                           [r.latency_ms for r in recs], [len(r.output_ids) for r in recs])  # fmt: skip
+        # Sequential runs: the wall time is the sum of the calls.
+        return run_figures(label, 1, sum(r.latency_ms for r in recs) / 1e3, recs)
 
-    res = ConcurrencyResult(concurrency=1, speculative=figures("speculative", spec), baseline=figures("baseline", base),
-                            acceptance=acceptance_from_records(spec))  # fmt: skip
-    s, b = res.speculative, res.baseline
-    if s.decode_ms_per_token and b and b.decode_ms_per_token:
-        res.speedup = b.decode_ms_per_token / s.decode_ms_per_token
-    if b and b.output_tokens_per_s > 0:
-        res.throughput_ratio = s.output_tokens_per_s / b.output_tokens_per_s
+    res = ConcurrencyResult(
+        concurrency=1,
+        speculative=figures("speculative", spec),
+        baseline=figures("baseline", base),
+        acceptance=acceptance_from_records(spec),
+    )
+    res.compare_with_baseline(spec, base, greedy=inp.temperature == 0)
+    if res.num_mismatched and str(model.dtype) != "torch.float32":
+        report.warnings.append(
+            f"greedy output differs with speculation in {res.num_mismatched} of {len(spec)} prompts: verifying "
+            f"several tokens in one pass rounds differently in {str(model.dtype).replace('torch.', '')}; "
+            "--dtype float32 checks exactness"
+        )
     report.results.append(res)
     report.acceptance = res.acceptance
     report.engine, report.model = f"transformers {_transformers_version()}", inp.local
-    report.local = LocalDetails(model=inp.local, drafter=drafter, dtype=str(model.dtype).replace("torch.", ""),
-                                torch_threads=torch.get_num_threads(),
-                                outputs_identical=(mismatched == 0) if greedy else None, num_mismatched=mismatched)  # fmt: skip
+    report.local = LocalDetails(
+        model=inp.local,
+        drafter=drafter,
+        dtype=str(model.dtype).replace("torch.", ""),
+        torch_threads=torch.get_num_threads(),
+    )
     if draft is None:
         # The simulation on the run's own token ids must reproduce the hook's counts; reporting both
         # lets a user see that --estimate-ngram is exact for greedy prompt lookup.
         counts = SimCounts()
         for rec in spec:
             counts.add(simulate(rec.prompt_ids, rec.output_ids, params, _eos_ids(model)))
-        report.ngram = NgramEstimate(params=params, tokenizer="the verifier's own token ids", num_samples=len(spec),
-                                     num_output_tokens=counts.num_output_tokens, acceptance=counts.acceptance())  # fmt: skip
+        report.ngram = NgramEstimate(
+            params=params,
+            tokenizer="the verifier's own token ids",
+            num_samples=len(spec),
+            num_output_tokens=counts.num_output_tokens,
+            acceptance=counts.acceptance(),
+        )
     if inp.save_samples is not None:
-        _save_samples(inp.save_samples, tokenizer, encoded, spec)
+        _save_samples(inp.save_samples, encoded, spec)
     report.assumptions += [
         "batch size 1, one prompt at a time; speedup = plain decode ms per token / speculative decode ms per token",
         "acceptance counted from transformers' candidate generator: a step without candidates is not a draft",
@@ -288,14 +314,13 @@ def _transformers_version() -> str:
     return str(transformers.__version__)
 
 
-def _save_samples(path: Path, tokenizer: Any, encoded: list[tuple[list[int], str]], spec: list[GenerationRecord]) -> None:
+def _save_samples(path: Path, encoded: list[tuple[list[int], str]], spec: list[GenerationRecord]) -> None:
     """Write {prompt, output} JSONL (prompt as the model saw it) for a later --estimate-ngram run."""
     import json
 
     try:
         with path.open("w", encoding="utf-8") as fh:
-            for (_ids, text), rec in zip(encoded, spec):
-                out = tokenizer.decode(rec.output_ids, skip_special_tokens=True)
-                fh.write(json.dumps({"prompt": text, "output": out}, ensure_ascii=False) + "\n")
+            for (_ids, text), rec in zip(encoded, spec, strict=True):
+                fh.write(json.dumps({"prompt": text, "output": rec.text}, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise InputError(f"--save-samples {path} cannot be written: {exc.strerror}") from exc

@@ -168,7 +168,7 @@ def acceptance_from_counts(
             num_drafts=round(drafts),
             num_draft_tokens=round(draft_tokens),
             num_accepted_tokens=round(accepted),
-            note="no drafts were proposed in this interval (nothing in the context matched), so alpha and tau are undefined",
+            note="no drafts were proposed (nothing in the context matched), so alpha and tau are undefined",
         )
     return Acceptance(
         source=source,

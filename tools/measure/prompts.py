@@ -64,7 +64,9 @@ def _read_text(path: Path) -> str:
         raise InputError(f"{path} is not a file: pass a .jsonl or text file of prompts")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise InputError(f"{path} is {size / 2**20:.0f} MiB; a prompt sample must be under {MAX_FILE_BYTES // 2**20} MiB")
+        raise InputError(
+            f"{path} is {size / 2**20:.0f} MiB; a prompt sample must be under {MAX_FILE_BYTES // 2**20} MiB"
+        )
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -150,7 +152,7 @@ def load_prompts(path: Path) -> list[PromptItem]:
 def load_samples(path: Path) -> list[PromptItem]:
     """Load prompt + output pairs (JSONL only) for the n-gram estimate."""
     if path.suffix.lower() != ".jsonl":
-        raise InputError(f"{path}: samples must be JSONL, one {{\"prompt\": ..., \"output\": ...}} object per line")
+        raise InputError(f'{path}: samples must be JSONL, one {{"prompt": ..., "output": ...}} object per line')
     return parse_jsonl(_read_text(path), str(path), need_output=True)
 
 

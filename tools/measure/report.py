@@ -65,29 +65,32 @@ class RunFigures(BaseModel):
     )
 
 
+class Timing(BaseModel):
+    """One request's timing, as both the endpoint and the local runner record it."""
+
+    ttft_ms: float = Field(description="request sent -> first output token")
+    decode_ms: float = Field(description="first output token -> last output token")
+    tokens: int = Field(description="output tokens")
+    text: str = Field("", description="the output, to compare speculative with baseline")
+
+
 def run_figures(
-    label: Literal["speculative", "baseline"],
-    concurrency: int,
-    wall_s: float,
-    ttft_ms: Sequence[float],
-    latency_ms: Sequence[float],
-    tokens: Sequence[int],
+    label: Literal["speculative", "baseline"], concurrency: int, wall_s: float, timings: Sequence[Timing]
 ) -> RunFigures:
-    """Aggregate per-request timings; TPOT of a request = (latency - TTFT) / (tokens - 1)."""
-    tpots = [(lat - ttft) / (n - 1) for lat, ttft, n in zip(latency_ms, ttft_ms, tokens) if n > 1]
-    decode_tokens = sum(n - 1 for n in tokens if n > 1)
-    decode_ms = sum(lat - ttft for lat, ttft, n in zip(latency_ms, ttft_ms, tokens) if n > 1)
-    total = sum(tokens)
+    """Aggregate per-request timings; TPOT of a request = decode time / (tokens - 1)."""
+    decoding = [t for t in timings if t.tokens > 1]
+    decode_tokens = sum(t.tokens - 1 for t in decoding)
+    total = sum(t.tokens for t in timings)
     return RunFigures(
         label=label,
         concurrency=concurrency,
-        num_requests=len(tokens),
+        num_requests=len(timings),
         completion_tokens=total,
         wall_s=wall_s,
         output_tokens_per_s=total / wall_s if wall_s > 0 else 0.0,
-        ttft_ms=summarize(list(ttft_ms)),
-        tpot_ms=summarize(tpots),
-        decode_ms_per_token=decode_ms / decode_tokens if decode_tokens else None,
+        ttft_ms=summarize([t.ttft_ms for t in timings]),
+        tpot_ms=summarize([t.decode_ms / (t.tokens - 1) for t in decoding]),
+        decode_ms_per_token=sum(t.decode_ms for t in decoding) / decode_tokens if decode_tokens else None,
     )
 
 
@@ -105,6 +108,21 @@ class ConcurrencyResult(BaseModel):
         None, description="baseline decode ms/token over speculative decode ms/token (per-request decode speed)"
     )
     throughput_ratio: float | None = Field(None, description="speculative output tokens/s over baseline")
+    outputs_identical: bool | None = Field(None, description="greedy only: every speculative output == baseline's")
+    num_mismatched: int = Field(0, description="requests whose speculative output differs from the baseline's")
+
+    def compare_with_baseline(self, spec: Sequence[Timing], base: Sequence[Timing], greedy: bool) -> None:
+        """Fill the ratios and, for greedy decoding, whether speculation changed any output."""
+        s, b = self.speculative, self.baseline
+        if b is None:
+            return
+        if s.decode_ms_per_token and b.decode_ms_per_token:
+            self.speedup = b.decode_ms_per_token / s.decode_ms_per_token
+        if b.output_tokens_per_s > 0:
+            self.throughput_ratio = s.output_tokens_per_s / b.output_tokens_per_s
+        if greedy:
+            self.num_mismatched = sum(x.text != y.text for x, y in zip(spec, base, strict=True))
+            self.outputs_identical = self.num_mismatched == 0
 
 
 class LocalDetails(BaseModel):
@@ -114,8 +132,6 @@ class LocalDetails(BaseModel):
     drafter: str = Field(description="prompt lookup with its settings, or the assistant model")
     dtype: str
     torch_threads: int
-    outputs_identical: bool | None = Field(None, description="greedy only: speculative output == plain output")
-    num_mismatched: int = 0
 
 
 class NgramEstimate(BaseModel):
@@ -187,8 +203,19 @@ def render_text(report: MeasureReport, width: int = 110) -> str:
             console.print(f"note: {acc.note}")
     if report.results:
         t = Table(title="Timings (ms) and throughput per concurrency")
-        for col in ("conc", "run", "req", "tok/s", "TTFT p50", "TTFT p90", "TPOT p50", "TPOT p90", "alpha", "tau",
-                    "speedup"):  # fmt: skip
+        for col in (
+            "conc",
+            "run",
+            "req",
+            "tok/s",
+            "TTFT p50",
+            "TTFT p90",
+            "TPOT p50",
+            "TPOT p90",
+            "alpha",
+            "tau",
+            "speedup",
+        ):
             t.add_column(col, justify="right")
         for r in report.results:
             for run in (r.speculative, r.baseline):
@@ -211,15 +238,20 @@ def render_text(report: MeasureReport, width: int = 110) -> str:
         console.print(t)
     if report.local is not None:
         loc = report.local
-        same = {True: "identical", False: f"{loc.num_mismatched} differ", None: "not compared (sampling)"}
-        console.print(f"local: {loc.drafter}; dtype {loc.dtype}; {loc.torch_threads} threads; outputs {same[loc.outputs_identical]}")
+        console.print(f"local: {loc.drafter}; dtype {loc.dtype}; {loc.torch_threads} threads")
+    for r in report.results:
+        if r.outputs_identical is not None:
+            same = "identical" if r.outputs_identical else f"{r.num_mismatched} of {r.speculative.num_requests} differ"
+            console.print(f"concurrency {r.concurrency}: greedy outputs with and without speculation {same}")
     if report.ngram is not None:
-        ng = report.ngram
-        console.print(
-            f"n-gram estimate: {ng.num_samples} samples, {ng.num_output_tokens} output tokens, tokenizer {ng.tokenizer}; "
-            f"{ng.params.engine} drafter N={ng.params.num_draft_tokens}, "
-            f"ngram {ng.params.prompt_lookup_min}..{ng.params.prompt_lookup_max}"
-        )
+        ng, p = report.ngram, report.ngram.params
+        low = p.prompt_lookup_min if p.engine == "vllm" else 1
+        console.print(f"n-gram estimate: {ng.num_samples} samples, {ng.num_output_tokens} output tokens")
+        console.print(f"  {p.engine} drafter N={p.num_draft_tokens}, n-gram {low}..{p.prompt_lookup_max}")
+        console.print(f"  tokenizer {ng.tokenizer}")
+        acc = ng.acceptance
+        if report.acceptance is not None:  # a local run: the estimate next to what the model accepted
+            console.print(f"  simulated alpha {_f(acc.alpha, '{:.3f}')}, tau {_f(acc.tau, '{:.2f}')}")
     if report.comparison is not None:
         _render_comparison(console, report.comparison)
     for line in report.warnings:

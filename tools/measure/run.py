@@ -22,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from specpick.tools.errors import InputError, ServiceError
 from specpick.tools.measure import compare as cmp
 from specpick.tools.measure import endpoint as ep
-from specpick.tools.measure.metrics import Acceptance, acceptance_from_counts, spec_delta, spec_snapshot
+from specpick.tools.measure.metrics import Acceptance, SpecSnapshot, acceptance_from_counts, spec_delta, spec_snapshot
 from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
 from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
-from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, run_figures
+from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, RunFigures, run_figures
 from specpick.tools.types import Workload
 
 ProgressFn = Callable[[int, int, str], None]  # (done, total, what is running)
@@ -48,8 +48,9 @@ class MeasureInput(BaseModel):
     endpoint: str | None = _opt("OpenAI-compatible server with speculation on (vLLM, SGLang)", "URL", default=None)
     baseline_endpoint: str | None = _opt("the same model served without speculation", "URL", default=None)
     model: str | None = _opt("served model name (default: the only one the server lists)", "NAME", default=None)
-    local: str | None = _opt("run this model in-process with transformers: folder, .gguf or repo id", "MODEL",
-                             default=None)  # fmt: skip
+    local: str | None = _opt(
+        "run this model in-process with transformers: folder, .gguf or repo id", "MODEL", default=None
+    )
     draft_model: str | None = _opt("--local: assistant model instead of prompt lookup", "MODEL", default=None)
     estimate_ngram: bool = _opt("simulate n-gram drafting on --samples, no model needed", default=False)
     samples: Path | None = _opt("JSONL of {prompt|messages, output} pairs for --estimate-ngram", "FILE", default=None)
@@ -57,21 +58,24 @@ class MeasureInput(BaseModel):
     prompts: Path | None = _opt(".jsonl or text file of prompts", "FILE", default=None)
     workload: Workload | None = _opt("use the built-in prompt sample for this workload", default=None)
     num_prompts: int | None = _opt("use only the first N prompts", "N", default=None, ge=1)
-    concurrency: list[int] = _opt("requests in flight; several values measure each (default: 1)", "C",
-                                  default_factory=lambda: [1])  # fmt: skip
+    concurrency: list[int] = _opt(
+        "requests in flight; several values measure each (default: 1)", "C", default_factory=lambda: [1]
+    )
     max_tokens: int = _opt("output tokens per request", "N", default=128, ge=1, le=32768)
     temperature: float = _opt("sampling temperature (0 = greedy)", "T", default=0.0, ge=0.0, le=2.0)
     api: Literal["chat", "completions"] = _opt("chat (template applied) or raw completions", default="chat")
     warmup: int = _opt("unmeasured requests sent first to each server", "N", default=1, ge=0, le=16)
     timeout_s: float = _opt("per-request read timeout, seconds", "S", default=300.0, gt=0, le=3600)
     # Drafter settings for --local and the estimate (a server's drafter is fixed when it starts).
-    num_draft_tokens: int | None = _opt("draft length N (default: the recommendation's, else 4)", "N",
-                                        default=None, ge=1, le=64)  # fmt: skip
+    num_draft_tokens: int | None = _opt(
+        "draft length N (default: the recommendation's, else 4)", "N", default=None, ge=1, le=64
+    )
     prompt_lookup_max: int = _opt("longest n-gram matched (max_matching_ngram_size)", "N", default=3, ge=1, le=64)
     prompt_lookup_min: int = _opt("shortest n-gram matched (vLLM semantics only)", "N", default=1, ge=1, le=64)
     ngram_engine: NgramEngine = _opt("whose n-gram proposer the estimate mimics", default="transformers")
-    tokenizer: str | None = _opt("estimate: model folder, tokenizer.json, .tiktoken file or tiktoken encoding",
-                                 "PATH", default=None)  # fmt: skip
+    tokenizer: str | None = _opt(
+        "estimate: model folder, tokenizer.json, .tiktoken file or tiktoken encoding", "PATH", default=None
+    )
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = _opt("--local weights dtype", default="auto")
     # Outputs.
     expect: Path | None = _opt("a saved `recommend --json` output to compare against", "FILE", default=None)
@@ -90,7 +94,9 @@ def measure_input(**kwargs: object) -> MeasureInput:
 
 
 def _check(inp: MeasureInput) -> Literal["endpoint", "local", "estimate-ngram"]:
-    modes = [m for m, on in (("endpoint", inp.endpoint), ("local", inp.local), ("estimate-ngram", inp.estimate_ngram)) if on]
+    modes = [
+        m for m, on in (("endpoint", inp.endpoint), ("local", inp.local), ("estimate-ngram", inp.estimate_ngram)) if on
+    ]
     if len(modes) != 1:
         raise InputError("give exactly one of --endpoint URL, --local MODEL or --estimate-ngram --samples FILE")
     if not inp.concurrency or any(c < 1 or c > MAX_CONCURRENCY for c in inp.concurrency):
@@ -121,8 +127,12 @@ def _prompts(inp: MeasureInput, expectation: cmp.Expectation | None) -> tuple[li
 
 def _ngram_params(inp: MeasureInput, expectation: cmp.Expectation | None) -> NgramParams:
     n = inp.num_draft_tokens or (expectation.num_draft_tokens if expectation else None) or DEFAULT_NUM_DRAFT_TOKENS
-    return NgramParams(engine=inp.ngram_engine, num_draft_tokens=n, prompt_lookup_max=inp.prompt_lookup_max,
-                       prompt_lookup_min=inp.prompt_lookup_min)  # fmt: skip
+    return NgramParams(
+        engine=inp.ngram_engine,
+        num_draft_tokens=n,
+        prompt_lookup_max=inp.prompt_lookup_max,
+        prompt_lookup_min=inp.prompt_lookup_min,
+    )
 
 
 def _per_request_acceptance(records: list[ep.RequestRecord]) -> Acceptance | None:
@@ -136,21 +146,66 @@ def _per_request_acceptance(records: list[ep.RequestRecord]) -> Acceptance | Non
         for j, count in enumerate(s.acceptance_histogram):
             for i in range(j):
                 per_pos[i] += count
-    acc = acceptance_from_counts("vllm-per-request", sum(s.num_spec_steps for s in specs),
-                                 sum(s.num_draft_tokens for s in specs),
-                                 sum(s.num_accepted_draft_tokens for s in specs), per_pos)  # fmt: skip
+    acc = acceptance_from_counts(
+        "vllm-per-request",
+        sum(s.num_spec_steps for s in specs),
+        sum(s.num_draft_tokens for s in specs),
+        sum(s.num_accepted_draft_tokens for s in specs),
+        per_pos,
+    )
     acc.note = "summed from vLLM's per-request metrics (--per-request-spec-decode-metrics)"
     return acc
 
 
-def _snapshot(client: object, root: str, model: str):  # type: ignore[no-untyped-def]
+def _snapshot(client: object, root: str, model: str) -> SpecSnapshot | None:
     samples = ep.fetch_metrics(client, root)
     if samples is None:
         raise ServiceError(f"{root} has no /metrics page: measure needs vLLM or SGLang with Prometheus metrics on")
     return spec_snapshot(samples, model)
 
 
-def _run_endpoint(inp: MeasureInput, report: MeasureReport, items: list[PromptItem], progress: ProgressFn | None) -> None:
+class _Ticker:
+    """Counts finished requests across batches and reports them to the progress callback."""
+
+    def __init__(self, total: int, progress: ProgressFn | None) -> None:
+        self.done, self.total, self.progress = 0, total, progress
+
+    def for_label(self, label: str) -> Callable[[], None]:
+        def tick() -> None:
+            self.done += 1
+            if self.progress:
+                self.progress(self.done, self.total, label)
+
+        return tick
+
+
+def _timed_batch(
+    client: object,
+    root: str,
+    model: str,
+    batch: list[PromptItem],
+    c: int,
+    inp: MeasureInput,
+    label: Literal["speculative", "baseline"],
+    ticker: _Ticker,
+) -> tuple[RunFigures, list[ep.RequestRecord]]:
+    recs, wall = ep.run_batch(
+        client,
+        root,
+        model,
+        batch,
+        c,
+        inp.api,
+        inp.max_tokens,
+        inp.temperature,
+        ticker.for_label(f"{label}, concurrency {c}"),
+    )
+    return run_figures(label, c, wall, recs), recs
+
+
+def _run_endpoint(
+    inp: MeasureInput, report: MeasureReport, items: list[PromptItem], progress: ProgressFn | None
+) -> None:
     root = ep.normalize_root(inp.endpoint or "")
     base_root = ep.normalize_root(inp.baseline_endpoint, "--baseline-endpoint") if inp.baseline_endpoint else None
     concurrencies = sorted(set(inp.concurrency))
@@ -163,62 +218,50 @@ def _run_endpoint(inp: MeasureInput, report: MeasureReport, items: list[PromptIt
                 "with speculation on (vLLM --speculative-config, SGLang --speculative-algorithm) or pass it as "
                 "--baseline-endpoint"
             )
-        base_model = None
+        base_model = ""
         if base_root:
             served = ep.served_models(client, base_root)
             base_model = model if model in served else ep.resolve_model(client, base_root, None)
             base_metrics = ep.fetch_metrics(client, base_root)
             if base_metrics is not None and spec_snapshot(base_metrics, base_model) is not None:
-                report.warnings.append(f"the baseline {base_root} also reports speculative metrics: is speculation off?")
+                report.warnings.append(
+                    f"the baseline {base_root} also reports speculative metrics: is speculation off?"
+                )
         report.engine, report.model, report.endpoint, report.baseline_endpoint = first.engine, model, root, base_root
         batches = {c: [items[i % len(items)] for i in range(max(len(items), c))] for c in concurrencies}
-        total = sum(len(b) for b in batches.values()) * (2 if base_root else 1)
-        done = 0
+        ticker = _Ticker(sum(len(b) for b in batches.values()) * (2 if base_root else 1), progress)
 
-        def tick(label: str) -> Callable[[], None]:
-            def inner() -> None:
-                nonlocal done
-                done += 1
-                if progress:
-                    progress(done, total, label)
-
-            return inner
-
-        warm = PromptItem(prompt=items[0].as_text()[:200], origin="warmup")
-        for _ in range(inp.warmup):  # first requests pay one-off costs (allocation, kernels) that are not steady state
-            ep.stream_request(client, root, model, warm, inp.api, min(inp.max_tokens, 16), inp.temperature)
-            if base_root and base_model:
-                ep.stream_request(client, base_root, base_model, warm, inp.api, min(inp.max_tokens, 16), inp.temperature)
+        # First requests pay one-off costs (allocation, kernel selection) that are not steady state. The warm-up
+        # prompt is its own: a measured prompt would land in the engine's prefix cache.
+        warm = PromptItem(prompt="Warm-up request. Reply with one short sentence.", origin="warmup")
+        for _ in range(inp.warmup):
+            for r, m in [(root, model)] + ([(base_root, base_model)] if base_root else []):
+                ep.stream_request(client, r, m, warm, inp.api, min(inp.max_tokens, 16), inp.temperature)
         start_snap = _snapshot(client, root, model)
         for c, batch in batches.items():
             before = _snapshot(client, root, model)
-            recs, wall = ep.run_batch(client, root, model, batch, c, inp.api, inp.max_tokens, inp.temperature,
-                                      tick(f"speculative, concurrency {c}"))  # fmt: skip
+            spec, recs = _timed_batch(client, root, model, batch, c, inp, "speculative", ticker)
             after = _snapshot(client, root, model)
             res = ConcurrencyResult(
                 concurrency=c,
-                speculative=run_figures("speculative", c, wall, [r.ttft_ms for r in recs],
-                                        [r.latency_ms for r in recs], [r.completion_tokens for r in recs]),  # fmt: skip
+                speculative=spec,
                 acceptance=spec_delta(before, after),
                 per_request_acceptance=_per_request_acceptance(recs),
             )
-            if base_root and base_model:
-                brecs, bwall = ep.run_batch(client, base_root, base_model, batch, c, inp.api, inp.max_tokens,
-                                            inp.temperature, tick(f"baseline, concurrency {c}"))  # fmt: skip
-                res.baseline = run_figures("baseline", c, bwall, [r.ttft_ms for r in brecs],
-                                           [r.latency_ms for r in brecs], [r.completion_tokens for r in brecs])  # fmt: skip
-                s, b = res.speculative, res.baseline
-                if s.decode_ms_per_token and b.decode_ms_per_token:
-                    res.speedup = b.decode_ms_per_token / s.decode_ms_per_token
-                if b.output_tokens_per_s > 0:
-                    res.throughput_ratio = s.output_tokens_per_s / b.output_tokens_per_s
+            if base_root:
+                res.baseline, brecs = _timed_batch(client, base_root, base_model, batch, c, inp, "baseline", ticker)
+                res.compare_with_baseline(recs, brecs, greedy=inp.temperature == 0)
             report.results.append(res)
         end_snap = _snapshot(client, root, model)
     report.acceptance = spec_delta(start_snap, end_snap)
     report.assumptions += [
-        "alpha = d(accepted)/d(draft tokens), tau = 1 + d(accepted)/d(drafts), per-position = d(accepted at i)/d(drafts), "
-        "from the engine's counters read before and after each batch (SGLang: gauges after the run)",
+        "alpha = d(accepted)/d(draft tokens), tau = 1 + d(accepted)/d(drafts), per-position = "
+        "d(accepted at i)/d(drafts), from the engine's counters read before and after each batch "
+        "(SGLang: its gauges after the run); the counters are server-wide, so the server should carry no other "
+        "traffic while it is measured",
         "closed-loop load: each concurrency keeps C requests in flight over max(C, prompts) requests",
+        "the same prompts are sent at every concurrency: an engine with prefix caching serves later prefills "
+        "from cache, so TTFT after the first concurrency is optimistic (decode figures are unaffected)",
         "speedup = baseline decode ms per token / speculative decode ms per token, same prompts and concurrency",
     ]
     if first.engine == "vllm" and any(r.acceptance and r.acceptance.num_drafts == 0 for r in report.results):
@@ -281,5 +324,7 @@ def _measured_for(report: MeasureReport, exp: cmp.Expectation) -> tuple[dict[str
         tpot_ms_p50=res.speculative.tpot_ms.p50,
         ttft_ms_p50=res.speculative.ttft_ms.p50,
     )
-    note = f"measured at concurrency {res.concurrency}" + ("" if res.concurrency == target else f" (closest to {target})")
+    note = f"measured at concurrency {res.concurrency}" + (
+        "" if res.concurrency == target else f" (closest to {target})"
+    )
     return values, note

@@ -63,7 +63,9 @@ def _hf_tokenizer(path: Path) -> TextTokenizer:
 
     file = path / "tokenizer.json" if path.is_dir() else path
     if not file.is_file():
-        raise NotFoundError(f"--tokenizer {path}: no tokenizer.json there (sentencepiece-only models: pass a tiktoken encoding)")
+        raise NotFoundError(
+            f"--tokenizer {path}: no tokenizer.json there (sentencepiece-only models: pass a tiktoken encoding)"
+        )
     if file.stat().st_size > MAX_TOKENIZER_BYTES:
         raise InputError(f"--tokenizer {file} is larger than {MAX_TOKENIZER_BYTES // 2**20} MiB; not a tokenizer.json")
     try:
