@@ -1,0 +1,80 @@
+"""Section 4: what to try when the recommendation underperforms, with measurable triggers.
+
+Thresholds come from the seed's tuning rules (alpha > 0.9: N 7; alpha < 0.6:
+N 3), from the break-even concurrency the speedup model computes, and from
+engine issues (ENGINES.md). Each step has a machine-readable ``Trigger`` so
+``specpick measure --expect`` can apply it to real measurements.
+"""
+
+from __future__ import annotations
+
+from specpick.skill.schema import Alternative, FallbackStep, Trigger
+
+
+def build_fallback(
+    *,
+    strategy: str,
+    num_draft_tokens: int | None,
+    expected_speedup: float,
+    tau_low: float,
+    break_even: int | None,
+    concurrency: int,
+    engine: str,
+    alternatives: list[Alternative],
+    chain: bool,
+) -> list[FallbackStep]:
+    """Ordered fallback steps for the chosen strategy."""
+    steps: list[FallbackStep] = []
+    if strategy == "none":
+        steps.append(FallbackStep(
+            trigger=None,
+            condition="the blocker above is removed (engine, parallelism, sampling or concurrency changes)",
+            action="re-run `specpick recommend` with the new deployment; speculation may pay then",
+        ))
+        return steps
+
+    if chain and num_draft_tokens:
+        if num_draft_tokens > 3:
+            steps.append(FallbackStep(
+                trigger=Trigger(metric="alpha", op="<", value=0.6),
+                condition="measured alpha < 0.6",
+                action=f"drop the draft length from N={num_draft_tokens} to N=3 (seed tuning rule): late "
+                       "positions are mostly rejected and only add draft cost",
+                next_strategy=strategy, next_num_draft_tokens=3,
+            ))
+        if num_draft_tokens < 7:
+            steps.append(FallbackStep(
+                trigger=Trigger(metric="alpha", op=">", value=0.9),
+                condition="measured alpha > 0.9",
+                action=f"raise the draft length from N={num_draft_tokens} to N=7 (seed tuning rule)",
+                next_strategy=strategy, next_num_draft_tokens=7,
+            ))
+    steps.append(FallbackStep(
+        trigger=Trigger(metric="tau", op="<", value=round(tau_low, 2)),
+        condition=f"measured tau below {tau_low:.2f} (the low end of the assumption)",
+        action="check the basics before tuning: identical greedy output with speculation off, draft/verifier "
+               "chat template and tokenizer, draft temperature matching the verifier's, head trained for this "
+               "exact verifier and dtype",
+    ))
+    if break_even is not None:
+        steps.append(FallbackStep(
+            trigger=Trigger(metric="concurrency", op=">=", value=float(break_even)),
+            condition=f"serving at concurrency >= {break_even}",
+            action=("turn speculation off above that batch size: vLLM `disable_by_batch_size` (early-2026) or a "
+                    "measured `num_speculative_tokens_per_batch_size` schedule (newer; vllm#49548 shows a badly "
+                    "set threshold collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)"
+                    if engine == "vllm" else
+                    "run a second replica without speculation for high-load traffic, or lower the draft length "
+                    "(SGLang/TRT-LLM have no per-batch switch in the versions we track)"),
+            next_strategy="none",
+        ))
+    nxt = next((a for a in alternatives if a.speedup and a.speedup > 1.05 and a.strategy != strategy), None)
+    low_bar = round(max(1.05, min(1.2, expected_speedup * 0.6)), 2)
+    steps.append(FallbackStep(
+        trigger=Trigger(metric="speedup", op="<", value=low_bar),
+        condition=f"measured speedup < {low_bar}x at your concurrency ({concurrency})",
+        action=(f"switch to {nxt.strategy} (expected {nxt.speedup:.2f}x: {nxt.reason})" if nxt else
+                "turn speculation off: it is not paying for its draft cost on this workload"),
+        next_strategy=nxt.strategy if nxt else "none",
+    ))
+    return steps
