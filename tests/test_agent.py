@@ -270,3 +270,20 @@ def test_model_resolution_and_default_is_not_deprecated(monkeypatch):
     monkeypatch.setenv("SPECPICK_MODEL", "claude-from-env")
     assert agent.resolve_model() == "claude-from-env"
     assert agent.resolve_model("claude-from-flag") == "claude-from-flag"
+
+
+def test_recommend_output_submitted_as_is_validates(fake_claude, claude_client):
+    # The protocol SKILL.md describes: call `recommend`, then submit its JSON (adjusted or not).
+    def submit_what_recommend_returned(body):
+        (result,) = [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+        assert "is_error" not in result, result["content"]
+        return tool_use_turn(SUBMIT_TOOL, json.loads(result["content"]))
+
+    inputs = {"verifier": "meta-llama/Llama-3.1-70B-Instruct", "workload": "code", "gpus": 4}
+    fake_claude.push(tool_use_turn("recommend", inputs), submit_what_recommend_returned)
+    res = run_conversation(claude_client(), opening_message="70B for code on 4x H100", model="claude-test-model")
+    assert res.ok, res.error
+    assert res.recommendation.inputs.verifier == inputs["verifier"]
+    # Only what was typed counts as given: the planner lists the rest (e.g. "sampling = greedy") as defaults.
+    defaulted = {d.split(" = ")[0] for d in res.recommendation.defaults_used}
+    assert "sampling" in defaulted and not defaulted & {"verifier", "workload", "gpus"}
