@@ -194,7 +194,10 @@ def test_chat_interview_on_a_pseudo_terminal():
             break
         chunks.append(data)
     os.close(master)
-    assert proc.wait(timeout=120) == 0, proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert code == 0, err
     text = b"".join(chunks).decode(errors="replace")
     assert "## 1. Recommendation" in text and "## 5. Measurement plan" in text
     assert "Workload" in text  # prompts were shown on the terminal
