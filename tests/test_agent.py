@@ -287,3 +287,12 @@ def test_recommend_output_submitted_as_is_validates(fake_claude, claude_client):
     # Only what was typed counts as given: the planner lists the rest (e.g. "sampling = greedy") as defaults.
     defaulted = {d.split(" = ")[0] for d in res.recommendation.defaults_used}
     assert "sampling" in defaulted and not defaulted & {"verifier", "workload", "gpus"}
+
+
+def test_an_empty_tool_set_still_offers_the_submit_tool(fake_claude, claude_client):
+    # The evals' "without-skill" baseline: no checks, a plain system prompt, same final-answer contract.
+    fake_claude.push(FINAL)
+    res = run_conversation(claude_client(), opening_message="q", model="m", system="Be helpful.", tools={})
+    assert res.ok
+    sent = fake_claude.message_requests[0].body
+    assert [t["name"] for t in sent["tools"]] == [SUBMIT_TOOL] and sent["system"] == "Be helpful."
