@@ -20,13 +20,14 @@ import math
 from specpick.tools.errors import InputError
 
 # A tree's extra top-k candidates turn a share of top-1 misses into hits. We model the rejection rate
-# of a tree with effective branching k_eff as (1 - alpha_chain) / F^s with s = min(1, ln k_eff / ln
-# TREE_BRANCH_SATURATION): branching helps logarithmically and saturates once the first levels carry
-# ~4 candidates (the EAGLE-1 static tree's first level has 4: github:SafeAILab/EAGLE@08dc06c
-# eagle/model/choices.py). F is derived from the only published pair of chain alpha and tree tau for
-# the same head (rows EAGLE1-PAPER: Vicuna-7B chain alpha 0.79 with tree tau 3.94; LLaMA2-Chat-70B 0.75
-# with 3.81; EAGLE-1 tree depth 5): F = median((1 - alpha_chain) / (1 - a_tree)).
-TREE_BRANCH_SATURATION = 4.0
+# of a tree with effective branching k_eff as (1 - alpha_chain) / F^s with s = ln k_eff / ln
+# TREE_BRANCH_REFERENCE: branching helps logarithmically, anchored at the EAGLE-1 static tree whose levels
+# carry ~4 candidates (github:SafeAILab/EAGLE@08dc06c eagle/model/choices.py: 25 nodes, depth 5, top-4),
+# where F is measured; wider trees (EAGLE-2's top-10) extrapolate on the same log scale. F is derived
+# from the only published pair of chain alpha and tree tau for the same head (rows EAGLE1-PAPER:
+# Vicuna-7B chain alpha 0.79 with tree tau 3.94; LLaMA2-Chat-70B 0.75 with 3.81; EAGLE-1 tree depth 5):
+# F = median((1 - alpha_chain) / (1 - a_tree)).
+TREE_BRANCH_REFERENCE = 4.0
 EAGLE1_TREE_DEPTH = 5  # mc_sim_7b_63 in SafeAILab/EAGLE: 25 nodes, max depth 5, first level top-4
 EAGLE1_TREE_TOKENS = 26  # 25 nodes + root
 
@@ -83,10 +84,10 @@ def effective_branching(depth: int, top_k: int, num_verify_tokens: int) -> float
 
 
 def branch_share(k_eff: float) -> float:
-    """Share of the full tree benefit F reached at effective branching ``k_eff`` (0 for a chain)."""
+    """Exponent of F at effective branching ``k_eff``: 0 for a chain, 1 at the EAGLE-1 tree's 4."""
     if k_eff <= 1.0:
         return 0.0
-    return min(1.0, math.log(k_eff) / math.log(TREE_BRANCH_SATURATION))
+    return math.log(k_eff) / math.log(TREE_BRANCH_REFERENCE)
 
 
 def tree_alpha(alpha_chain: float, k_eff: float, factor: float) -> float:
@@ -99,15 +100,19 @@ def chain_alpha(a_tree: float, k_eff: float, factor: float) -> float:
     return max(0.0, 1.0 - (1.0 - a_tree) * factor ** branch_share(k_eff))
 
 
-def tree_tau(alpha_chain: float, depth: int, top_k: int, num_verify_tokens: int, factor: float) -> float:
-    """Mean accepted length of a tree (depth, top-k, verify budget), bonus token included."""
+def tree_tau(alpha_chain: float, depth: int, top_k: int, num_verify_tokens: int, factor: float,
+             decay: float = 1.0) -> float:
+    """Mean accepted length of a tree (depth, top-k, verify budget), bonus token included.
+
+    The effective per-depth acceptance decays by ``decay`` per level like a chain's.
+    """
     a = tree_alpha(alpha_chain, effective_branching(depth, top_k, num_verify_tokens), factor)
-    return min(expected_tokens(a, depth), float(min(depth, num_verify_tokens - 1) + 1))
+    return min(expected_tokens(a, depth, decay), float(min(depth, num_verify_tokens - 1) + 1))
 
 
-def chain_to_tree_factor(pairs: list[tuple[float, float, int]]) -> float:
+def chain_to_tree_factor(pairs: list[tuple[float, float, int]], decay: float = 1.0) -> float:
     """F from (chain alpha, tree tau, tree depth) pairs measured on the same head: median ratio of misses."""
-    ratios = sorted((1.0 - a) / (1.0 - alpha_from_tau(t, d)) for a, t, d in pairs)
+    ratios = sorted((1.0 - a) / (1.0 - alpha_from_tau(t, d, decay)) for a, t, d in pairs)
     if not ratios:
         raise ValueError("no chain/tree pairs")
     mid = len(ratios) // 2

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import math
 import statistics
-from functools import lru_cache
+from functools import lru_cache, cache
 from importlib import resources
 
 from pydantic import BaseModel, Field
@@ -54,7 +54,7 @@ WORKLOAD_ADJUST: dict[tuple[str, str, str], tuple[float, str]] = {
 VARIANT_FALLBACK: dict[str, str] = {"hydra++": "hydra"}
 DEFAULT_ADJUST = (1.0, "assumption: no adjustment")
 DERIVED_RANGE_WIDEN = 0.15  # assumption: borrowed rows get +/-15% of (tau - 1) extra range
-SINGLE_ROW_WIDEN = 0.15  # assumption: a single row gets +/-15% of (tau - 1) as its range
+SINGLE_SOURCE_WIDEN = 0.15  # assumption: rows from a single source get +/-15% of (tau - 1) extra range
 ALPHA_BOUNDS = (0.02, 0.98)
 
 
@@ -79,6 +79,7 @@ class PriorRow(BaseModel):
     tau: float | None
     alpha: float | None
     alpha_chain: float | None
+    harness_class: str = "paper"
 
 
 class Shape(BaseModel):
@@ -90,7 +91,8 @@ class Shape(BaseModel):
 
     @property
     def is_tree(self) -> bool:
-        return self.tree_top_k is not None and self.tree_top_k > 1 and (self.tree_tokens or 0) > self.num_draft_tokens + 1
+        k, tokens = self.tree_top_k or 1, self.tree_tokens or 0
+        return k > 1 and tokens > self.num_draft_tokens + 1
 
 
 class AcceptancePrior(BaseModel):
@@ -137,6 +139,7 @@ def load_prior_rows() -> tuple[PriorRow, ...]:
             verifier_params_b=_f(r["verifier_params_b"]), draft_params_b=_f(r["draft_params_b"]), shape=r["shape"],
             num_draft_tokens=_i(r["num_draft_tokens"]), tree_depth=_i(r["tree_depth"]), tree_top_k=_i(r["tree_top_k"]),
             tree_tokens=_i(r["tree_tokens"]), tau=_f(r["tau"]), alpha=_f(r["alpha"]), alpha_chain=_f(r["alpha_chain"]),
+            harness_class=r["harness_class"] or "paper",
         ))
     return tuple(out)
 
@@ -149,7 +152,7 @@ def tree_factor() -> float:
     return chain_to_tree_factor(pairs)
 
 
-@lru_cache(maxsize=None)
+@cache
 def decay_for(method: str) -> float:
     """Per-position acceptance decay along a chain for ``method`` (1.0: independent tokens)."""
     return position_decay() if method in DECAY_METHODS else 1.0
@@ -215,11 +218,17 @@ def acceptance_prior(
     variant: str = "",
     draft_ratio: float | None = None,
     exclude_sources: frozenset[str] = frozenset(),
+    harness_class: str | None = None,
 ) -> AcceptancePrior:
     """The acceptance prior for a method, workload, temperature and draft shape.
 
     Raises:
         InputError: no published acceptance exists for the method (pass --alpha or --tau).
+
+    ``harness_class`` ("paper" or "engine") only adds a caution when an engine estimate rests on the
+    papers' own-harness figures alone (engines have measured less, ENGINES.md issue 18). Each source
+    counts once: the prior is the median over sources of each source's median, so one paper's five
+    benchmarks on one model do not outvote another measurement.
     """
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
@@ -240,6 +249,9 @@ def acceptance_prior(
                                f"variant ({kinds})")
     if not rows:
         raise InputError(f"no published acceptance figure for method '{method}'; pass --alpha or --tau")
+    if harness_class == "engine" and not any(r.harness_class == "engine" for r in rows):
+        assumptions.append("no engine-measured acceptance for this method: the papers' own-harness figures "
+                           "are used, and engines have measured less (ENGINES.md issue 18)")
     family = FAMILY[method]
     used_w = next((w for w in (workload, *FALLBACK[workload]) if any(r.workload == w for r in rows)), None)
     if used_w is None:
@@ -267,13 +279,21 @@ def acceptance_prior(
     if any(r.shape == "tree" for r in rows) or shape.is_tree:
         assumptions.append(f"tree/chain conversion: chain misses = tree misses x F^share(k_eff), F={tree_factor():.2f} "
                            "from EAGLE-1 chain alpha vs tree tau (EAGLE1-PAPER rows)")
-    if not shape.is_tree and decay_for(method) < 1.0:
-        assumptions.append(f"draft-head chains: acceptance of the i-th drafted token = alpha x {decay_for(method):.3f}^i "
+    if decay_for(method) < 1.0 and not shape.is_tree:
+        assumptions.append(f"draft-head chains: acceptance of the i-th drafted token = alpha x "
+                           f"{decay_for(method):.3f}^i "
                            "(median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows)")
     if any(r.shape == "measured" for r in rows):
         assumptions.append(f"{method} tau used as measured at the source's configuration (not rescaled with N)")
-    low, med, high = _quant(taus)
-    widen = (DERIVED_RANGE_WIDEN if used_w != workload else 0.0) + (SINGLE_ROW_WIDEN if len(rows) == 1 else 0.0)
+    low, _, high = _quant(taus)
+    by_source: dict[str, list[float]] = {}
+    for r, t in zip(rows, taus):
+        by_source.setdefault(r.source_id, []).append(t)
+    med = statistics.median(statistics.median(v) for v in by_source.values())
+    single = len({r.source_id for r in rows}) == 1
+    if single:
+        assumptions.append(f"all rows from one source: range widened by {SINGLE_SOURCE_WIDEN:.0%} of tau-1")
+    widen = (DERIVED_RANGE_WIDEN if used_w != workload else 0.0) + (SINGLE_SOURCE_WIDEN if single else 0.0)
     low = max(1.0, low - widen * (med - 1.0))
     high = high + widen * (med - 1.0)
     alpha = a_lo = a_hi = None
@@ -281,8 +301,8 @@ def acceptance_prior(
         n, d = shape.num_draft_tokens, (1.0 if shape.is_tree else decay_for(method))
         alpha, a_lo, a_hi = (alpha_from_tau(t, n, d) for t in (med, low, high))
     sources = sorted({r.source_id for r in rows})
-    summary = (f"{method}{'/' + variant if variant else ''} on {used_w}: median of {len(rows)} published row(s) "
-               f"from {', '.join(sources)} -> tau {med:.2f} (range {low:.2f}-{high:.2f})")
+    summary = (f"{method}{'/' + variant if variant else ''} on {used_w}: median over {len(sources)} source(s) "
+               f"({', '.join(sources)}; {len(rows)} row(s)) -> tau {med:.2f} (range {low:.2f}-{high:.2f})")
     return AcceptancePrior(
         method=method, workload=workload, temperature=temperature, tau=med, tau_low=low, tau_high=high,
         alpha=alpha, alpha_low=a_lo, alpha_high=a_hi, n_rows=len(rows), prior_ids=[r.prior_id for r in rows],
@@ -291,5 +311,15 @@ def acceptance_prior(
     )
 
 
-__all__ = ["AcceptancePrior", "PriorRow", "Shape", "acceptance_prior", "load_prior_rows", "tree_alpha",
-           "tree_factor", "temperature_rho", "draft_ratio_slope", "decay_for"]
+__all__ = [
+    "AcceptancePrior",
+    "PriorRow",
+    "Shape",
+    "acceptance_prior",
+    "decay_for",
+    "draft_ratio_slope",
+    "load_prior_rows",
+    "temperature_rho",
+    "tree_alpha",
+    "tree_factor",
+]

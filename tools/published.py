@@ -153,7 +153,8 @@ def map_method(raw: str) -> tuple[str | None, str]:
     return METHOD_MAP.get(raw.strip().lower(), (None, ""))
 
 
-def _row(idx: int, r: dict[str, str]) -> PublishedRow:
+def row_from_cells(idx: int, r: dict[str, str], prefix: str = "P") -> PublishedRow:
+    """Parse one CSV row (column names of published_measurements.csv) into a ``PublishedRow``."""
     notes = r["notes"]
     tag = notes.split("]", 1)[0].lstrip("[") if notes.startswith("[") else ""
     method, variant = map_method(r["method"])
@@ -161,7 +162,7 @@ def _row(idx: int, r: dict[str, str]) -> PublishedRow:
     alpha, alpha_range = parse_number(r["acceptance_rate_alpha"])
     speedup, sp_range = parse_number(r["speedup"])
     return PublishedRow(
-        row_id=f"P{idx:03d}", source_id=r["source_id"], source=r["source"], provenance=tag,
+        row_id=f"{prefix}{idx:03d}", source_id=r["source_id"], source=r["source"], provenance=tag,
         verifier_model=r["verifier_model"], verifier_params_b=r["verifier_params_b"], method_raw=r["method"],
         draft_or_head=r["draft_or_head"], hardware=r["hardware"], task=r["task_or_benchmark"],
         temperature_raw=r["temperature"], batch_raw=r["batch_size"], config=r["config"],
@@ -177,7 +178,7 @@ def _row(idx: int, r: dict[str, str]) -> PublishedRow:
 def load_published() -> tuple[PublishedRow, ...]:
     """All published rows, parsed (cached)."""
     text = resources.files("specpick.tools").joinpath("data", "published_measurements.csv").read_text("utf-8")
-    return tuple(_row(i, r) for i, r in enumerate(csv.DictReader(text.splitlines())))
+    return tuple(row_from_cells(i, r) for i, r in enumerate(csv.DictReader(text.splitlines())))
 
 
 def config_int(config: str, *keys: str) -> int | None:

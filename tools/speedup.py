@@ -55,12 +55,15 @@ class SpeedupInput(BaseModel):
     draft: str | None = Field(None, description="draft model (method draft_model only); default: the catalog's "
                               "known same-family draft")
     draft_params_b: float | None = Field(None, description="draft size in billions, if the draft is not in the "
-                                         "catalog (method draft_model only)", json_schema_extra=_range(0, exclusive=True))
+                                         "catalog (method draft_model only)",
+                                         json_schema_extra=_range(0, exclusive=True))
     gpu: str = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
-    gpus: int = Field(1, description="GPUs serving the verifier (tensor parallel)", json_schema_extra=_range(1, MAX_GPUS))
+    gpus: int = Field(1, description="GPUs serving the verifier (tensor parallel)",
+                      json_schema_extra=_range(1, MAX_GPUS))
     workload: Workload = Field(description="what the model generates (sets the acceptance prior and context length)")
     temperature: float = Field(0.0, description="sampling temperature (0 = greedy)", json_schema_extra=_range(0, 2))
-    batch: int = Field(1, description="concurrent sequences the estimate is for", json_schema_extra=_range(1, MAX_BATCH))
+    batch: int = Field(1, description="concurrent sequences the estimate is for",
+                       json_schema_extra=_range(1, MAX_BATCH))
     num_draft_tokens: int | None = Field(None, description="draft length N (tree methods: depth); default: the best "
                                          "N of a sweep", json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
     alpha: float | None = Field(None, description="per-token acceptance to assume, in (0, 1); default: published "
@@ -83,7 +86,7 @@ class SpeedupInput(BaseModel):
                                           json_schema_extra=_range(2, 1024))
 
     @model_validator(mode="after")
-    def _check(self) -> "SpeedupInput":
+    def _check(self) -> SpeedupInput:
         checks: list[tuple[bool, str]] = [
             (self.gpus < 1 or self.gpus > MAX_GPUS, f"--gpus must be 1..{MAX_GPUS}, got {self.gpus}"),
             (self.batch < 1 or self.batch > MAX_BATCH, f"--batch must be 1..{MAX_BATCH}, got {self.batch}"),
@@ -235,4 +238,4 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     return result
 
 
-__all__ = ["SpeedupInput", "SpeedupResult", "estimate_speedup", "estimate_for_specs", "render_text"]
+__all__ = ["SpeedupInput", "SpeedupResult", "estimate_for_specs", "estimate_speedup", "render_text"]

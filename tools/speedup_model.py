@@ -20,7 +20,7 @@ from specpick.tools.errors import InputError
 from specpick.tools.overhead import get_overhead
 from specpick.tools.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, tree_factor
 from specpick.tools.specs import GpuSpec, ModelSpec
-from specpick.tools.steptime import StepTime
+from specpick.tools.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 
 # Typical tokens already in the KV cache while decoding, per workload (assumption: prompt plus half the
 # answer; MT-Bench-style chat is short, summarization/RAG carry long documents, agents long histories).
@@ -31,9 +31,13 @@ DEFAULT_CONTEXT_TOKENS: dict[str, int] = {
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 CHAIN_SWEEP_MAX = 12
 TREE_DEPTH_SWEEP_MAX = 10
+# Draft heads are only measured at the depths they were published with (EAGLE-2/3 trees: depth 6-7; blockwise
+# MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that.
+HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4}
 # Relative error of the cost model alone: median absolute % error of `specpick calibrate` mode (a)
-# (cost model fed each row's own tau/alpha). Used to widen the acceptance range into low/high.
-COST_MODEL_REL_ERROR = 0.08
+# (cost model fed each row's own tau/alpha: 6.0% over 82 rows). Widens the acceptance range into low/high.
+COST_MODEL_REL_ERROR = 0.06
+BEST_N_TOLERANCE = 0.02  # "best N" = shortest draft within 2% of the sweep's maximum
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 
 
@@ -140,7 +144,7 @@ class _Acceptance:
     def tau(self, shape: Shape) -> tuple[float, float, float]:
         """(tau, low, high) at ``shape``."""
         cap = float(shape.num_draft_tokens + 1) if not self.measured else float("inf")
-        if not shape.is_tree and not self.measured:
+        if not self.measured and not shape.is_tree:
             cap = expected_tokens(1.0, shape.num_draft_tokens, self.decay)
         if self.tau_fixed is not None:
             t = min(self.tau_fixed, cap)
@@ -209,7 +213,8 @@ def estimate_for_specs(
             draft_ratio = dp / vp
     acc = _Acceptance(method, _shape(method, num_draft_tokens, tree), alpha=alpha, tau=tau, prior_args={
         "workload": workload, "temperature": temperature, "variant": variant, "draft_ratio": draft_ratio,
-        "exclude_sources": exclude_sources})
+        "exclude_sources": exclude_sources,
+        "harness_class": "engine" if harness in ("vllm", "sglang", "trtllm") else "paper"})
     kwargs = dict(gpus=gpus, context_tokens=ctx, weight_bytes_per_param=weight_bytes_per_param,
                   overhead=overhead, draft=draft, draft_bytes_per_param=draft_bytes_per_param, variant=variant,
                   verifier_params_b=verifier.params_total_b, lookahead=lookahead, medusa_heads=medusa_heads)
@@ -228,6 +233,9 @@ def estimate_for_specs(
     if prior is not None:
         source = prior.summary
         notes.extend(prior.assumptions)
+        if harness in ("vllm", "sglang", "trtllm") and method in ("eagle", "eagle2", "eagle3"):
+            notes.append("engine acceptance for EAGLE heads drifts with engine version (vllm#26191: EAGLE-3 on "
+                         "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
     else:
         source = f"user-stated {'alpha' if alpha is not None else 'tau'} = {alpha if alpha is not None else tau}"
     a_out = None
@@ -236,13 +244,17 @@ def estimate_for_specs(
     sweep_pts: list[SweepPoint] = []
     best = num_draft_tokens
     if sweep and method != "lookahead":
-        top = TREE_DEPTH_SWEEP_MAX if shape.is_tree else CHAIN_SWEEP_MAX
+        top = TREE_DEPTH_SWEEP_MAX if shape.is_tree else HEAD_SWEEP_MAX.get(method, CHAIN_SWEEP_MAX)
+        if method == "medusa":
+            top = min(top, medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
         for n in range(1, top + 1):
             tn = acc.tau(_shape(method, n, tree))[0]
             cn = cost(n, batch)
             sweep_pts.append(SweepPoint(num_draft_tokens=n, tau=tn, cycle_cost=cn.cycle_cost,
                                         speedup=tn / cn.cycle_cost))
-        best = max(sweep_pts, key=lambda p: p.speedup).num_draft_tokens
+        top_speedup = max(p.speedup for p in sweep_pts)
+        # the shortest draft within BEST_N_TOLERANCE of the best: longer drafts cost more under load
+        best = next(p.num_draft_tokens for p in sweep_pts if p.speedup >= (1 - BEST_N_TOLERANCE) * top_speedup)
     batch_pts: list[BatchPoint] = []
     break_even = None
     if sweep and harness != "transformers":

@@ -26,7 +26,8 @@ def render_text(result: Any) -> str:
         pts = "  ".join(f"{p.num_draft_tokens}:{p.speedup:.2f}" for p in r.draft_sweep)
         out.append(f"  best N       {r.best_num_draft_tokens}   (N:speedup {pts})")
     if r.batch_sweep:
-        pts = "  ".join(f"{p.batch}:{p.speedup:.2f}" for p in r.batch_sweep if p.batch in (1, 4, 16, 32, 64, 128, 256, 512))
+        shown = (1, 4, 16, 32, 64, 128, 256, 512)
+        pts = "  ".join(f"{p.batch}:{p.speedup:.2f}" for p in r.batch_sweep if p.batch in shown)
         be = f"stops paying above ~{r.break_even_concurrency}" if r.break_even_concurrency else \
             "pays at every swept concurrency (<= 512)"
         out.append(f"  concurrency  {be}   (batch:speedup {pts})")

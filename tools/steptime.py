@@ -34,12 +34,14 @@ from specpick.tools.specs import GpuSpec, ModelSpec
 # 55.1/s = 744 GB/s = 79% of its 936 GB/s.
 BANDWIDTH_EFFICIENCY = 0.80
 # Achievable fraction of dense tensor peak for the skinny GEMMs of decode/verify (M = tokens in the step,
-# tens to hundreds). Assumption, checked by the batch-decay rows in `specpick calibrate` (EAGLE1-T7,
-# EAGLE3-T5): well below the ~0.7-0.8 large GEMMs reach.
+# tens to hundreds), well below the ~0.7-0.8 that large GEMMs reach. Global fit (tools/calibrate_fit.py,
+# jointly with ROOFLINE_SHARPNESS and the engine per-cycle costs) over the 48 published rows with batch > 1
+# (EAGLE1-T7, EAGLE3-T5, Clover, Hydra, blockwise MTP): mean APE 18.8% (flat: the grid optimum is within
+# 0.05 pp).
 FLOPS_EFFICIENCY = 0.35
 # Memory and compute do not overlap perfectly near the roofline corner: components combine as
-# (m^p + c^p)^(1/p) instead of max(m, c). p -> infinity is the ideal roofline. Assumption (p=3 adds 26%
-# at the corner, ~4% when one side is half the other), checked by the batch rows in calibration.
+# (m^p + c^p)^(1/p) instead of max(m, c); p -> infinity is the ideal roofline, p = 2 adds 41% at the corner
+# and ~12% when one side is half the other. Same global fit as FLOPS_EFFICIENCY.
 ROOFLINE_SHARPNESS = 2.0
 ACTIVATION_BYTES = 2.0  # bf16/fp16 activations in all-reduce messages
 # PCIe Gen4 x16 is 64 GB/s bidirectional (gpus.csv interconnect column) -> 32 GB/s per direction.
