@@ -1,0 +1,118 @@
+"""Acceptance priors: provenance, the stated rules (shape, temperature, draft size, workload), alpha <-> tau."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from specpick.tools.acceptance import alpha_from_tau, expected_tokens, tree_tau
+from specpick.tools.errors import InputError
+from specpick.tools.priors import (
+    Shape, acceptance_prior, decay_for, draft_ratio_slope, load_prior_rows, temperature_rho, tree_factor,
+)
+from specpick.tools.priors_build import (
+    build_rows, csv_path, extra_rows, position_decay_samples, render_csv, temperature_pairs,
+)
+from specpick.tools.published import load_published
+
+CHAIN3 = Shape(num_draft_tokens=3)
+EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
+
+
+def test_priors_csv_is_in_sync_with_the_published_rows():
+    assert csv_path().read_text(encoding="utf-8") == render_csv(build_rows()), \
+        "run `python -m specpick.tools.priors_build` after changing the published copy or the rules"
+
+
+def test_every_prior_row_names_its_source_and_a_real_published_row():
+    ids = {r.row_id: r for r in (*load_published(), *extra_rows())}
+    rows = load_prior_rows()
+    assert len(rows) >= 80
+    for r in rows:
+        assert r.source and r.source_id and r.provenance, r.prior_id
+        assert r.published_row in ids, r.prior_id
+        assert ids[r.published_row].source_id == r.source_id
+        assert r.tau is not None or r.alpha is not None
+    # the CSV copies the row's own fields, so a reader can check them against the paper
+    with csv_path().open(encoding="utf-8") as fh:
+        header = next(csv.reader(fh))
+    for col in ("source_id", "source", "provenance", "task_or_benchmark", "config", "tau", "alpha", "notes"):
+        assert col in header
+
+
+def test_rules_are_derived_from_rows_with_stated_figures():
+    assert tree_factor() == pytest.approx(1.28, abs=0.01)  # EAGLE1-PAPER chain alpha vs tree tau
+    samples = position_decay_samples()
+    assert len(samples) == 5 and all(0.85 < v < 1.0 for _, v in samples)
+    assert decay_for("eagle") < 1.0 and decay_for("draft_model") == 1.0 and decay_for("eagle3") == 1.0
+    rho = temperature_rho()
+    assert rho["draft"][1] == 7 and rho["head"][1] == 6 and rho["model_free"][1] == 4
+    assert rho["draft"][0] < rho["head"][0] < 1.0  # separate drafts lose more acceptance when sampling
+    slope, groups = draft_ratio_slope()
+    assert groups == 5 and 0.05 < slope < 0.1
+    assert all(p["ratio_at_t1"] < 1.0 for p in temperature_pairs())
+
+
+def test_prior_reports_where_it_came_from_and_a_range():
+    p = acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE)
+    assert p.n_rows >= 10 and {"EAGLE3-T1", "EAGLE2-PAPER", "HASS"} <= set(p.source_ids)
+    assert p.tau_low <= p.tau <= p.tau_high
+    assert p.published_rows and all(r.startswith(("P", "E")) for r in p.published_rows)
+    assert "median over 3 source(s)" in p.summary
+
+
+@pytest.mark.parametrize("method, shape", [("eagle2", EAGLE2_TREE), ("draft_model", Shape(num_draft_tokens=5)),
+                                           ("ngram", CHAIN3), ("eagle3", CHAIN3)])
+def test_sampling_lowers_acceptance(method, shape):
+    greedy = acceptance_prior(method, "chat", 0.0, shape, draft_ratio=0.05)
+    hot = acceptance_prior(method, "chat", 1.0, shape, draft_ratio=0.05)
+    assert hot.tau < greedy.tau
+
+
+def test_rows_at_the_requested_temperature_need_no_adjustment():
+    p = acceptance_prior("draft_model", "translation", 1.0, Shape(num_draft_tokens=5), draft_ratio=0.007)
+    assert "P218" in p.published_rows  # Leviathan T=1 rows are used directly
+    assert p.tau < acceptance_prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5),
+                                    draft_ratio=0.007).tau
+
+
+def test_bigger_drafts_accept_more():
+    small = acceptance_prior("draft_model", "chat", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.002)
+    big = acceptance_prior("draft_model", "chat", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.1)
+    assert big.alpha > small.alpha
+
+
+def test_workloads_without_rows_borrow_with_a_stated_adjustment():
+    structured = acceptance_prior("eagle", "structured", 0.0, CHAIN3)
+    assert structured.workload_used == "code"
+    assert any("no published eagle acceptance for structured" in a for a in structured.assumptions)
+    chat = acceptance_prior("ngram", "chat", 0.0, CHAIN3)
+    creative = acceptance_prior("ngram", "creative", 0.0, CHAIN3)
+    assert creative.tau < chat.tau  # creative text copies little from its prompt
+    assert creative.tau_high - creative.tau_low > 0
+
+
+def test_chains_and_trees_convert_consistently():
+    chain = acceptance_prior("eagle2", "chat", 0.0, CHAIN3)
+    tree = acceptance_prior("eagle2", "chat", 0.0, Shape(num_draft_tokens=3, tree_top_k=10, tree_tokens=31))
+    assert tree.tau > chain.tau  # branching turns misses into hits
+    assert tree_tau(0.8, 5, 1, 6, tree_factor()) == pytest.approx(expected_tokens(0.8, 5))
+
+
+@pytest.mark.parametrize("alpha, n, decay", [(0.3, 1, 1.0), (0.8, 5, 1.0), (0.95, 10, 1.0), (0.8, 5, 0.95)])
+def test_alpha_tau_round_trip(alpha, n, decay):
+    assert alpha_from_tau(expected_tokens(alpha, n, decay), n, decay) == pytest.approx(alpha, abs=1e-6)
+
+
+def test_suffix_uses_its_closest_published_variant_and_says_so():
+    p = acceptance_prior("suffix", "code", 0.0, CHAIN3)
+    assert p.source_ids == ["REST-README"]
+    assert any("closest published variant" in a for a in p.assumptions)
+
+
+def test_leave_one_source_out_and_bad_workload():
+    with pytest.raises(InputError, match="no published acceptance"):
+        acceptance_prior("lookahead", "chat", 0.0, CHAIN3, exclude_sources=frozenset({"EAGLE3-T1"}))
+    with pytest.raises(InputError, match="unknown workload"):
+        acceptance_prior("eagle", "poetry", 0.0, CHAIN3)

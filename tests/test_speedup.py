@@ -1,0 +1,173 @@
+"""The speedup model: closed form, trees, batch decay, MoE, known engine issues, and bad inputs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from specpick.tools.acceptance import chain_speedup, expected_tokens
+from specpick.tools.catalog import get_catalog
+from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.speedup import SpeedupInput, estimate_speedup, render_text
+from specpick.tools.speedup_model import TreeShape, estimate_for_specs
+
+CAT = get_catalog()
+
+
+def est(**kw):
+    return estimate_speedup(SpeedupInput(**kw))
+
+
+def test_closed_form_values():
+    # alpha 0.8, N 5: E = (1 - 0.8^6) / 0.2 = 3.689; memory-bound limit r = 1 with c = 0.05 -> 2.95x
+    assert expected_tokens(0.8, 5) == pytest.approx(3.689, abs=5e-4)
+    assert chain_speedup(0.8, 5, 0.05) == pytest.approx(2.95, abs=0.005)
+    assert chain_speedup(0.8, 5, 0.05, verify_cost=1.0) == pytest.approx(3.689 / 1.25, abs=1e-3)
+
+
+def test_chain_result_is_the_closed_form_with_overhead_made_explicit():
+    r = est(verifier="llama-3.1-70b", method="draft_model", draft="llama-3.2-1b", gpu="H100", gpus=4,
+            workload="chat", alpha=0.8, num_draft_tokens=5)
+    assert r.tau == pytest.approx(expected_tokens(0.8, 5))
+    k = 5 * r.cost_ratio + r.verify_cost + r.engine_overhead
+    assert r.cycle_cost == pytest.approx(k, rel=1e-6)
+    assert r.speedup == pytest.approx(r.tau / k, rel=1e-6)
+    assert r.verify_cost == pytest.approx(1.0, abs=0.02)  # a 70B verifying 6 tokens is memory-bound
+
+
+def test_trees_are_tau_over_k():
+    r = est(verifier="vicuna-13b", method="eagle2", gpu="A100-80GB", workload="chat", harness="paper")
+    assert r.tree is not None and r.tree.top_k == 10 and r.tree.num_verify_tokens == 60
+    assert r.speedup == pytest.approx(r.tau / r.cycle_cost, rel=1e-9)
+    s = est(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat", engine="sglang",
+            num_draft_tokens=5)
+    assert s.tree == TreeShape(depth=5, top_k=4, num_verify_tokens=8)  # SGLang's Llama defaults
+
+
+def test_speedup_falls_with_batch_and_stops_paying_for_a_dense_8b_with_eagle_on_h100():
+    r = est(verifier="llama-3.1-8b", method="eagle", gpu="H100", workload="chat", num_draft_tokens=3)
+    speeds = [p.speedup for p in r.batch_sweep]
+    assert all(a >= b - 1e-9 for a, b in zip(speeds, speeds[1:]))
+    assert r.break_even_concurrency is not None and 8 <= r.break_even_concurrency <= 256
+    assert next(p for p in r.batch_sweep if p.batch == r.break_even_concurrency).speedup < 1.0
+
+
+def test_moe_decays_less_than_dense():
+    kw = dict(method="eagle3", gpu="H100", workload="chat", alpha=0.8, num_draft_tokens=3)
+    moe, dense = est(verifier="qwen3-30b-a3b", **kw), est(verifier="qwen3-8b", **kw)
+
+    def at(r, b):
+        return next(p.speedup for p in r.batch_sweep if p.batch == b)
+
+    assert at(moe, 64) / at(moe, 1) > at(dense, 64) / at(dense, 1)
+    assert moe.verify_cost > dense.verify_cost  # at batch 1 the MoE verify pass reads more experts
+
+
+def test_tiny_many_layer_draft_for_a_small_verifier_does_not_pay():
+    # vllm#15025: a 135M draft for a 1.7B target with high acceptance is still ~30% slower
+    r = est(verifier="smollm2-1.7b", method="draft_model", draft="smollm2-135m", gpu="A100-80GB",
+            workload="chat", alpha=0.8, engine="vllm")
+    assert r.speedup < 1.2
+    assert r.cost_ratio > 0.25  # the 30-layer draft costs a third of the 24-layer verifier
+
+
+def test_70b_with_a_1b_draft_at_alpha_08_is_two_to_three_x():
+    r = est(verifier="llama-3.1-70b", method="draft_model", draft="llama-3.2-1b", gpu="H100", gpus=4,
+            workload="chat", alpha=0.8)
+    print(f"70B + 1B draft: {r.speedup:.2f}x at N={r.num_draft_tokens}, c={r.cost_ratio:.3f}")
+    assert 2.0 <= r.speedup <= 3.0
+    assert r.best_num_draft_tokens == r.num_draft_tokens  # N omitted: the sweep's best is used
+
+
+def test_monotone_in_alpha():
+    speeds = [est(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat", alpha=a,
+                  num_draft_tokens=4).speedup for a in (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)]
+    assert speeds == sorted(speeds)
+
+
+def test_priors_fill_in_when_acceptance_is_not_given_and_say_where_from():
+    r = est(verifier="llama-3.1-8b", method="ngram", gpu="H100", workload="summarization")
+    assert r.prior is not None and "EAGLE3-T1" in r.acceptance_source
+    assert r.low <= r.speedup <= r.high
+    assert any("context" in a for a in r.assumptions)
+    d = est(verifier="llama-3.1-70b", method="draft_model", gpu="H100", gpus=4, workload="chat")
+    assert d.draft == "meta-llama/Llama-3.2-1B-Instruct"
+    assert any("draft not given" in a for a in d.assumptions)
+
+
+def test_result_fills_the_answer_schema():
+    from specpick.skill.schema import SpeedupEstimate
+
+    r = est(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="code", engine="vllm")
+    SpeedupEstimate(**r.estimate_fields())
+    text = render_text(r)
+    assert "speedup" in text and "assumptions" in text
+
+
+def test_estimate_for_specs_takes_resolved_specs():
+    v, g = CAT.model("llama-3.1-8b"), CAT.gpu("L40S")
+    r = estimate_for_specs(v, g, "eagle3", num_draft_tokens=3, alpha=0.7, harness="vllm", sweep=False)
+    assert r.draft_sweep == [] and r.batch_sweep == [] and r.speedup > 1
+
+
+def test_one_estimate_is_fast():
+    est(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat")  # warm caches and CSVs
+    t = time.perf_counter()
+    est(verifier="qwen2.5-72b", method="draft_model", gpu="H100", gpus=4, workload="code", batch=8)
+    elapsed = time.perf_counter() - t
+    print(f"estimate_speedup: {elapsed * 1e3:.1f} ms")
+    assert elapsed < 0.25
+
+
+def test_every_field_has_a_description_for_the_cli_and_tool_schema():
+    schema = SpeedupInput.model_json_schema()
+    for name in ("verifier", "method", "draft", "draft_params_b", "gpu", "gpus", "workload", "temperature",
+                 "batch", "num_draft_tokens", "alpha", "tau", "engine"):
+        assert schema["properties"][name].get("description"), name
+
+
+BAD = [
+    ({"alpha": 0.0}, "--alpha"), ({"alpha": 1.0}, "--alpha"), ({"alpha": 1.5}, "--alpha"),
+    ({"alpha": -0.2}, "--alpha"), ({"tau": 0.5}, "--tau"), ({"alpha": 0.7, "tau": 3.0}, "not both"),
+    ({"num_draft_tokens": 0}, "--num-draft-tokens"), ({"num_draft_tokens": 65}, "--num-draft-tokens"),
+    ({"batch": 0}, "--batch"), ({"batch": 10_000_000}, "--batch"), ({"gpus": 0}, "--gpus"),
+    ({"temperature": -1.0}, "--temperature"), ({"temperature": 7.0}, "--temperature"),
+    ({"context_tokens": -5}, "--context-tokens"), ({"tau": 9.0, "num_draft_tokens": 3}, "impossible"),
+    ({"method": "eagle", "draft": "llama-3.2-1b"}, "only apply to method draft_model"),
+    ({"method": "draft_model", "draft": "llama-3.2-1b", "draft_params_b": 1.0}, "not both"),
+    ({"method": "draft_model", "draft_params_b": -1.0}, "--draft-params-b"),
+    ({"method": "draft_model", "draft_params_b": 0.0}, "--draft-params-b"),
+    ({"method": "ngram", "tree_top_k": 4}, "tree options"),
+    ({"engine": "transformers", "batch": 4, "method": "draft_model"}, "batch 1"),
+    ({"method": "eagle", "tree_depth": 4, "num_draft_tokens": 5}, "disagree"),
+]
+
+
+@pytest.mark.parametrize("change, fragment", BAD)
+def test_bad_inputs_raise_one_line_input_errors(change, fragment):
+    args = {"verifier": "llama-3.1-8b", "method": "eagle3", "gpu": "H100", "workload": "chat", **change}
+    with pytest.raises(InputError) as info:
+        estimate_speedup(SpeedupInput(**args))
+    assert fragment in info.value.message and "\n" not in info.value.message
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("args, fragment", [
+    ({"verifier": "vicuna-7b", "method": "medusa", "engine": "sglang"}, "does not run"),
+    ({"verifier": "llama-3.1-8b", "method": "mtp"}, "no multi-token-prediction layers"),
+    ({"verifier": "llama-3.2-1b", "method": "draft_model", "draft": "llama-3.1-8b"}, "not smaller"),
+    ({"verifier": "llama-3.1-70b", "method": "eagle3", "gpu": "L4"}, "raise --gpus"),
+    ({"verifier": "mistral-7b", "method": "draft_model"}, "no known draft"),
+])
+def test_contradictions_found_after_resolving_names(args, fragment):
+    base = {"gpu": "H100", "workload": "chat"}
+    with pytest.raises(InputError, match=fragment):
+        estimate_speedup(SpeedupInput(**{**base, **args}))
+
+
+def test_unknown_names_are_not_found_errors():
+    with pytest.raises(NotFoundError):
+        est(verifier="no-such-model-9b", method="eagle3", gpu="H100", workload="chat")
+    with pytest.raises(NotFoundError):
+        est(verifier="llama-3.1-8b", method="eagle3", gpu="H9000", workload="chat")

@@ -1,0 +1,122 @@
+"""Roofline step time: bytes, FLOPs, bounds, MoE expert reads, tensor parallel, draft heads."""
+
+from __future__ import annotations
+
+import pytest
+
+from specpick.tools.catalog import get_catalog
+from specpick.tools.errors import InputError
+from specpick.tools.overhead import OVERHEADS, get_overhead
+from specpick.tools.params import count_params
+from specpick.tools.steptime import BANDWIDTH_EFFICIENCY, experts_touched, head_step_time, step_time
+
+CAT = get_catalog()
+VLLM = OVERHEADS["vllm"]
+
+
+def _step(model: str, gpu: str = "H100", *, gpus: int = 1, batch: int = 1, tokens: int = 1, ctx: int = 512,
+          harness: str = "vllm", bpp: float = 2.0):
+    return step_time(CAT.model(model), CAT.gpu(gpu), gpus=gpus, batch=batch, tokens_per_seq=tokens,
+                     context_tokens=ctx, weight_bytes_per_param=bpp, overhead=OVERHEADS[harness])
+
+
+def test_dense_decode_is_memory_bound_and_reads_the_weights_once():
+    s = _step("llama-3.1-8b")
+    weights = count_params(CAT.model("llama-3.1-8b")).decode_read_b * 1e9 * 2
+    assert s.bound == "memory"
+    assert s.weight_bytes == pytest.approx(weights)
+    gpu = CAT.gpu("H100")
+    expected_ms = (s.weight_bytes + s.kv_bytes) / (gpu.bandwidth_gbps * 1e9 * BANDWIDTH_EFFICIENCY) * 1e3
+    assert s.memory_ms == pytest.approx(expected_ms)
+    assert s.total_ms > s.memory_ms  # launch gaps and per-forward cost come on top
+    assert s.launch_overhead_ms == pytest.approx(VLLM.gpu_gap_per_layer_ms * 32)
+
+
+def test_verifying_more_tokens_costs_little_until_compute_takes_over():
+    one, five, many = _step("llama-3.1-8b"), _step("llama-3.1-8b", tokens=5), _step("llama-3.1-8b", tokens=512)
+    assert five.total_ms / one.total_ms < 1.02  # memory-bound limit: r ~ 1
+    assert five.weight_bytes == one.weight_bytes  # dense weights are read once per step
+    assert many.bound == "compute" and many.total_ms > 2 * one.total_ms
+    assert many.flops == pytest.approx(512 * one.flops, rel=0.01)
+
+
+def test_kv_bytes_grow_with_batch_and_context():
+    a, b, c = _step("llama-3.1-8b"), _step("llama-3.1-8b", batch=8), _step("llama-3.1-8b", ctx=4096)
+    assert b.kv_bytes == pytest.approx(8 * a.kv_bytes)
+    assert c.kv_bytes == pytest.approx(8 * a.kv_bytes)
+
+
+@pytest.mark.parametrize("experts, k, tokens, expected", [
+    (8, 2, 1, 2.0),  # one token reads its top-k
+    (8, 2, 26, 8 * (1 - 0.75 ** 26)),  # an EAGLE-1 tree on Mixtral touches nearly all 8
+    (128, 8, 4, 128 * (1 - (1 - 8 / 128) ** 4)),  # Qwen3-30B-A3B verifying 4 tokens: ~29 of 128
+])
+def test_expected_unique_experts(experts, k, tokens, expected):
+    assert experts_touched(experts, k, tokens) == pytest.approx(expected)
+
+
+def test_moe_verification_reads_more_experts_but_large_batches_saturate():
+    one = _step("qwen3-30b-a3b")
+    four = _step("qwen3-30b-a3b", tokens=4)
+    assert one.experts_touched_per_layer == pytest.approx(8.0)
+    assert four.weight_bytes > 2 * one.weight_bytes  # verify reads ~3.7x the expert bytes at batch 1
+    big, bigger = _step("qwen3-30b-a3b", batch=256), _step("qwen3-30b-a3b", batch=256, tokens=4)
+    assert bigger.weight_bytes / big.weight_bytes < 1.01  # all 128 experts already read
+
+
+def test_tensor_parallel_splits_bytes_and_adds_all_reduces_pcie_slower_than_nvlink():
+    one = _step("llama-3.1-70b", "H100", gpus=4)
+    assert one.allreduce_ms > 0
+    assert one.weight_bytes == pytest.approx(_step("llama-3.1-70b", "H100", gpus=2).weight_bytes / 2)
+    nvlink = _step("llama-3.1-8b", "H100", gpus=2, batch=64)
+    pcie = _step("llama-3.1-8b", "L40S", gpus=2, batch=64)  # L40S: no NVLink (link_gbps 0)
+    assert pcie.allreduce_ms > nvlink.allreduce_ms
+
+
+def test_eager_harness_is_host_bound_for_small_models_and_splits_layers():
+    s = _step("llama-3.2-1b", harness="paper")
+    assert s.bound == "host"
+    assert s.host_ms == pytest.approx(OVERHEADS["paper"].host_per_layer_ms * 16)
+    split = _step("llama-3.1-70b", "A100-80GB", gpus=2, harness="paper")
+    assert split.allreduce_ms == 0.0  # HF device_map='auto' runs layers one GPU after another
+
+
+def test_eagle_head_bytes_match_published_head_sizes():
+    v13 = CAT.model("vicuna-13b")
+    s = head_step_time("eagle", v13, CAT.gpu("A100-80GB"), gpus=1, batch=1, tokens_per_seq=1, context_tokens=0,
+                       weight_bytes_per_param=2.0, overhead=VLLM)
+    head_b = 0.37  # catalog heads.csv: yuhuili/EAGLE-Vicuna-13B-v1.3 (excludes the shared LM head)
+    lm_head_b = v13.hidden_size * v13.vocab_size / 1e9
+    assert s.weight_bytes / 2e9 == pytest.approx(head_b + lm_head_b, rel=0.05)
+    l8 = CAT.model("llama-3.1-8b")
+    e3 = head_step_time("eagle3", l8, CAT.gpu("H100"), gpus=1, batch=1, tokens_per_seq=1, context_tokens=0,
+                        weight_bytes_per_param=2.0, overhead=VLLM)
+    assert e3.weight_bytes / 2e9 == pytest.approx(0.42, rel=0.12)  # heads.csv: ~0.42B incl. 32k draft head
+
+
+def test_medusa_heads_and_mtp_module():
+    v7 = CAT.model("vicuna-7b")
+    s = head_step_time("medusa", v7, CAT.gpu("A100-80GB"), gpus=1, batch=1, tokens_per_seq=1, context_tokens=512,
+                       weight_bytes_per_param=2.0, overhead=VLLM)
+    h, v = v7.hidden_size, v7.vocab_size
+    assert s.weight_bytes == pytest.approx(5 * (h * h + h * v) * 2)
+    assert s.kv_bytes == 0
+    ds = CAT.model("deepseek-v3")
+    m = head_step_time("mtp", ds, CAT.gpu("H200"), gpus=8, batch=1, tokens_per_seq=1, context_tokens=512,
+                       weight_bytes_per_param=1.0, overhead=VLLM)
+    assert m.experts_touched_per_layer == pytest.approx(8.0)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"batch": 0}, {"tokens_per_seq": 0}, {"gpus": 0}, {"context_tokens": -1}, {"weight_bytes_per_param": -2.0},
+])
+def test_bad_inputs_raise_input_error(kwargs):
+    args = dict(gpus=1, batch=1, tokens_per_seq=1, context_tokens=512, weight_bytes_per_param=2.0, overhead=VLLM)
+    args.update(kwargs)
+    with pytest.raises(InputError):
+        step_time(CAT.model("llama-3.1-8b"), CAT.gpu("H100"), **args)
+
+
+def test_unknown_harness_is_an_input_error():
+    with pytest.raises(InputError, match="unknown harness"):
+        get_overhead("tgi")
