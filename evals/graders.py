@@ -36,9 +36,12 @@ def grade_outcome(ctx: GradeContext) -> CheckResult:
         return _r(name, True, f"no recommendation submitted ({exp.outcome} expected)")
     if exp.outcome == "error":
         want = ERROR_EXIT[exp.error]  # type: ignore[index]
+        also = ERROR_EXIT[exp.or_error] if exp.or_error else None
         if ctx.error_exit_code is not None:
-            return _r(name, ctx.error_exit_code == want,
-                      f"expected {exp.error} error (exit {want}); got exit {ctx.error_exit_code}: {ctx.error_message}")
+            alt = f" or {exp.or_error} (exit {also})" if also else ""
+            return _r(name, ctx.error_exit_code in (want, also),
+                      f"expected {exp.error} error (exit {want}){alt}; got exit {ctx.error_exit_code}: "
+                      f"{ctx.error_message}")
         if rec is not None:
             return _r(name, False, f"expected {exp.error} error (exit {want}); got a recommendation ({rec.strategy})")
         return _r(name, False, f"expected {exp.error} error (exit {want}); got neither an error nor an answer")
@@ -148,8 +151,11 @@ def _flags(ctx: GradeContext, rec: Recommendation) -> CheckResult:
     if not need:
         return _na("flags", "no flags required")
     missing = sorted(need - rec.flag_ids())
-    return _r("flags", not missing, f"missing {missing}; raised {sorted(rec.flag_ids())}" if missing
-              else f"raised {sorted(need)}")
+    severity = {f.id: f.severity for f in rec.flags}
+    weak = [f"{fid} is {severity[fid]} (want {allowed})" for fid, allowed in ctx.expected.flag_severity.items()
+            if fid in severity and severity[fid] not in allowed]
+    bad = ([f"missing {missing}; raised {sorted(rec.flag_ids())}"] if missing else []) + weak
+    return _r("flags", not bad, "; ".join(bad) or f"raised {sorted(need)}")
 
 
 def _forbidden_flags(ctx: GradeContext, rec: Recommendation) -> CheckResult:

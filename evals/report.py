@@ -107,6 +107,8 @@ def _labels(exp: ExpectedAnswer, out: RunOutput) -> tuple[str, str]:
         chosen = "no_answer"
     if exp.outcome == "error":
         expected = f"error:{exp.error}" if out.variant == "planner" else "no_answer"
+        if exp.or_error and chosen == f"error:{exp.or_error}":
+            expected = chosen
     elif exp.outcome == "decline":
         expected = "no_answer"
     elif exp.strategies == "any":

@@ -149,7 +149,7 @@ class ExpectedAnswer(_Strict):
 
     outcome: Outcome = "recommend"
     error: ErrorClass | None = Field(None, description="outcome=error: the error class (and so the exit code)")
-    or_error: ErrorClass | None = Field(None, description="outcome=recommend: an error of this class is also right")
+    or_error: ErrorClass | None = Field(None, description="an error of this class is also a right answer")
     strategies: list[Strategy] | Literal["any"] = Field(default_factory=list, description="acceptable strategies")
     forbidden_strategies: list[Strategy] = Field(default_factory=list,
                                                  description="never chosen, never offered as a fallback")
@@ -160,6 +160,8 @@ class ExpectedAnswer(_Strict):
     flags_if: dict[Strategy, list[FlagId]] = Field(default_factory=dict,
                                                    description="flags required only if that strategy is chosen")
     forbidden_flags: list[FlagId] = Field(default_factory=list)
+    flag_severity: dict[FlagId, list[Literal["info", "warn", "fail"]]] = Field(
+        default_factory=dict, description="allowed severities of required flags (a hard FAIL is severity fail)")
     compatibility: dict[CheckName, CompatExpect] = Field(default_factory=dict)
     engine: Engine | None = None
     draft_models: dict[Strategy, list[str]] = Field(default_factory=dict,
@@ -197,8 +199,13 @@ class ExpectedAnswer(_Strict):
             raise ValueError("outcome 'error' needs an error class (input, not_found, access, unavailable)")
         if self.outcome != "error" and self.error is not None:
             raise ValueError("an error class only goes with outcome 'error'")
-        if self.or_error is not None and self.outcome != "recommend":
-            raise ValueError("or_error only goes with outcome 'recommend'")
+        if self.or_error is not None and self.outcome == "decline":
+            raise ValueError("or_error does not go with outcome 'decline'")
+        if self.or_error is not None and self.or_error == self.error:
+            raise ValueError("or_error repeats the expected error class")
+        bad_sev = set(self.flag_severity) - set(self.flags) - {f for fs in self.flags_if.values() for f in fs}
+        if bad_sev:
+            raise ValueError(f"flag_severity names flags that are not required: {sorted(bad_sev)}")
         if self.outcome == "recommend" and not self.strategies:
             raise ValueError("outcome 'recommend' needs acceptable strategies (or 'any')")
         if self.outcome != "recommend" and self.strategies:

@@ -351,3 +351,19 @@ def test_a_broken_grader_is_a_failed_check_not_a_crash(monkeypatch):
     monkeypatch.setattr(graders, "GRADERS", (boom,) + graders.GRADERS[1:])
     result = graders.grade(ctx(EAGLE3, make_rec()))["outcome"]
     assert result.status == "fail" and "grader bug" in result.reason
+
+
+def test_flag_severity_encodes_a_hard_fail():
+    rec = make_rec(flags=[{"id": "tokenizer_mismatch", "severity": "warn", "message": "m", "source": "s"}])
+    exp = {"strategies": ["eagle3"], "flags": ["tokenizer_mismatch"], "flag_severity": {"tokenizer_mismatch": ["fail"]}}
+    result = grade(ctx(exp, rec))["flags"]
+    assert result.status == "fail" and "is warn" in result.reason
+    rec = make_rec(flags=[{"id": "tokenizer_mismatch", "severity": "fail", "message": "m", "source": "s"}])
+    assert status(ctx(exp, rec), "flags") == "pass"
+
+
+def test_an_expected_error_may_name_an_alternative_class():
+    exp = {"outcome": "error", "error": "not_found", "or_error": "unavailable"}
+    assert status(ctx(exp, None, exit_code=5), "outcome") == "pass"
+    assert status(ctx(exp, None, exit_code=3), "outcome") == "pass"
+    assert status(ctx(exp, None, exit_code=2), "outcome") == "fail"
