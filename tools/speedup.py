@@ -66,8 +66,9 @@ class SpeedupInput(BaseModel):
                        json_schema_extra=_range(1, MAX_BATCH))
     num_draft_tokens: int | None = Field(None, description="draft length N (tree methods: depth); default: the best "
                                          "N of a sweep", json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
-    alpha: float | None = Field(None, description="per-token acceptance to assume, in (0, 1); default: published "
-                                "priors", json_schema_extra=_range(0, 1, exclusive=True))
+    alpha: float | None = Field(None, description="per-token acceptance probability to assume, in (0, 1) (for "
+                                "EAGLE-1/2, Medusa and MTP chains: of the first drafted token; later ones decay); "
+                                "default: published priors", json_schema_extra=_range(0, 1, exclusive=True))
     tau: float | None = Field(None, description="mean accepted tokens per cycle incl. the bonus token (>= 1); "
                               "alternative to --alpha", json_schema_extra=_range(1))
     engine: Engine | None = Field(None, description="serving engine (sets per-cycle overhead and defaults); "

@@ -238,6 +238,9 @@ def estimate_for_specs(
                          "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
     else:
         source = f"user-stated {'alpha' if alpha is not None else 'tau'} = {alpha if alpha is not None else tau}"
+        if acc.decay < 1.0 and not shape.is_tree and not acc.measured:
+            notes.append(f"draft-head chain: acceptance of the i-th drafted token = alpha x {acc.decay:.3f}^i "
+                         "(EAGLE1-PAPER per-position alphas, blockwise-MTP rows)")
     a_out = None
     if not acc.measured:
         a_out = alpha_from_tau(t, num_draft_tokens, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
