@@ -82,16 +82,29 @@ class EvalReport(BaseModel):
     started_at: str
     results: list[CaseResult]
     summaries: dict[str, VariantSummary]
-    primary: Variant = Field(description="the variant the min-pass threshold applies to")
+    primary: Variant = Field(description="the variant the thresholds apply to")
     min_pass: float | None = None
+    min_check: dict[str, float] = Field(default_factory=dict, description="per-check pass-rate floors")
+    threshold_failures: list[str] = Field(default_factory=list)
     threshold_met: bool = True
 
     def raise_for_threshold(self) -> None:
-        """Raise ``ThresholdError`` (exit 8) when the primary pass rate is below ``min_pass``."""
+        """Raise ``ThresholdError`` (exit 8) when the primary variant misses ``min_pass`` or a ``min_check``."""
         if not self.threshold_met:
-            s = self.summaries[self.primary]
-            raise ThresholdError(f"eval pass rate {s.pass_rate:.1%} ({self.primary}) is below --min-pass "
-                                 f"{self.min_pass:.1%}; see the failed checks above or the --json report.")
+            raise ThresholdError("eval thresholds not met: " + "; ".join(self.threshold_failures)
+                                 + "; see the failed checks above or the --json report.")
+
+
+def threshold_failures(summary: VariantSummary, min_pass: float | None, min_check: dict[str, float]) -> list[str]:
+    """Which thresholds a summary misses (empty: all met). A check nothing was graded on cannot miss."""
+    out = []
+    if min_pass is not None and summary.pass_rate < min_pass:
+        out.append(f"pass rate {summary.pass_rate:.1%} ({summary.variant}) < min-pass {min_pass:.1%}")
+    for name, floor in min_check.items():
+        rate = summary.per_check[name].rate
+        if rate is not None and rate < floor:
+            out.append(f"check {name} {rate:.1%} < {floor:.1%}")
+    return out
 
 
 # -- grading -----------------------------------------------------------------------
@@ -174,6 +187,7 @@ def summarize(results: list[CaseResult], variant: Variant) -> VariantSummary:
 def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | None = None,
              categories: list[str] | None = None, case_ids: list[str] | None = None, repeat: int = 1,
              json_path: Path | str | None = None, min_pass: float | None = None,
+             min_check: dict[str, float] | None = None,
              mode: Literal["with-skill", "without-skill", "compare"] = "with-skill", client: Any = None,
              model: str | None = None, user_model: str | None = None, limits: Any = None,
              rubric: bool = False, progress: Callable[[CaseResult], None] | None = None) -> EvalReport:
@@ -186,6 +200,7 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         repeat: runs per case (agent runs vary; planner runs are deterministic).
         json_path: also write the report as JSON here.
         min_pass: pass-rate threshold in [0, 1] for the primary variant.
+        min_check: per-check pass-rate floors, e.g. ``{"sections": 1.0, "engine_config": 1.0}``.
         mode: agent only: with the skill, without it (same model, no SKILL.md, no tools), or both side by side.
         client: agent only: an ``anthropic.Anthropic`` client (default: built from the environment, which may
             point at the local Messages-API stand-in through ANTHROPIC_BASE_URL).
@@ -198,6 +213,10 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         raise ValueError("repeat must be at least 1")
     if min_pass is not None and not 0.0 <= min_pass <= 1.0:
         raise ValueError("min_pass is a fraction between 0 and 1")
+    min_check = dict(min_check or {})
+    unknown = set(min_check) - set(CHECK_NAMES) - {"rubric"}
+    if unknown or not all(0.0 <= v <= 1.0 for v in min_check.values()):
+        raise ValueError(f"min_check needs known check names ({', '.join(CHECK_NAMES)}) and fractions in [0, 1]")
     cases = Dataset.load(cases_dir).select(categories=categories, ids=case_ids, runner=runner)
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results: list[CaseResult] = []
@@ -225,9 +244,9 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
                     progress(result)
     summaries = {v: summarize(results, v) for v in variants}
     primary = variants[0]
+    misses = threshold_failures(summaries[primary], min_pass, min_check)
     report = EvalReport(runner=runner, started_at=started, results=results, summaries=summaries, primary=primary,
-                        min_pass=min_pass,
-                        threshold_met=min_pass is None or summaries[primary].pass_rate >= min_pass)
+                        min_pass=min_pass, min_check=min_check, threshold_failures=misses, threshold_met=not misses)
     if json_path is not None:
         Path(json_path).write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
@@ -299,9 +318,9 @@ def render_text(report: EvalReport, *, max_reason: int = 110) -> str:
     for s in sums:
         out.append(f"[{s.variant}] {s.passed}/{s.total} cases passed ({s.pass_rate:.1%}); "
                    f"{s.run_failed} run(s) failed")
-    if report.min_pass is not None:
-        verdict = "met" if report.threshold_met else "NOT met"
-        out.append(f"min-pass {report.min_pass:.1%} on {report.primary}: {verdict}")
+    if report.min_pass is not None or report.min_check:
+        verdict = "met" if report.threshold_met else "NOT met: " + "; ".join(report.threshold_failures)
+        out.append(f"thresholds on {report.primary}: {verdict}")
     return "\n".join(out) + "\n"
 
 

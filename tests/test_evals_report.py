@@ -108,6 +108,16 @@ def test_min_pass_threshold_raises_exit_code_8(cases_dir, fake_planner):
     with pytest.raises(ThresholdError) as info:
         report.raise_for_threshold()
     assert info.value.exit_code == EXIT_THRESHOLD and "50.0%" in info.value.message
+    run_eval("planner", cases_dir=cases_dir, min_pass=0.5).raise_for_threshold()  # met: no exception
+
+
+def test_per_check_floors(cases_dir, fake_planner):
+    report = run_eval("planner", cases_dir=cases_dir, min_check={"strategy": 0.9, "sections": 1.0, "tree": 1.0})
+    assert report.threshold_failures == ["check strategy 50.0% < 90.0%"]  # tree graded nowhere: cannot miss
+    with pytest.raises(ThresholdError, match="check strategy"):
+        report.raise_for_threshold()
+    with pytest.raises(ValueError, match="known check names"):
+        run_eval("planner", cases_dir=cases_dir, min_check={"nope": 1.0})
 
 
 def test_filters_and_argument_checks(cases_dir, fake_planner):
