@@ -1,0 +1,87 @@
+"""``specpick eval``: the command-line wrapper around ``run_eval`` (registered in ``skill/cli.py`` COMMANDS).
+
+The report goes to stdout (``render_text``), one progress line per case to stderr, the full report to
+``--json FILE``. A missed ``--min-pass`` / ``--min-check`` threshold exits 8; bad options exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from specpick.tools.errors import InputError
+
+EPILOG = """examples:
+  specpick eval --runner planner --min-pass 0.55 --min-check sections=1 --json evals.json
+  specpick eval --runner planner --category drafts serving
+  specpick eval --runner agent --repeat 3 --mode compare --rubric      (needs ANTHROPIC_API_KEY)
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser, verb: str = "eval") -> None:
+    """Add the ``eval`` options."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
+    parser.add_argument("--runner", choices=["planner", "agent"], default="planner",
+                        help="planner: the deterministic planner (CI); agent: Claude through the chat loop")
+    parser.add_argument("--cases-dir", help="directory of case YAML files (default: the packaged cases)")
+    parser.add_argument("--category", nargs="+", dest="categories", help="run only these categories")
+    parser.add_argument("--case", nargs="+", dest="case_ids", help="run only these case ids")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per case (agent runs vary)")
+    parser.add_argument("--json", dest="json_path", metavar="FILE", help="also write the full report as JSON")
+    parser.add_argument("--min-pass", type=float, help="exit 8 when the pass rate is below this fraction")
+    parser.add_argument("--min-check", action="append", default=[], metavar="CHECK=X",
+                        help="exit 8 when a check's pass rate is below X (repeatable)")
+    parser.add_argument("--mode", choices=["with-skill", "without-skill", "compare"], default="with-skill",
+                        help="agent only: with SKILL.md and tools, without them, or both side by side")
+    parser.add_argument("--model", help="agent model (default: $SPECPICK_MODEL or the built-in default)")
+    parser.add_argument("--user-model", help="model that plays the user (default: as --model)")
+    parser.add_argument("--rubric", action="store_true", help="add the model-graded prose rubric (needs a key)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _min_check(items: list[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise InputError(f"--min-check takes CHECK=FRACTION (e.g. sections=1), got '{item}'")
+    return out
+
+
+def run(args: argparse.Namespace, verb: str = "eval") -> int:
+    """Run the suite, print the report, and raise ``ThresholdError`` (exit 8) below a threshold."""
+    from specpick.evals.report import render_text, run_eval
+
+    client = None
+    if args.runner == "agent" or args.rubric:
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            if args.runner == "agent":
+                raise InputError("the agent runner needs ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a local "
+                                 "stand-in); `specpick eval --runner planner` needs no key.")
+        else:
+            import anthropic
+
+            client = anthropic.Anthropic()
+
+    def progress(result) -> None:  # type: ignore[no-untyped-def]
+        if not args.quiet:
+            mark = "RUN-FAILED" if result.run_failed else ("pass" if result.passed else "FAIL")
+            sys.stderr.write(f"{mark:<10} {result.case_id} [{result.variant}]\n")
+
+    try:
+        report = run_eval(args.runner, cases_dir=args.cases_dir, categories=args.categories,
+                          case_ids=args.case_ids, repeat=args.repeat, json_path=args.json_path,
+                          min_pass=args.min_pass, min_check=_min_check(args.min_check), mode=args.mode,
+                          client=client, model=args.model, user_model=args.user_model, rubric=args.rubric,
+                          progress=progress)
+    except ValueError as exc:  # unknown category / case id, bad threshold, malformed case file
+        raise InputError(str(exc).splitlines()[0]) from None
+    sys.stdout.write(render_text(report))
+    report.raise_for_threshold()
+    return 0

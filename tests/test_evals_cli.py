@@ -1,0 +1,72 @@
+"""``specpick eval`` end to end through the real CLI entry point (planner replaced where a test needs control)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specpick.skill.cli import main
+from tests.test_evals_graders import make_rec
+from tests.test_evals_report import CASES_YAML
+
+
+@pytest.fixture
+def cases_dir(tmp_path):
+    (tmp_path / "a.yaml").write_text(CASES_YAML.format(category="alpha"))
+    return tmp_path
+
+
+@pytest.fixture
+def fake_planner(monkeypatch):
+    import specpick.skill.planner as planner
+    from specpick.tools.errors import InputError
+
+    def plan(inputs):
+        if "Llama-2" in inputs.verifier:
+            raise InputError("contradictory inputs")
+        if "Qwen" in inputs.verifier:
+            raise ZeroDivisionError("bug")
+        return make_rec(inputs=inputs.model_dump())
+
+    monkeypatch.setattr(planner, "plan", plan)
+
+
+def test_eval_prints_the_report_writes_json_and_passes_the_threshold(cases_dir, fake_planner, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = main(["eval", "--runner", "planner", "--cases-dir", str(cases_dir), "--json", str(out),
+                 "--min-pass", "0.5", "--min-check", "sections=1"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "Confusion matrix [planner]" in captured.out and "thresholds on planner: met" in captured.out
+    assert "FAIL       wrong-strategy [planner]" in captured.err  # one progress line per case on stderr
+    assert json.loads(out.read_text())["summaries"]["planner"]["passed"] == 2
+
+
+@pytest.mark.parametrize(("argv", "code", "needle"), [
+    (["--min-pass", "0.9"], 8, "eval thresholds not met"),
+    (["--min-check", "strategy=0.9"], 8, "check strategy"),
+    (["--min-check", "strategy"], 2, "CHECK=FRACTION"),
+    (["--category", "nope"], 2, "unknown categories"),
+])
+def test_eval_exit_codes(cases_dir, fake_planner, capsys, argv, code, needle):
+    assert main(["eval", "--cases-dir", str(cases_dir), "--quiet", *argv]) == code
+    assert needle in capsys.readouterr().err
+
+
+def test_agent_runner_without_a_key_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["eval", "--runner", "agent"]) == 2
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+def test_agent_runner_through_the_cli_against_the_stand_in(claude_env, capsys):
+    from specpick.evals.schema import Dataset
+    from tests.test_evals_runners import _script
+
+    case = {c.id: c for c in Dataset.load().cases}["missing-verifier"]
+    claude_env.push(*_script(case, question="Which model will you serve?", user_answer="Llama-3.1-8B-Instruct"))
+    assert main(["eval", "--runner", "agent", "--case", case.id, "--model", "claude-test", "--min-pass", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "missing-verifier" in out and "[with-skill] 1/1 cases passed" in out
+    assert len(claude_env.message_requests) == 3  # agent, simulated user, agent
