@@ -82,11 +82,13 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     from specpick.tools.types import BYTES_PER_PARAM
 
     quant = ctx.inp.quantization or ctx.verifier.dtype
+    measured = ctx.measured_method is None or ctx.measured_method == cand.strategy
     return estimate_for_specs(
         ctx.verifier, ctx.gpu, cand.strategy,
         draft=cand.draft, gpus=ctx.gpus, workload=ctx.inp.workload, temperature=ctx.temperature,
         batch=batch or ctx.inp.concurrency, num_draft_tokens=num_draft_tokens or DEFAULT_DRAFT_LENGTH,
-        tree=TreeShape(**tree.model_dump()) if tree else None, alpha=ctx.inp.alpha, tau=ctx.inp.tau,
+        tree=TreeShape(**tree.model_dump()) if tree else None,
+        alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
         harness=cand.engine, engine=cand.engine, context_tokens=ctx.inp.context_tokens,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
     )

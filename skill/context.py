@@ -40,6 +40,8 @@ class PlanContext:
     defaults_used: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     gpus: int = 1
+    # Which method a user-measured alpha/tau belongs to (None: applied to every method).
+    measured_method: str | None = None
 
 
 def _settle_sampling(inp: PlannerInputs, given: set[str]) -> tuple[str, float, list[str]]:
@@ -106,8 +108,15 @@ def build_context(inp: PlannerInputs) -> PlanContext:
             value = getattr(inp, name)
             shown = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
             defaults.append(f"{name.replace('_', ' ')} = {shown}")
+    measured = None
+    if inp.alpha is not None or inp.tau is not None:
+        head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}
+        measured = inp.method or ("draft_model" if draft else head_method.get(head.method) if head else None)
+        what = f"alpha={inp.alpha:g}" if inp.alpha is not None else f"tau={inp.tau:g}"
+        notes.append(f"measured {what} applied to {measured}; other methods use published priors" if measured else
+                     f"measured {what} applied to every method compared (name the measured one with --method)")
     return PlanContext(
         inp=inp, verifier=verifier, gpu=gpu, temperature=temperature, sampling=sampling,
         engine_explicit="engine" in given, facts_source=resolved.source, draft=draft, head=head,
-        head_repo=head_repo, defaults_used=defaults, notes=notes, gpus=inp.gpus,
+        head_repo=head_repo, defaults_used=defaults, notes=notes, gpus=inp.gpus, measured_method=measured,
     )

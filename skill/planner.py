@@ -50,8 +50,13 @@ def _fit_gpus(ctx: PlanContext):
     return fit, None
 
 
-def _score(c: Candidate) -> float:
+def _score(c: Candidate, workload: str) -> float:
     penalty = 1.0 - (TIE_MARGIN if c.needs_training else 0.0)
+    # Suffix decoding needs the arctic-inference plugin and has no published acceptance of its own (its
+    # prior is prompt lookup's); it earns its place on agentic traffic, where its cache of earlier outputs
+    # is what it was built for (Arctic Inference). Elsewhere near-ties go to plain n-gram.
+    if c.strategy == "suffix" and workload != "agentic":
+        penalty -= TIE_MARGIN
     return c.speedup * penalty
 
 
@@ -59,11 +64,14 @@ def _choose(ctx: PlanContext, candidates: list[Candidate]) -> Candidate | None:
     feasible = [c for c in candidates if c.feasible and c.estimate is not None]
     if not feasible:
         return None
-    feasible.sort(key=_score, reverse=True)
+    def score(c: Candidate) -> float:
+        return _score(c, ctx.inp.workload)
+
+    feasible.sort(key=score, reverse=True)
     best = feasible[0]
     # Prefer the user's (or default) engine when another engine's option is only marginally faster.
     same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
-    if same_engine and best.engine != ctx.inp.engine and _score(same_engine[0]) >= _score(best) * (1 - TIE_MARGIN):
+    if same_engine and best.engine != ctx.inp.engine and score(same_engine[0]) >= score(best) * (1 - TIE_MARGIN):
         best = same_engine[0]
     return best
 

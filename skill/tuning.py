@@ -50,8 +50,9 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
     n, why = rule_draft_length(ctx, c.strategy, alpha)
     est = estimate(ctx, c, num_draft_tokens=n)
     best_n = getattr(est, "best_num_draft_tokens", None)
-    # The sweep may only shorten the draft: it holds acceptance constant per position, while real
-    # per-position acceptance falls with depth (ENGINES.md: per-position rates), so it overrates long drafts.
+    # The sweep may only shorten the draft: for EAGLE-3 and separate drafts the model holds acceptance
+    # constant per position (a per-position decay is applied to EAGLE-1/2, Medusa and MTP chains only),
+    # while measured per-position rates fall with depth (ENGINES.md), so it overrates long drafts.
     if best_n and best_n < n:
         alt = estimate(ctx, c, num_draft_tokens=best_n)
         if alt.speedup > est.speedup * SWEEP_MARGIN:

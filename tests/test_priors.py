@@ -105,10 +105,18 @@ def test_alpha_tau_round_trip(alpha, n, decay):
     assert alpha_from_tau(expected_tokens(alpha, n, decay), n, decay) == pytest.approx(alpha, abs=1e-6)
 
 
-def test_suffix_uses_its_closest_published_variant_and_says_so():
+def test_suffix_borrows_prompt_lookup_rows_and_says_so():
+    # REST drafts from an external corpus; suffix decoding, like prompt lookup, from text already seen.
     p = acceptance_prior("suffix", "code", 0.0, CHAIN3)
+    ngram = acceptance_prior("ngram", "code", 0.0, CHAIN3)
+    assert "REST-README" not in p.source_ids
+    assert p.tau == pytest.approx(ngram.tau)
+    assert any("prompt-lookup (n-gram) rows used" in a for a in p.assumptions)
+
+
+def test_rest_rows_still_serve_the_rest_variant():
+    p = acceptance_prior("suffix", "code", 0.0, CHAIN3, variant="rest")
     assert p.source_ids == ["REST-README"]
-    assert any("closest published variant" in a for a in p.assumptions)
 
 
 def test_leave_one_source_out_and_bad_workload():

@@ -52,6 +52,15 @@ WORKLOAD_ADJUST: dict[tuple[str, str, str], tuple[float, str]] = {
 }
 # Variants without acceptance rows of their own borrow from the closest variant ("" = plain method).
 VARIANT_FALLBACK: dict[str, str] = {"hydra++": "hydra"}
+# Methods with no published rows of their own borrow another method's rows, with the reason.
+# Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt;
+# REST (the only other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose
+# matches a production suffix cache does not have. So prompt-lookup rows are the conservative base.
+METHOD_BORROW: dict[str, tuple[str, str]] = {
+    "suffix": ("ngram", "no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows "
+                        "used, since both draft from text already seen; suffix can do better on repetitive "
+                        "agentic traffic, where its cache of earlier outputs matches more (measure it)"),
+}
 DEFAULT_ADJUST = (1.0, "assumption: no adjustment")
 DERIVED_RANGE_WIDEN = 0.15  # assumption: borrowed rows get +/-15% of (tau - 1) extra range
 SINGLE_SOURCE_WIDEN = 0.15  # assumption: rows from a single source get +/-15% of (tau - 1) extra range
@@ -240,8 +249,13 @@ def acceptance_prior(
         rows = [r for r in load_prior_rows() if r.method == method and r.variant == closest
                 and r.source_id not in exclude_sources]
         assumptions.append(f"no acceptance rows for {variant}: using {closest or 'plain ' + method} rows")
+    if not rows and not variant and method in METHOD_BORROW:
+        borrowed, why = METHOD_BORROW[method]
+        rows = [r for r in load_prior_rows() if r.method == borrowed and r.variant == ""
+                and r.source_id not in exclude_sources]
+        assumptions.append(why)
     if not rows:
-        # e.g. suffix decoding: the only published retrieval-drafting acceptance is REST's
+        # a method known only through a variant (e.g. REST for retrieval drafting)
         rows = [r for r in load_prior_rows() if r.method == method and r.source_id not in exclude_sources]
         if rows:
             kinds = ", ".join(sorted({r.variant for r in rows}))

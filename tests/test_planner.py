@@ -1,0 +1,232 @@
+"""The planner: one test per decision rule, tuning rule and always-flag, plus bad input.
+
+These assert the *rule* (which strategy family, which flag, which N band), not
+exact speedups: the speedup model has its own tests and calibration.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specpick.skill.planner import plan
+from specpick.skill.render import to_markdown
+from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
+from specpick.tools.errors import InputError, NotFoundError
+
+
+def rec(**kw):
+    return plan(PlannerInputs(**kw))
+
+
+# -- decision rules -----------------------------------------------------------------------------
+
+def test_published_head_for_exact_verifier_needs_no_training():
+    r = rec(verifier="llama-3.1-8b", workload="chat")
+    assert r.strategy == "eagle3"
+    assert r.draft_model in {"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                             "lmsys/SGLang-EAGLE3-Llama-3.1-8B-Instruct-SpecForge"}
+    assert any("no training needed" in line for line in r.rationale)
+
+
+def test_quick_start_without_training_uses_a_same_family_draft():
+    # Seed: no training, a second model can be hosted -> a 1B-3B same-family draft.
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4)
+    assert r.strategy == "draft_model"
+    assert r.draft_model in {"meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-3B-Instruct"}
+    assert next(c for c in r.compatibility if c.name == "tokenizer").verdict == "pass"
+
+
+def test_can_finetune_without_published_head_trains_an_eagle_head():
+    r = rec(verifier="qwen2.5-72b", workload="chat", gpus=4, can_finetune=True, second_model=False)
+    assert r.strategy in {"eagle3", "eagle2", "eagle", "medusa"}
+    assert next(c for c in r.compatibility if c.name == "head_match").verdict == "warn"
+
+
+def test_no_training_no_draft_falls_to_model_free_methods():
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, second_model=False)
+    assert r.strategy in {"lookahead", "ngram", "suffix", "none"}
+
+
+def test_mtp_for_models_that_ship_mtp_layers():
+    r = rec(verifier="deepseek-v3", workload="chat", gpu="H200", gpus=8)
+    assert r.strategy == "mtp" and r.num_draft_tokens <= 3
+
+
+def test_input_grounded_work_uses_ngram_or_suffix_without_other_options():
+    r = rec(verifier="qwen2.5-7b", workload="summarization", second_model=False)
+    assert r.strategy in {"ngram", "suffix"}
+
+
+@pytest.mark.parametrize("inputs,flag", [
+    ({"sampling": "beam"}, "beam_search"),
+    ({"pipeline_parallel": 2}, "pipeline_parallel"),
+    ({"lora": True}, "lora"),
+])
+def test_blockers_turn_speculation_off(inputs, flag):
+    r = rec(verifier="llama-3.1-8b", workload="chat", **inputs)
+    assert r.strategy == "none" and flag in r.flag_ids()
+    assert r.expected_speedup.value == 1.0 and r.engine_config.format == "none"
+    assert any(f.id == flag and f.severity == "fail" for f in r.flags)
+
+
+def test_verifier_that_does_not_fit_is_flagged_and_planned_on_the_smallest_tp_that_fits():
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpu="H100", gpus=1)
+    assert "verifier_does_not_fit" in r.flag_ids()
+    assert r.inputs.gpus == 2 and "--tensor-parallel-size 2" in r.engine_config.launch_command
+
+
+def test_tokenizer_mismatch_is_a_hard_fail_and_the_draft_is_not_used():
+    r = rec(verifier="llama-2-7b", workload="chat", draft="mistral-7b")
+    assert r.strategy != "draft_model"
+    flag = next(f for f in r.flags if f.id == "tokenizer_mismatch")
+    assert flag.severity == "fail"
+
+
+def test_padded_vocab_draft_is_flagged_but_usable():
+    r = rec(verifier="qwen2.5-7b", workload="chat", draft="qwen2.5-0.5b", method="draft_model")
+    assert r.strategy == "draft_model" and "vocab_padding" in r.flag_ids()
+    assert next(c for c in r.compatibility if c.name == "vocab_padding").verdict == "warn"
+
+
+def test_draft_that_does_not_fit_rules_out_a_draft_model():
+    r = rec(verifier="llama-3.1-8b", workload="chat", gpu="L4", context_tokens=8192, concurrency=4,
+            draft="llama-3.2-3b", second_model=True)
+    assert r.strategy != "draft_model" and "no_room_for_draft" in r.flag_ids()
+
+
+def test_head_trained_for_another_verifier_is_flagged():
+    r = rec(verifier="llama-3.3-70b", workload="chat", gpus=4, head="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    assert "head_for_other_verifier" in r.flag_ids()
+    assert r.draft_model != "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+
+
+def test_small_verifier_does_not_get_a_separate_draft():
+    r = rec(verifier="smollm2-1.7b", workload="chat", gpu="RTX 4090")
+    assert r.strategy != "draft_model" and "small_verifier" in r.flag_ids()
+
+
+def test_quantized_verifier_with_bf16_head_is_flagged():
+    r = rec(verifier="llama-3.1-8b", workload="chat", quantization="fp8")
+    assert r.strategy == "eagle3" and "quantized_verifier_bf16_head" in r.flag_ids()
+
+
+def test_transformers_engine_is_batch_one_only():
+    r = rec(verifier="llama-3.1-8b", workload="chat", engine="transformers", concurrency=8)
+    assert r.engine == "transformers" and r.strategy in {"draft_model", "ngram", "none"}
+    assert "transformers_batch1" in r.flag_ids() or r.strategy == "none"
+
+
+# -- tuning rules -------------------------------------------------------------------------------
+
+def test_high_temperature_keeps_n_low():
+    r = rec(verifier="llama-3.1-8b", workload="chat", temperature=1.0)
+    assert "high_temperature" in r.flag_ids()
+    assert r.strategy == "none" or r.num_draft_tokens <= 3
+
+
+def test_structured_output_pushes_n_up():
+    r = rec(verifier="qwen3-32b", workload="structured")
+    assert r.num_draft_tokens >= 7 or r.strategy in {"ngram", "suffix"}
+    assert "structured_high_acceptance" in r.flag_ids()
+
+
+def test_measured_low_alpha_drops_n_to_three():
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, draft="llama-3.2-1b")
+    assert r.strategy == "draft_model" and r.num_draft_tokens == 3
+
+
+def test_measured_high_alpha_raises_n_to_seven():
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, draft="llama-3.2-1b")
+    assert r.num_draft_tokens == 7
+
+
+def test_sglang_tree_for_interactive_high_acceptance():
+    r = rec(verifier="llama-3.1-8b", workload="code", engine="sglang")
+    assert r.engine == "sglang" and r.tree is not None
+    flags = r.engine_config.config
+    assert f"--speculative-num-steps {r.tree.depth}" in flags
+    assert f"--speculative-eagle-topk {r.tree.top_k}" in flags
+
+
+# -- batch ---------------------------------------------------------------------------------------
+
+def test_past_break_even_concurrency_speculation_is_off_or_scheduled():
+    r = rec(verifier="qwen2.5-7b", workload="chat", concurrency=256, latency="throughput", gpu="H100")
+    if r.strategy == "none":
+        assert r.fallback[0].next_strategy is None
+    else:
+        be = r.expected_speedup.break_even_concurrency
+        assert be is None or be > 256 or "batch_saturation" in r.flag_ids()
+
+
+def test_scheduled_by_batch_size_in_vllm_config_when_break_even_is_known():
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, concurrency=8)
+    be = r.expected_speedup.break_even_concurrency
+    if r.engine == "vllm" and be:
+        assert json.loads(r.engine_config.config)["disable_by_batch_size"] == be
+        assert any(s.trigger and s.trigger.metric == "concurrency" for s in r.fallback)
+
+
+# -- output contract -------------------------------------------------------------------------------
+
+def test_markdown_has_the_five_sections_in_order():
+    md = to_markdown(rec(verifier="llama-3.1-8b", workload="chat"))
+    positions = [md.index(f"## {h}") for h in SECTION_HEADINGS]
+    assert positions == sorted(positions)
+
+
+def test_every_answer_states_its_assumptions_and_sources():
+    r = rec(verifier="llama-3.1-70b", workload="code", gpus=4)
+    s = r.expected_speedup
+    assert s.low <= s.value <= s.high and s.acceptance_source and s.assumptions
+    assert all(f.source for f in r.flags)
+    assert r.measurement_plan.metrics and any("vllm:spec_decode" in m.name for m in r.measurement_plan.metrics)
+    assert all(step.trigger is None or step.trigger.metric for step in r.fallback)
+
+
+def test_defaults_are_stated():
+    r = rec(verifier="llama-3.1-8b", workload="chat")
+    assert any(d.startswith("gpu = H100-SXM") for d in r.defaults_used)
+    assert not any(d.startswith("workload") for d in r.defaults_used)
+
+
+def test_json_round_trips():
+    r = rec(verifier="gpt-oss-120b", workload="agentic")
+    again = type(r).model_validate_json(r.model_dump_json())
+    assert again == r
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw,needle", [
+    ({"draft": "llama-3.2-1b", "second_model": False}, "contradicts --no-second-model"),
+    ({"sampling": "greedy", "temperature": 0.9}, "contradicts --temperature"),
+    ({"alpha": 0.7, "tau": 3.0}, "not both"),
+    ({"method": "medusa", "can_finetune": False}, "--method medusa is ruled out"),
+    ({"method": "mtp"}, "--method mtp is ruled out"),
+    ({"draft": "llama-3.1-8b"}, "the verifier itself"),
+])
+def test_contradictions_are_input_errors(kw, needle):
+    with pytest.raises(InputError) as err:
+        rec(verifier="llama-3.1-8b", workload="chat", **kw)
+    assert needle in err.value.message and "\n" not in err.value.message
+
+
+@pytest.mark.parametrize("kw", [
+    {"alpha": 1.0}, {"alpha": 0.0}, {"tau": 0.5}, {"concurrency": 0}, {"gpus": 0}, {"context_tokens": -1},
+    {"temperature": -1}, {"workload": "poetry"},
+])
+def test_out_of_range_inputs_are_rejected(kw):
+    from specpick.skill.registry import BY_NAME
+
+    base = {"verifier": "llama-3.1-8b", "workload": "chat"}
+    base.update(kw)
+    with pytest.raises(InputError):
+        BY_NAME["recommend"].validate(base)
+
+
+def test_unknown_verifier_lists_close_matches():
+    with pytest.raises(NotFoundError, match="Did you mean"):
+        rec(verifier="llama-3.1-7b", workload="chat")
