@@ -204,7 +204,8 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         mode: agent only: with the skill, without it (same model, no SKILL.md, no tools), or both side by side.
         client: agent only: an ``anthropic.Anthropic`` client (default: built from the environment, which may
             point at the local Messages-API stand-in through ANTHROPIC_BASE_URL).
-        model / user_model: agent model and simulated-user model (default: ``skill.agent.resolve_model``).
+        model / user_model: agent model (default: ``skill.agent.resolve_model``) and simulated-user model
+            (default: the agent model).
         limits: agent only: ``skill.agent.Limits`` for each conversation.
         rubric: add the model-graded prose rubric (needs a client; "na" without one).
         progress: called with each graded result, e.g. to print a line per case.
@@ -258,7 +259,7 @@ def _run_one(runner: str, variant: Variant, case: Case, repeat: int, **kw: Any) 
     if runner == "planner":
         return runners.run_planner(case, repeat)
     converse = runners.make_converse(kw["client"], variant, model=kw["model"], limits=kw["limits"])
-    user = runners.SimulatedUser(kw["client"], case, model=kw["user_model"])
+    user = runners.SimulatedUser(kw["client"], case, model=kw["user_model"] or kw["model"])
     return runners.run_agent(case, converse, user, variant=variant, repeat=repeat)
 
 

@@ -156,6 +156,7 @@ def test_agent_runner_against_the_messages_api_stand_in(fake_claude, claude_clie
     assert agent_req.body["stream"] and "submit_recommendation" in {t["name"] for t in agent_req.body["tools"]}
     assert len(agent_req.body["tools"]) > 1  # with the skill: the registry's tools too
     assert "Llama-3.1-8B-Instruct" in user_req.body["system"]  # the hidden fact, given only to the user model
+    assert user_req.body["model"] == agent_req.body["model"] == "claude-test"  # user model defaults to the agent's
     assert final_req.body["messages"][-1]["content"] == "Llama-3.1-8B-Instruct"  # the answer reached the agent
 
 
