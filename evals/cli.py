@@ -13,7 +13,7 @@ import sys
 from specpick.tools.errors import InputError
 
 EPILOG = """examples:
-  specpick eval --runner planner --min-pass 0.55 --min-check sections=1 --json evals.json
+  specpick eval --runner planner --min-pass 0.70 --min-check sections=1 --json evals.json
   specpick eval --runner planner --category drafts serving
   specpick eval --runner agent --repeat 3 --mode compare --rubric      (needs ANTHROPIC_API_KEY)
 """
