@@ -1,0 +1,46 @@
+"""recommend with Hub facts: the real huggingface_hub client against the local Hub stand-in."""
+
+from __future__ import annotations
+
+import pytest
+
+from specpick.skill.cli import main
+from specpick.skill.planner import plan
+from specpick.skill.schema import PlannerInputs
+from specpick.tools.errors import EXIT_ACCESS, HubAccessError
+from tests.test_hfconfig import LLAMA31_8B
+
+
+@pytest.fixture
+def hub_env(fakehub, hub_settings, monkeypatch, tmp_path):
+    """Point the environment (what the planner follows) at the stand-in, with a fresh cache."""
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    return fakehub
+
+
+def test_model_missing_from_the_catalog_is_read_from_the_hub(hub_env):
+    hub_env.add_repo("acme/custom-llama-8b", {"config.json": LLAMA31_8B})
+    r = plan(PlannerInputs(verifier="acme/custom-llama-8b", workload="summarization"))
+    assert r.facts_source == "hub"
+    assert r.strategy in {"ngram", "suffix", "lookahead", "none"}  # no published head or known draft
+    assert any("config.json" in a for a in r.expected_speedup.assumptions)
+    assert any(req.path.endswith("/config.json") for req in hub_env.log)
+
+
+def test_live_catalog_model_falls_back_to_the_catalog_when_offline(hub_env, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    r = plan(PlannerInputs(verifier="llama-3.1-8b", workload="chat", live=True))
+    assert r.facts_source == "catalog"
+    assert any("offline" in a for a in r.expected_speedup.assumptions)
+    assert not hub_env.log  # offline: not one request
+
+
+def test_gated_verifier_is_an_access_error_with_advice(hub_env, capsys):
+    hub_env.add_repo("acme/gated-8b", {"config.json": LLAMA31_8B}, gated="manual")
+    with pytest.raises(HubAccessError, match="HF_TOKEN"):
+        plan(PlannerInputs(verifier="acme/gated-8b", workload="chat"))
+    code = main(["recommend", "--verifier", "acme/gated-8b", "--workload", "chat"])
+    err = capsys.readouterr().err
+    assert code == EXIT_ACCESS and err.startswith("error: ") and err.count("\n") == 1
