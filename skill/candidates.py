@@ -29,6 +29,8 @@ ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
     "suffix": ("vllm",),
     "lookahead": ("trtllm",),
 }
+# Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
+SMALL_VERIFIER_B = 4.0
 # The seed's starting draft length; tuning (skill/tuning.py) moves it from there.
 DEFAULT_DRAFT_LENGTH = 5
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
@@ -56,6 +58,7 @@ class Candidate:
     # Why an infeasible candidate was ruled out (machine-readable, for flags):
     # budget | other_verifier | no_mtp | tokenizer | vram | engine | no_draft
     rejected_for: str | None = None
+    rejected_drafts: list[str] = field(default_factory=list)  # draft_model: drafts ruled out, with reasons
 
     @property
     def speedup(self) -> float:
@@ -82,14 +85,17 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     from specpick.tools.types import BYTES_PER_PARAM
 
     quant = ctx.inp.quantization or ctx.verifier.dtype
-    measured = ctx.measured_method is None or ctx.measured_method == cand.strategy
+    measured = ctx.measured_method is None or ctx.measured_method == cand.strategy  # "<undetermined>": none
     return estimate_for_specs(
         ctx.verifier, ctx.gpu, cand.strategy,
         draft=cand.draft, gpus=ctx.gpus, workload=ctx.inp.workload, temperature=ctx.temperature,
         batch=batch or ctx.inp.concurrency, num_draft_tokens=num_draft_tokens or DEFAULT_DRAFT_LENGTH,
         tree=TreeShape(**tree.model_dump()) if tree else None,
         alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
-        harness=cand.engine, engine=cand.engine, context_tokens=ctx.inp.context_tokens,
+        # An explicit --context is what the KV cache holds while decoding; otherwise the speedup model's
+        # workload-typical context (stated in its assumptions), not the 4096-token VRAM sizing default.
+        harness=cand.engine, engine=cand.engine,
+        context_tokens=ctx.inp.context_tokens if "context_tokens" in ctx.inp.model_fields_set else None,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
     )
 
@@ -143,9 +149,16 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     if not ctx.inp.second_model:
         return Candidate("draft_model", engine, False, "hosting a second model is ruled out (--no-second-model)",
                          rejected_for="budget")
+    size_b = ctx.verifier.params_total_b or 0.0
+    if 0 < size_b < SMALL_VERIFIER_B:
+        return Candidate("draft_model", engine, False, f"a {size_b:g}B verifier is too small for a separate draft "
+                         "to pay: a useful draft's step is not much cheaper (vllm#15025: 135M drafting 1.7B ran ~30% "
+                         "slower)", rejected_for="small_verifier", draft=ctx.draft)
     cat = get_catalog()
-    options: list[ModelSpec] = [ctx.draft] if ctx.draft else [
-        m for m in (cat.find_model(d.draft_repo_id) for d in cat.drafts_for(ctx.verifier)) if m is not None]
+    known = [m for m in (cat.find_model(d.draft_repo_id) for d in cat.drafts_for(ctx.verifier)) if m is not None]
+    # The user's draft first; the catalog's same-family drafts are evaluated too, and used only if
+    # the user's is ruled out (tokenizer, memory).
+    options: list[ModelSpec] = ([ctx.draft] if ctx.draft else []) + [m for m in known if m != ctx.draft]
     if not options:
         return Candidate("draft_model", engine, False, f"no known same-family draft for {ctx.verifier.repo_id} "
                          "(give one with --draft)", rejected_for="no_draft")
@@ -171,11 +184,15 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
             best = best or cand
             continue
         cand.estimate = estimate(ctx, cand)
-        if best is None or not best.feasible or cand.speedup > best.speedup:
+        users_draft_ok = best is not None and best.feasible and best.draft == ctx.draft
+        if best is None or not best.feasible or (not users_draft_ok and cand.speedup > best.speedup):
             best = cand
     assert best is not None  # options is non-empty
     if not best.feasible and rejected:
         best.reason = "; ".join(rejected)
+    elif ctx.draft is not None and best.draft != ctx.draft and rejected:
+        best.reason += f" (instead of your draft: {rejected[0]})"
+    best.rejected_drafts = rejected
     return best
 
 

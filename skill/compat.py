@@ -58,6 +58,11 @@ def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
 
 
 def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
+    if not base_fit.verifier_alone_fits:
+        planned = f"; this plan assumes {ctx.gpus} GPUs" if ctx.gpus != base_fit.gpus else ""
+        return CompatCheck(name="vram_fit", verdict="fail", reason=f"the verifier alone does not fit "
+                           f"{base_fit.gpus}x {base_fit.gpu} ({base_fit.verifier_weights_gib:.0f} GiB of weights per "
+                           f"GPU){planned}", source="tools/vram.py")
     fit = chosen.vram or base_fit
     if not fit.fits:
         return CompatCheck(name="vram_fit", verdict="fail", reason=f"needs {-fit.headroom_gib:.1f} GiB more per "

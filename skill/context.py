@@ -70,6 +70,11 @@ def _check_contradictions(inp: PlannerInputs) -> None:
     if inp.method == "draft_model" and not inp.second_model:
         raise InputError("--method draft_model needs a second model, but --no-second-model was given; "
                          "drop --no-second-model or pick a method without a draft model (eagle3, ngram, ...)")
+    if inp.pipeline_parallel > inp.gpus or inp.gpus % inp.pipeline_parallel:
+        raise InputError(
+            f"--pipeline-parallel {inp.pipeline_parallel} does not divide --gpus {inp.gpus} (the total GPU count, "
+            "tensor x pipeline); give the total GPUs, or fewer pipeline stages"
+        )
     if inp.head and inp.draft:
         raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
 

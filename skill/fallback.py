@@ -22,9 +22,23 @@ def build_fallback(
     engine: str,
     alternatives: list[Alternative],
     chain: bool,
+    switched_off: tuple[str, float, int] | None = None,
 ) -> list[FallbackStep]:
-    """Ordered fallback steps for the chosen strategy."""
+    """Ordered fallback steps for the chosen strategy.
+
+    ``switched_off`` = (strategy, speedup, concurrency below which it pays) when speculation was turned
+    off for load: the first step says when to turn it back on.
+    """
     steps: list[FallbackStep] = []
+    if switched_off is not None:
+        name, gain, below = switched_off
+        steps.append(FallbackStep(
+            trigger=Trigger(metric="concurrency", op="<", value=float(below)),
+            condition=f"concurrency drops below {below}",
+            action=f"enable {name} for that traffic (a separate replica or a per-batch-size schedule): the model "
+                   f"expects a gain there ({gain:.2f}x at your current load is not enough)",
+            next_strategy=name,  # type: ignore[arg-type]
+        ))
     if strategy == "none":
         steps.append(FallbackStep(
             trigger=None,

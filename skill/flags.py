@@ -13,8 +13,8 @@ from specpick.tools.types import INPUT_GROUNDED_WORKLOADS, TRAINED_HEAD_METHODS
 
 SEED = "seed decision rules (shared/seed)"
 # KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).
-# Below this verifier size a separate draft model's step is too close to the verifier's (vllm#15025).
-SMALL_VERIFIER_B = 4.0
+# From here on the verifier's verify pass approaches compute-bound on current GPUs (EAGLE-3 Table 5 decay).
+HIGH_CONCURRENCY = 16
 KNOWN_KV_DTYPES = {None, "auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2"}
 
 
@@ -33,6 +33,14 @@ def blocker_flags(ctx: PlanContext) -> list[Flag]:
         out.append(_f("pipeline_parallel", "fail", f"pipeline parallel ({inp.pipeline_parallel} stages) with "
                       "speculation fails in vLLM and TensorRT-LLM; switch to tensor parallelism to speculate",
                       "vllm#14117, #49355, #52069; TensorRT-LLM#9009; vLLM docs (PP not composable)"))
+    if inp.kv_cache_dtype not in KNOWN_KV_DTYPES:
+        out.append(_f("exotic_kv_quant", "fail", f"KV-cache dtype {inp.kv_cache_dtype!r} with speculation has "
+                      "produced degenerate loops while health checks stay green; serve it without speculation, or "
+                      "use auto/fp8 KV to speculate", "vllm#40831, #52475, #53180"))
+    if inp.engine == "transformers" and ctx.engine_explicit and inp.concurrency > 1:
+        out.append(_f("transformers_batch1", "fail", f"HF assisted generation runs batch size 1 only; at "
+                      f"concurrency {inp.concurrency} there is nothing to enable: move to vLLM or SGLang to speculate",
+                      "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
     if inp.lora:
         out.append(_f("lora", "fail", "serving LoRA adapters with speculation fails (shape error) in vLLM; "
                       "merge the adapter into the weights or serve without speculation",
@@ -49,6 +57,12 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
         out.append(_f("high_temperature", "warn", f"T={ctx.temperature:g}: stochastic sampling accepts fewer "
                       "draft tokens; keep N at 2-3 and match the draft's temperature to the verifier's",
                       f"{SEED}; EAGLE-2 paper (MT-Bench speedup 4.26x at T=0 vs 3.80x at T=1, Vicuna-13B)"))
+    if s != "none" and break_even is None and inp.concurrency >= HIGH_CONCURRENCY:
+        out.append(_f("batch_saturation", "warn", f"at concurrency {inp.concurrency} the verifier nears compute-bound: "
+                      "gains shrink as the batch grows (the model still expects a gain here); keep N short and "
+                      "measure throughput against a baseline at this load",
+                      f"{SEED} (batch-heavy serving); EAGLE-3 paper Table 5 (SGLang H100: 1.81x at bs2 -> 1.38x "
+                      "at bs64)"))
     if break_even is not None and s != "none":
         sev = "fail" if inp.concurrency >= break_even else "warn" if inp.concurrency * 2 >= break_even else "info"
         out.append(_f("batch_saturation", sev, f"speculation stops paying above concurrency ~{break_even}: the "
@@ -91,13 +105,9 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
         out.append(_f("concurrency_acceptance", "info", "acceptance measured at batch 1 need not hold at high "
                       "concurrency (one method's acceptance fell 0.66 -> 0.0018): measure at your concurrency",
                       "llama.cpp#27117"))
-    if inp.kv_cache_dtype not in KNOWN_KV_DTYPES and s != "none":
-        out.append(_f("exotic_kv_quant", "fail", f"KV-cache dtype {inp.kv_cache_dtype!r} with speculation has "
-                      "produced degenerate loops while health checks stay green; use auto/fp8 KV with speculation",
-                      "vllm#40831, #52475, #53180"))
-    if chosen.engine == "transformers" and inp.concurrency > 1:
-        out.append(_f("transformers_batch1", "warn", "HF assisted generation runs batch size 1 only; for "
-                      f"concurrency {inp.concurrency} serve with vLLM or SGLang",
+    if chosen.engine == "transformers":
+        out.append(_f("transformers_batch1", "info", "HF assisted generation runs batch size 1 only: fine for one "
+                      "request at a time; serve with vLLM or SGLang to batch",
                       "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
     if s == "suffix":
         out.append(_f("suffix_needs_plugin", "info", "vLLM suffix decoding needs `pip install arctic-inference`",
@@ -129,6 +139,12 @@ def tokenizer_flags(chosen: Candidate) -> list[Flag]:
     v = chosen.tokenizer
     if v is None:
         return []
+    if v.verdict == "identical_except_padding" and chosen.engine == "transformers":
+        return [_f("vocab_padding", "warn", f"{v.summary} Pad the draft's embedding and LM head to the verifier's "
+                   "vocab_size", "vllm#7252, #5203, #10913"),
+                _f("transformers_padded_vocab", "fail", "HF universal assisted decoding crashes when draft and "
+                   "verifier differ only in vocab padding (Qwen2.5-7B + 0.5B): pad the draft's embedding/LM head "
+                   "to the verifier's vocab_size first, or use prompt lookup", "transformers#45307")]
     if v.verdict == "identical_except_padding":
         return [_f("vocab_padding", "warn", f"{v.summary} Pad the draft's embedding and LM head to the verifier's "
                    "vocab_size (or use a vLLM build with PR #42775); HF universal assisted decoding crashes on it "
@@ -143,20 +159,38 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
     """Flags explaining why an expected option was ruled out."""
     out = [f for c in candidates for f in c.flags]
     for c in candidates:
-        if c.strategy == "draft_model" and not c.feasible:
-            if c.rejected_for == "tokenizer":
-                out.append(_f("tokenizer_mismatch", "fail", f"{c.reason}. Engines check only vocab_size, so a "
+        if c.strategy != "draft_model":
+            continue
+        for why in c.rejected_drafts:
+            if "tokenizer" in why.lower() or "different" in why.lower():
+                out.append(_f("tokenizer_mismatch", "fail", f"{why}. Engines check only vocab_size, so a "
                               "same-size different tokenizer passes them and silently corrupts output",
                               "sglang#24051 (fix PR #23838); llama.cpp#3812; ENGINES.md issue 7"))
-            elif c.rejected_for == "vram":
-                out.append(_f("no_room_for_draft", "warn", c.reason + "; a separate draft model is ruled out",
+            elif "does not fit" in why:
+                out.append(_f("no_room_for_draft", "warn", why + ": that draft is ruled out",
                               "sglang#6875 (draft memory not counted -> OOM); VRAM check"))
+    inp = ctx.inp
+    heads = [c for c in candidates if c.strategy in ("eagle", "eagle2", "eagle3", "mtp", "medusa")]
+    if heads and all(c.rejected_for == "engine" for c in heads):
+        out.append(_f("eagle_needs_internals", "warn", f"EAGLE, Medusa and MTP read the verifier's hidden states; "
+                      f"{inp.engine} does not expose them, so those heads are out here: serve with vLLM, SGLang or "
+                      "TensorRT-LLM to use them", f"{SEED} (always flag); engine_support.csv"))
+    asked_medusa = inp.method == "medusa" or (ctx.head is not None and ctx.head.method == "medusa")
+    medusa = next((c for c in candidates if c.strategy == "medusa"), None)
+    if medusa is not None and (asked_medusa and medusa.rejected_for == "engine" or
+                               medusa.feasible and medusa.engine == "trtllm"):
+        out.append(_f("medusa_engine_support", "warn" if medusa.rejected_for else "info",
+                      "Medusa runs in vLLM (vLLM-format heads) and in TensorRT-LLM's TRT-engine backend only (Vicuna, "
+                      "greedy); SGLang has no Medusa", "ENGINES.md (b): SGLang algorithms; TRT-LLM Medusa row"))
+    lookahead = next((c for c in candidates if c.strategy == "lookahead"), None)
+    if lookahead is not None and not inp.can_finetune and (not inp.second_model or inp.method == "lookahead"):
+        out.append(_f("lookahead_engine_support", "info", "lookahead decoding (the no-training, no-draft option) "
+                      "runs only in TensorRT-LLM's TRT-engine backend (trtllm-build), not in vLLM, SGLang or "
+                      "TRT-LLM's PyTorch backend", "ENGINES.md (b): TRT-LLM Lookahead row; vLLM/SGLang method lists"))
     draft = next((c for c in candidates if c.strategy == "draft_model"), None)
-    verifier_b = ctx.verifier.params_total_b or 0.0
-    if draft is not None and draft.draft is not None and 0 < verifier_b < SMALL_VERIFIER_B:
-        out.append(_f("small_verifier", "warn", f"a {verifier_b:g}B verifier is too small for a separate draft to "
-                      f"pay: the draft step is not much cheaper than the verifier's (here "
-                      f"{draft.speedup:.2f}x expected); prefer n-gram drafting or none",
+    if draft is not None and draft.rejected_for == "small_verifier":
+        out.append(_f("small_verifier", "warn", draft.reason + "; a separate draft model is ruled out, prefer "
+                      "n-gram drafting, a head, or none",
                       "vllm#15025 (135M draft for a 1.7B target: ~30% slower despite high acceptance)"))
     if ctx.inp.method == "mtp" and ctx.verifier.mtp_layers == 0:
         out.append(_f("mtp_not_available", "fail", f"{ctx.verifier.repo_id} ships no MTP layers",

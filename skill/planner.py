@@ -19,10 +19,11 @@ from specpick.skill.context import PlanContext, build_context
 from specpick.skill.fallback import build_fallback
 from specpick.skill.flags import blocker_flags, deployment_flags, rejected_flags, tokenizer_flags
 from specpick.skill.measurement import build_measurement_plan
-from specpick.skill.schema import Alternative, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
+from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
 from specpick.skill.tuning import choose_parameters
 from specpick.tools.engines import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
+from specpick.tools.types import INPUT_GROUNDED_WORKLOADS
 from specpick.tools.vram import fit_specs
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
@@ -32,10 +33,17 @@ LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "e
 MIN_WORTHWHILE_SPEEDUP = 1.1
 # Near-ties go to the option that needs no training, then to the user's/default engine.
 TIE_MARGIN = 0.05
+# Deployment facts that switch speculation off whatever the method (skill/flags.py blocker_flags).
+BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1"})
+# TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
+# TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
+TRTLLM_AUTO_OFF_ABOVE = 32
+# Marks "a measured alpha/tau was given without naming its method" until the planner resolves it.
+UNDETERMINED = "<undetermined>"
 
 
 def _fit_gpus(ctx: PlanContext):
-    """Verifier-alone fit; if it doesn't fit, the smallest TP that does (stated, flagged)."""
+    """Verifier-alone fit as given; if it doesn't fit, the smallest TP that does (stated, flagged)."""
     fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, quantization=ctx.inp.quantization,
                     context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
     if fit.verifier_alone_fits:
@@ -46,8 +54,22 @@ def _fit_gpus(ctx: PlanContext):
         trial = fit_specs(ctx.verifier, ctx.gpu, gpus=gpus, quantization=ctx.inp.quantization,
                           context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
         if trial.verifier_alone_fits:
-            return trial, gpus
+            return fit, gpus
     return fit, None
+
+
+def decision_speedup(c: Candidate, workload: str) -> float:
+    """The speedup a choice is made on.
+
+    Copy-based drafting (n-gram, suffix) on work that does not copy its input is decided on the low end
+    of its range: its acceptance prior comes from papers' own harnesses on MT-Bench, while an engine
+    measured a loss on such traffic (vllm#8439: 69.8 -> 61.8 tok/s).
+    """
+    if c.estimate is None:
+        return 0.0
+    if c.strategy in ("ngram", "suffix") and workload not in INPUT_GROUNDED_WORKLOADS:
+        return c.estimate.low
+    return c.speedup
 
 
 def _score(c: Candidate, workload: str) -> float:
@@ -57,7 +79,7 @@ def _score(c: Candidate, workload: str) -> float:
     # is what it was built for (Arctic Inference). Elsewhere near-ties go to plain n-gram.
     if c.strategy == "suffix" and workload != "agentic":
         penalty -= TIE_MARGIN
-    return c.speedup * penalty
+    return decision_speedup(c, workload) * penalty
 
 
 def _choose(ctx: PlanContext, candidates: list[Candidate]) -> Candidate | None:
@@ -109,6 +131,73 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
     )
 
 
+def _fit_or_adjust(ctx: PlanContext, rationale: list[str]) -> tuple[object, list[Flag]]:
+    """Verifier-alone VRAM check; plan on the smallest TP that fits when the given GPUs are too few."""
+    inp = ctx.inp
+    base_fit, adjusted_gpus = _fit_gpus(ctx)
+    if not adjusted_gpus and base_fit.verifier_alone_fits:
+        return base_fit, []
+    msg = (f"{ctx.verifier.repo_id} at {inp.quantization or ctx.verifier.dtype} does not fit {inp.gpus}x "
+           f"{ctx.gpu.key} ({base_fit.verifier_weights_gib:.0f} GiB of weights per GPU, "
+           f"{ctx.gpu.memory_gib:g} GiB each)")
+    if adjusted_gpus:
+        msg += f"; planned for {adjusted_gpus}x {ctx.gpu.key} (smallest tensor-parallel size that fits)"
+        ctx.gpus = adjusted_gpus
+    rationale.append(msg + ".")
+    return base_fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg + "; or quantize (fp8/int4)",
+                           source="tools/vram.py")]
+
+
+def _apply_measured_acceptance(ctx: PlanContext, candidates: list[Candidate]) -> None:
+    """A measured alpha/tau with no method named is taken to be for the method we would pick on priors."""
+    if ctx.measured_method != UNDETERMINED:
+        return
+    best = _choose(ctx, candidates)
+    if best is None:
+        ctx.measured_method = None
+        return
+    ctx.measured_method = best.strategy
+    best.estimate = estimate(ctx, best)
+    ctx.notes.append(f"measured acceptance taken to be for {best.strategy}, the method chosen on priors "
+                     "(name it with --method if you measured another)")
+
+
+def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
+            rationale: list[str]) -> tuple[Candidate, list[str], Candidate | None]:
+    """Pick the strategy: blockers first, then the best candidate, then the worth-it and load checks.
+
+    Returns (chosen, blockers, switched_off) where ``switched_off`` is the option turned off for load or
+    low gain (the fallback says when to turn it back on).
+    """
+    inp = ctx.inp
+    blockers = [f.message for f in flags if f.severity == "fail" and f.id in BLOCKERS]
+    chosen = None if blockers else _choose(ctx, candidates)
+    if chosen is None:
+        rationale += [f"Speculation off: {b}." for b in blockers[:1]]
+        return _none_candidate(ctx), blockers, None
+    chosen = choose_parameters(ctx, chosen)
+    rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
+    rationale += chosen.notes
+    if inp.method:
+        return chosen, blockers, None
+    reason = None
+    if chosen.engine == "trtllm" and inp.concurrency > TRTLLM_AUTO_OFF_ABOVE:
+        reason = (f"TensorRT-LLM at concurrency {inp.concurrency}: its own AUTO mode turns speculation off above "
+                  f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
+        flags += deployment_flags(ctx, chosen, candidates, TRTLLM_AUTO_OFF_ABOVE)
+    else:
+        decided = decision_speedup(chosen, inp.workload)
+        if decided < MIN_WORTHWHILE_SPEEDUP:
+            shown = f"{decided:.2f}x" + ("" if decided == chosen.speedup else " at the low end of its range")
+            reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
+                      f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running")
+            flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+    if reason is None:
+        return chosen, blockers, None
+    rationale.append(f"Speculation off: {reason}.")
+    return _none_candidate(ctx), [reason], chosen
+
+
 def plan(inp: PlannerInputs) -> Recommendation:
     """Plan speculative decoding for one deployment.
 
@@ -117,45 +206,20 @@ def plan(inp: PlannerInputs) -> Recommendation:
         NotFoundError: unknown verifier, draft or GPU (with close matches).
     """
     ctx = build_context(inp)
-    base_fit, adjusted_gpus = _fit_gpus(ctx)
+    if (inp.alpha is not None or inp.tau is not None) and ctx.measured_method is None:
+        ctx.measured_method = UNDETERMINED
     rationale: list[str] = []
-    flags = blocker_flags(ctx)
-    if adjusted_gpus or not base_fit.verifier_alone_fits:
-        from specpick.skill.schema import Flag
-
-        weights_gib = base_fit.verifier_weights_gib * base_fit.gpus / inp.gpus
-        msg = (f"{ctx.verifier.repo_id} at {inp.quantization or ctx.verifier.dtype} does not fit {inp.gpus}x "
-               f"{ctx.gpu.key} ({weights_gib:.0f} GiB of weights per GPU, {ctx.gpu.memory_gib:g} GiB each)")
-        if adjusted_gpus:
-            msg += f"; planned for {adjusted_gpus}x {ctx.gpu.key} (smallest tensor-parallel size that fits)"
-            ctx.gpus = adjusted_gpus
-        flags.append(Flag(id="verifier_does_not_fit", severity="fail", message=msg + "; or quantize (fp8/int4)",
-                          source="tools/vram.py"))
-        rationale.append(msg + ".")
-
-    candidates = evaluate_candidates(ctx) if base_fit.verifier_alone_fits else []
+    base_fit, flags = _fit_or_adjust(ctx, rationale)
+    flags = blocker_flags(ctx) + flags
+    candidates = evaluate_candidates(ctx)
     if inp.method:
-        asked = next(c for c in candidates if c.strategy == inp.method) if candidates else None
+        asked = next((c for c in candidates if c.strategy == inp.method), None)
         if asked is not None and not asked.feasible:
             raise InputError(f"--method {inp.method} is ruled out: {asked.reason}. "
                              "Change the budget flags or drop --method to let the planner choose.")
-    blockers = [f.message for f in flags if f.id in ("beam_search", "pipeline_parallel", "lora")]
-    chosen = None if blockers else _choose(ctx, candidates)
-    if chosen is not None:
-        chosen = choose_parameters(ctx, chosen)
-        rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
-        rationale += chosen.notes
-    if chosen is not None and chosen.speedup < MIN_WORTHWHILE_SPEEDUP and not inp.method:
-        rationale.append(f"best option ({LABEL[chosen.strategy]}, {chosen.speedup:.2f}x) is below "
-                         f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running.")
-        blockers.append(f"the best option, {chosen.strategy}, is expected at {chosen.speedup:.2f}x")
-        flagged_break_even = chosen.estimate.break_even_concurrency if chosen.estimate else None
-        flags += deployment_flags(ctx, chosen, candidates, flagged_break_even)
-        chosen = None
-    if chosen is None:
-        chosen = _none_candidate(ctx)
-        rationale += [f"Speculation off: {b}." for b in blockers[:1]]
-    else:
+    _apply_measured_acceptance(ctx, candidates)
+    chosen, blockers, switched_off = _decide(ctx, candidates, flags, rationale)
+    if chosen.strategy != "none":
         flags += tokenizer_flags(chosen)
         flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
     user_draft = next((c for c in candidates if c.strategy == "draft_model" and ctx.draft is not None), None)
@@ -163,7 +227,14 @@ def plan(inp: PlannerInputs) -> Recommendation:
         flags += tokenizer_flags(user_draft)  # the user asked about this draft: say what we found
     flags += rejected_flags(candidates, ctx)
     flags = list({f.id: f for f in flags}.values())
+    return _assemble(ctx, chosen, candidates, flags, rationale, blockers, switched_off, base_fit)
 
+
+def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], flags: list[Flag],
+              rationale: list[str], blockers: list[str], switched_off: Candidate | None,
+              base_fit: object) -> Recommendation:
+    """Engine config, fallback and measurement plan around the decision."""
+    inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)
     alts = _alternatives(candidates, chosen)
     schedule = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
@@ -184,7 +255,8 @@ def plan(inp: PlannerInputs) -> Recommendation:
     fallback = build_fallback(strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
                               expected_speedup=speed.value, tau_low=max(1.0, speed.tau * 0.8),
                               break_even=speed.break_even_concurrency, concurrency=inp.concurrency,
-                              engine=chosen.engine, alternatives=alts, chain=chain)
+                              engine=chosen.engine, alternatives=alts, chain=chain,
+                              switched_off=_resume_point(switched_off, inp.concurrency))
     measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.verifier.repo_id,
                                          strategy=chosen.strategy, concurrency=inp.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,
@@ -198,6 +270,19 @@ def plan(inp: PlannerInputs) -> Recommendation:
         defaults_used=ctx.defaults_used, alternatives=alts, facts_source=ctx.facts_source,
         sources=sorted({f.source for f in flags}),
     )
+
+
+def _resume_point(switched_off: Candidate | None, concurrency: int) -> tuple[str, float, int] | None:
+    """(strategy, its speedup, concurrency below which it pays) for an option switched off under load."""
+    if switched_off is None or switched_off.estimate is None:
+        return None
+    be = switched_off.estimate.break_even_concurrency
+    below = min(be, TRTLLM_AUTO_OFF_ABOVE + 1) if switched_off.engine == "trtllm" and be else be
+    if switched_off.engine == "trtllm" and not be:
+        below = TRTLLM_AUTO_OFF_ABOVE + 1
+    if not below or below <= 1 or below > concurrency:
+        return None
+    return switched_off.strategy, switched_off.speedup, below
 
 
 def _ngram_window(ctx: PlanContext, chosen: Candidate) -> dict[str, int]:

@@ -15,6 +15,9 @@ from specpick.skill.schema import TreeParams
 # vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
 SUFFIX_MAX_TOKENS = 16
 SWEEP_MARGIN = 1.05
+# From here on draft length and tree width are kept small (skill/flags.py HIGH_CONCURRENCY).
+HIGH_LOAD = 16
+TREE_TOLERANCE = 0.06
 TREE_METHODS_ON_ENGINE = {"sglang": {"eagle", "eagle2", "eagle3"}, "trtllm": {"eagle3", "eagle", "eagle2"}}
 
 
@@ -29,6 +32,9 @@ def rule_draft_length(ctx: PlanContext, strategy: str, alpha: float | None) -> t
         n, why = 7, f"{ctx.inp.workload} output accepts well: N=7 (seed rule: push N to 7+)"
     if ctx.temperature > 0.7 and n > 3:
         n, why = 3, f"T={ctx.temperature:g}: keep N at 3 (seed rule for high temperature)"
+    if ctx.inp.concurrency >= HIGH_LOAD and n > 3:
+        n, why = 3, (f"concurrency {ctx.inp.concurrency}: N=3, since rejected draft tokens cost real verifier "
+                     "compute under load (vllm#6494, #21278; seed: gains diminish as batch grows)")
     if strategy == "mtp" and n > 3:
         # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1).
         n, why = 3, "MTP: N=3 (one MTP layer is reused for each extra position; vLLM warns acceptance drops)"
@@ -46,7 +52,9 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
         c.notes.append(f"num_speculative_tokens={SUFFIX_MAX_TOKENS} is a cap: suffix decoding sizes each draft by "
                        "match confidence (vLLM docs suggest 16-32)")
         return c
-    alpha = c.estimate.alpha
+    # A measured per-token alpha for this method beats the estimate's (tree-effective) alpha.
+    measured = ctx.inp.alpha is not None and ctx.measured_method == c.strategy
+    alpha = ctx.inp.alpha if measured else c.estimate.alpha
     n, why = rule_draft_length(ctx, c.strategy, alpha)
     est = estimate(ctx, c, num_draft_tokens=n)
     best_n = getattr(est, "best_num_draft_tokens", None)
@@ -63,10 +71,13 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
     c.notes.append(why + ".")
     if c.strategy in TREE_METHODS_ON_ENGINE.get(c.engine, set()):
         wide = ctx.inp.concurrency <= 4 and alpha is not None and alpha > 0.8
+        if ctx.inp.concurrency >= HIGH_LOAD:
+            n = min(n, 3)
         tree = (TreeParams(depth=n, top_k=4, num_verify_tokens=16 if alpha and alpha > 0.9 else 8) if wide
                 else TreeParams(depth=n, top_k=1, num_verify_tokens=n + 1))
         tree_est = estimate(ctx, c, num_draft_tokens=n, tree=tree)
-        if wide and tree_est.speedup < est.speedup:
+        # Within the model's own error (about 6%, `specpick calibrate`), keep the seed's wide tree.
+        if wide and tree_est.speedup < est.speedup * (1 - TREE_TOLERANCE):
             tree, tree_est = TreeParams(depth=n, top_k=1, num_verify_tokens=n + 1), est
             c.notes.append("a chain beats a wider tree here (verify cost of the extra tree tokens).")
         elif wide:

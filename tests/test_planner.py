@@ -61,7 +61,7 @@ def test_input_grounded_work_uses_ngram_or_suffix_without_other_options():
 
 @pytest.mark.parametrize("inputs,flag", [
     ({"sampling": "beam"}, "beam_search"),
-    ({"pipeline_parallel": 2}, "pipeline_parallel"),
+    ({"pipeline_parallel": 2, "gpus": 2}, "pipeline_parallel"),
     ({"lora": True}, "lora"),
 ])
 def test_blockers_turn_speculation_off(inputs, flag):
