@@ -31,6 +31,8 @@ ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
 }
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
+# Drafts up to this size run unsharded (TP 1): a few GB of weights, and all-reduces would dominate their step.
+SMALL_DRAFT_B = 8.0
 # The seed's starting draft length; tuning (skill/tuning.py) moves it from there.
 DEFAULT_DRAFT_LENGTH = 5
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
@@ -63,6 +65,14 @@ class Candidate:
     @property
     def speedup(self) -> float:
         return self.estimate.speedup if self.estimate is not None else 0.0
+
+
+def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
+    """Draft TP: 1 for small drafts (sharding them only adds all-reduces), else the target's TP.
+
+    vLLM accepts only 1 or the target TP (vllm#31345, #31398).
+    """
+    return 1 if (draft.params_total_b or 0.0) <= SMALL_DRAFT_B else gpus
 
 
 def pick_engine(ctx: PlanContext, method: str) -> str | None:
@@ -169,7 +179,8 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         verdict = (catalog_tokenizer_verdict(draft.repo_id, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
                    else compare_tokenizers(draft.repo_id, ctx.verifier.repo_id, live=True))
         fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, draft=draft, quantization=ctx.inp.quantization,
-                        context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
+                        context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency,
+                        draft_tp=draft_tensor_parallel(draft, ctx.gpus))
         cand = Candidate("draft_model", engine, True, f"same-family draft {draft.repo_id} ({verdict.verdict})",
                          draft=draft, draft_repo=draft.repo_id, tokenizer=verdict, vram=fit)
         if verdict.verdict == "different":

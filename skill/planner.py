@@ -13,7 +13,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 
 from __future__ import annotations
 
-from specpick.skill.candidates import Candidate, estimate, evaluate_candidates
+from specpick.skill.candidates import Candidate, draft_tensor_parallel, estimate, evaluate_candidates
 from specpick.skill.compat import build_checks
 from specpick.skill.context import PlanContext, build_context
 from specpick.skill.fallback import build_fallback
@@ -246,6 +246,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         tree_top_k=chosen.tree.top_k if chosen.tree else 1,
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
         tensor_parallel=ctx.gpus, disable_by_batch_size=schedule,
+        draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
         **_ngram_window(ctx, chosen),
     )
     engine_config = build_engine_config(cfg_in)
