@@ -9,12 +9,17 @@ a forward takes ``max(GPU time, host time)`` plus a fixed per-forward cost
 (``tools/overhead.py``).
 
 MoE: weights read = non-expert weights + the experts that the step's tokens
-actually touch. With ``T = batch x tokens_per_seq`` tokens routed top-k among
-E experts, the expected number of distinct experts per layer is
-``E * (1 - (1 - k/E)^T)`` (uniform routing assumption). One decode token reads
-k experts; a verify pass of many tokens reads many more, which is why MoE
-verification costs more at batch 1 and why large-batch MoE decoding stays
-memory-bound for longer.
+actually touch. Routing is uniform over E experts (top-k per token), sequences
+in a batch route independently, and within one sequence each token after the
+first repeats its predecessor's expert set with probability
+``ROUTING_REUSE`` (else draws afresh): consecutive tokens reuse experts more
+often than chance (Mixtral paper, Table 5). The expected distinct experts per
+layer for ``batch`` sequences of ``T`` tokens each is then
+``E * (1 - [(1 - k/E) * (1 - (1 - rho) k/E)^(T-1)]^batch)``, which is
+``E * (1 - (1 - k/E)^(batch T))`` at rho = 0 and the same at T = 1. One decode
+token reads k experts; a verify pass of many tokens reads many more, which is
+why MoE verification costs more at batch 1 and why large-batch MoE decoding
+stays memory-bound for longer.
 """
 
 from __future__ import annotations
@@ -46,6 +51,25 @@ ROOFLINE_SHARPNESS = 2.0
 ACTIVATION_BYTES = 2.0  # bf16/fp16 activations in all-reduce messages
 # PCIe Gen4 x16 is 64 GB/s bidirectional (gpus.csv interconnect column) -> 32 GB/s per direction.
 PCIE_GBPS_PER_DIRECTION = 32.0
+# MoE routing locality: probability that a token repeats the previous token's expert choice (same sequence)
+# beyond chance. Mixtral paper (Jiang et al. 2024, arXiv 2401.04088) sec. 5, Table 5: share of consecutive
+# tokens (The Pile, 8 subsets, layers 0/15/31) with the same first-choice expert: layer 0 13.6-14.9%, layer 15
+# 23.6-28.4%, layer 31 19.7-26.3% vs 12.5% at random; sharing the first or second choice: 44.9-49.9%,
+# 61.6-67.0%, 44.5-53.6% vs 46.4% at random. Excess over chance, (p - p_random) / (1 - p_random), averaged over
+# the 24 cells: 0.098 (first choice), 0.145 (first or second); 0.32 at layer 15 alone. 0.10 taken (the
+# first-choice reading, the lower one). Not fitted: the two MoE rows of published-dev.csv cannot identify it
+# (EAGLE1-MIXTRAL verifies a 26-token tree that touches >= 7.8 of 8 experts for any rho <= 0.5; DSV3-MTP
+# verifies 2 tokens on unstated hardware and its error is the per-cycle engine overhead: even rho = 1 moves it
+# only 0.83 -> 0.89 against 1.8 measured). Liang et al. 2025 (arXiv 2505.16056) Table 1 ranks local routing
+# consistency Qwen3-30B-A3B (SRP 54.1) > Mixtral-8x7B (49.4) > DeepSeek-V2-Lite/DeepSeekMoE (37.9/36.9, shared
+# experts), so one global rho is optimistic for DeepSeek and conservative for Qwen3.
+ROUTING_REUSE = 0.10
+ROUTING_REUSE_NOTE = (
+    f"MoE verify: within one sequence a token repeats its predecessor's experts with probability {ROUTING_REUSE} "
+    "beyond chance (Mixtral paper arXiv 2401.04088 Table 5: consecutive-token expert repeats 0.10-0.15 above "
+    "random, up to 0.32 at layer 15), sequences in a batch route independently and uniformly; models with shared "
+    "experts (DeepSeek) show less locality, Qwen3 more (Liang et al. arXiv 2505.16056 Table 1)"
+)
 # Small-message all-reduce latency (NCCL / engine custom all-reduce): assumption, ~8 us over NVLink,
 # ~25 us over PCIe.
 ALLREDUCE_LATENCY_MS_NVLINK = 0.008
@@ -76,6 +100,7 @@ class StepTime(BaseModel):
     total_ms: float
     bound: Bound
     experts_touched_per_layer: float | None = None
+    assumptions: list[str] = Field(default_factory=list, description="modelling assumptions with sources (MoE)")
 
 
 def _smax(a: float, b: float) -> float:
@@ -86,11 +111,23 @@ def _smax(a: float, b: float) -> float:
     return hi * ((a / hi) ** p + (b / hi) ** p) ** (1.0 / p)
 
 
-def experts_touched(num_experts: int, top_k: int, tokens: int) -> float:
-    """Expected distinct experts per MoE layer for ``tokens`` routed top-k (uniform routing)."""
+def experts_touched(num_experts: int, top_k: int, tokens: int, *, tokens_per_seq: int = 1,
+                    reuse: float = 0.0) -> float:
+    """Expected distinct experts per MoE layer for ``tokens`` routed top-k (uniform routing).
+
+    ``tokens`` come from ``tokens / tokens_per_seq`` independent sequences. Within a sequence every token after
+    the first repeats its predecessor's expert set with probability ``reuse`` and otherwise draws a fresh one, so
+    the experts one sequence misses are ``(1 - k/E) * (1 - (1 - reuse) k/E)^(T-1)`` of E (exact for chains and
+    for trees: each non-root token copies its parent or draws afresh). ``reuse = 0`` is independent routing.
+    """
     if num_experts <= 0:
         return 0.0
-    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** max(tokens, 1))
+    if not 0.0 <= reuse <= 1.0:
+        raise InputError(f"expert reuse must be a probability, got {reuse}")
+    per_seq = max(tokens_per_seq, 1)
+    share = top_k / num_experts
+    missed_by_one = (1.0 - share) * (1.0 - (1.0 - reuse) * share) ** (per_seq - 1)
+    return num_experts * (1.0 - missed_by_one ** (max(tokens, 1) / per_seq))
 
 
 def _expert_params(m: ModelSpec) -> float:
@@ -136,6 +173,7 @@ def forward_time(
     extra_host_ms: float = 0.0,
     experts_per_layer: float | None = None,
     draft_step: bool = False,
+    assumptions: list[str] | None = None,
 ) -> StepTime:
     """Combine totals for a whole forward pass (all GPUs) into a ``StepTime``.
 
@@ -174,7 +212,7 @@ def forward_time(
         memory_ms=memory_ms, compute_ms=compute_ms, gpu_ms=gpu_ms, launch_overhead_ms=gaps,
         allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed,
         total_ms=max(device, host) + fixed, bound=bound,
-        experts_touched_per_layer=experts_per_layer,
+        experts_touched_per_layer=experts_per_layer, assumptions=list(assumptions or []),
     )
 
 
@@ -185,11 +223,12 @@ def _check(batch: int, tokens_per_seq: int, context_tokens: int, gpus: int, bpp:
         raise InputError("context tokens must be >= 0 and bytes per parameter > 0")
 
 
-def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int) -> tuple[float, float]:
+def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int, tokens_per_seq: int) -> tuple[float, float]:
     """(weight params read, experts touched per layer) for a MoE model and ``tokens`` routed tokens."""
     moe_layers = m.num_layers - m.first_dense_layers
     expert = _expert_params(m)
-    touched = experts_touched(m.num_experts, m.experts_per_token, tokens)
+    touched = experts_touched(m.num_experts, m.experts_per_token, tokens, tokens_per_seq=tokens_per_seq,
+                              reuse=ROUTING_REUSE)
     non_expert = decode_read - moe_layers * m.experts_per_token * expert
     return non_expert + moe_layers * touched * expert, touched
 
@@ -233,7 +272,7 @@ def step_time(
     decode_read = p.decode_read_b * 1e9
     touched = None
     if model.is_moe:
-        weight_params, touched = _moe_weight_params(model, decode_read, tokens)
+        weight_params, touched = _moe_weight_params(model, decode_read, tokens, tokens_per_seq)
     else:
         weight_params = decode_read
     return forward_time(
@@ -245,6 +284,7 @@ def step_time(
         attn_flops=_attention_flops_per_token(model, context_tokens) * tokens,
         layers=model.num_layers, hidden_size=model.hidden_size, weight_dtype=_dtype_for(weight_bytes_per_param),
         overhead=overhead, extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=draft_step,
+        assumptions=[ROUTING_REUSE_NOTE] if touched is not None else None,
     )
 
 
@@ -262,13 +302,14 @@ EAGLE3_DRAFT_VOCAB = 32000
 MEDUSA_DEFAULT_HEADS = 5
 
 
-def _layer_params(m: ModelSpec, tokens: int) -> tuple[float, float | None]:
+def _layer_params(m: ModelSpec, tokens: int, tokens_per_seq: int) -> tuple[float, float | None]:
     """Weights one decoder layer of ``m``'s geometry reads for ``tokens`` tokens (MoE: experts touched)."""
     p = count_params(m)
     attention = p.attention_b * 1e9 / m.num_layers
     if not m.is_moe:
         return attention + 3.0 * m.hidden_size * m.intermediate_size, None
-    touched = experts_touched(m.num_experts, m.experts_per_token, tokens)
+    touched = experts_touched(m.num_experts, m.experts_per_token, tokens, tokens_per_seq=tokens_per_seq,
+                              reuse=ROUTING_REUSE)
     expert = _expert_params(m)
     router = m.hidden_size * m.num_experts
     return attention + router + (m.num_shared_experts + touched) * expert, touched
@@ -309,7 +350,7 @@ def head_step_time(
         layer = count_params(verifier).attention_b * 1e9 / verifier.num_layers + 3.0 * h * width
         touched = None
     else:
-        layer, touched = _layer_params(verifier, tokens)
+        layer, touched = _layer_params(verifier, tokens, tokens_per_seq)
     kv_layer = kv_bytes_per_token_per_layer(verifier, kv_dtype) * context_tokens * batch
     q_kv_width = verifier.num_attention_heads * verifier.head_dim + 2 * verifier.num_kv_heads * verifier.head_dim
     layers = 1
@@ -335,4 +376,5 @@ def head_step_time(
         gemm_flops=2.0 * params * tokens, attn_flops=attn * tokens, layers=layers, hidden_size=h,
         weight_dtype=_dtype_for(weight_bytes_per_param), overhead=overhead,
         extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=True,
+        assumptions=[ROUTING_REUSE_NOTE] if touched is not None else None,
     )
