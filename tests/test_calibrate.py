@@ -79,3 +79,27 @@ def test_committed_constants_are_the_global_fit():
         print(f"\n{fit.name} ({fit.n_rows} rows, {fit.objective}): committed {fit.committed} -> "
               f"{fit.committed_score_pct}%, grid best {fit.best} -> {fit.best_score_pct}%")
         assert fit.committed_score_pct <= fit.best_score_pct + 0.5
+
+
+def test_moe_rows_hold_or_improve_with_routing_locality(monkeypatch, report):
+    """Consecutive-token expert reuse (steptime.ROUTING_REUSE) must not move the MoE rows away from the data."""
+    from specpick.tools import cyclecost, steptime
+
+    moe = {"DSV3-MTP", "EAGLE1-MIXTRAL"}
+    local = {r.row_id: r for r in report.rows if r.source_id in moe}
+    assert len(local) == 2
+    monkeypatch.setattr(steptime, "ROUTING_REUSE", 0.0)
+    cyclecost._step.cache_clear()
+    cyclecost._head.cache_clear()
+    try:
+        independent = {r.row_id: r for r in calibrate(loso=False).rows if r.source_id in moe}
+    finally:
+        monkeypatch.undo()
+        cyclecost._step.cache_clear()
+        cyclecost._head.cache_clear()
+    for row_id, r in local.items():
+        before = abs(independent[row_id].cost_model - r.measured)
+        after = abs(r.cost_model - r.measured)
+        print(f"\n{row_id} {r.source_id}: measured {r.measured}, independent routing "
+              f"{independent[row_id].cost_model:.3f}, with locality {r.cost_model:.3f}")
+        assert after <= before + 0.01 * r.measured  # holds (within 1%) or improves

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from specpick.tools.catalog import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.overhead import OVERHEADS, get_overhead
 from specpick.tools.params import count_params
-from specpick.tools.steptime import BANDWIDTH_EFFICIENCY, experts_touched, head_step_time, step_time
+from specpick.tools.steptime import (
+    BANDWIDTH_EFFICIENCY, ROUTING_REUSE, experts_touched, head_step_time, step_time,
+)
 
 CAT = get_catalog()
 VLLM = OVERHEADS["vllm"]
@@ -49,19 +53,84 @@ def test_kv_bytes_grow_with_batch_and_context():
 @pytest.mark.parametrize("experts, k, tokens, expected", [
     (8, 2, 1, 2.0),  # one token reads its top-k
     (8, 2, 26, 8 * (1 - 0.75 ** 26)),  # an EAGLE-1 tree on Mixtral touches nearly all 8
-    (128, 8, 4, 128 * (1 - (1 - 8 / 128) ** 4)),  # Qwen3-30B-A3B verifying 4 tokens: ~29 of 128
+    (128, 8, 4, 128 * (1 - (1 - 8 / 128) ** 4)),  # Qwen3-30B-A3B, 4 independent tokens: ~29 of 128
 ])
 def test_expected_unique_experts(experts, k, tokens, expected):
     assert experts_touched(experts, k, tokens) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("experts, k", [(8, 2), (128, 8), (256, 8)])  # Mixtral, Qwen3-30B-A3B, DeepSeek-V3
+@pytest.mark.parametrize("tokens", [2, 5, 16, 64])
+def test_one_sequence_touches_fewer_experts_than_as_many_independent_sequences(experts, k, tokens):
+    one_seq = experts_touched(experts, k, tokens, tokens_per_seq=tokens, reuse=ROUTING_REUSE)
+    independent = experts_touched(experts, k, tokens)
+    assert k < one_seq < independent
+    assert one_seq == pytest.approx(experts * (1 - (1 - k / experts) * (1 - (1 - ROUTING_REUSE) * k / experts)
+                                               ** (tokens - 1)))
+
+
+@pytest.mark.parametrize("experts, k", [(8, 2), (128, 8), (256, 8)])
+@pytest.mark.parametrize("batch", [1, 4, 64])
+def test_locality_changes_nothing_for_one_token_per_sequence(experts, k, batch):
+    # plain decode (T = 1): identical to independent routing at any batch
+    assert experts_touched(experts, k, batch, tokens_per_seq=1, reuse=ROUTING_REUSE) == pytest.approx(
+        experts * (1 - (1 - k / experts) ** batch))
+
+
+def test_experts_touched_is_monotone_and_bounded():
+    e, k = 128, 8
+    by_tokens = [experts_touched(e, k, t, tokens_per_seq=t, reuse=ROUTING_REUSE) for t in range(1, 65)]
+    assert by_tokens[0] == pytest.approx(k) and all(a < b for a, b in pairwise(by_tokens))
+    assert by_tokens[-1] < e
+    by_reuse = [experts_touched(e, k, 5, tokens_per_seq=5, reuse=r) for r in (0.0, 0.1, 0.3, 0.6, 1.0)]
+    assert all(a > b for a, b in pairwise(by_reuse))
+    assert by_reuse[0] == pytest.approx(experts_touched(e, k, 5)) and by_reuse[-1] == pytest.approx(k)
+    by_batch = [experts_touched(e, k, 5 * b, tokens_per_seq=5, reuse=ROUTING_REUSE) for b in (1, 2, 8, 64, 512)]
+    assert all(a < b for a, b in pairwise(by_batch)) and by_batch[-1] == pytest.approx(e, rel=1e-3)
+
+
+def test_locality_closed_form_matches_simulation_of_chains_and_trees():
+    # each token after the first copies its parent's expert set with probability rho, else draws afresh
+    import random
+
+    rng, e, k, rho, trials = random.Random(7), 8, 2, 0.3, 20000
+    for parents in ([None, 0, 1, 2, 3], [None, 0, 0, 1, 1, 2, 2]):  # a chain of 5, a binary tree of 7
+        total = 0
+        for _ in range(trials):
+            sets: list[frozenset[int]] = []
+            for p in parents:
+                copy = p is not None and rng.random() < rho
+                sets.append(sets[p] if copy else frozenset(rng.sample(range(e), k)))  # type: ignore[index]
+            total += len(frozenset().union(*sets))
+        want = experts_touched(e, k, len(parents), tokens_per_seq=len(parents), reuse=rho)
+        assert total / trials == pytest.approx(want, rel=0.01)
+
+
+def test_expert_reuse_must_be_a_probability():
+    with pytest.raises(InputError):
+        experts_touched(8, 2, 4, tokens_per_seq=4, reuse=1.5)
 
 
 def test_moe_verification_reads_more_experts_but_large_batches_saturate():
     one = _step("qwen3-30b-a3b")
     four = _step("qwen3-30b-a3b", tokens=4)
     assert one.experts_touched_per_layer == pytest.approx(8.0)
-    assert four.weight_bytes > 2 * one.weight_bytes  # verify reads ~3.7x the expert bytes at batch 1
+    assert four.weight_bytes > 2 * one.weight_bytes  # verify reads ~3.4x the expert bytes at batch 1
     big, bigger = _step("qwen3-30b-a3b", batch=256), _step("qwen3-30b-a3b", batch=256, tokens=4)
     assert bigger.weight_bytes / big.weight_bytes < 1.01  # all 128 experts already read
+
+
+def test_one_sequence_verifying_reads_less_than_independent_sequences_and_says_why():
+    verify = _step("qwen3-30b-a3b", tokens=5)  # one sequence, N+1 = 5 tokens
+    spread = _step("qwen3-30b-a3b", batch=5)  # five sequences, one token each
+    assert verify.experts_touched_per_layer < spread.experts_touched_per_layer
+    assert verify.weight_bytes < spread.weight_bytes
+    assert spread.experts_touched_per_layer == pytest.approx(experts_touched(128, 8, 5))  # independent
+    assert any("2401.04088" in a and str(ROUTING_REUSE) in a for a in verify.assumptions)
+    assert _step("llama-3.1-8b", tokens=5).assumptions == []  # dense: no routing assumption
+    # many sequences: locality inside each one hardly matters, every expert is read anyway
+    many = _step("qwen3-30b-a3b", batch=256, tokens=5)
+    assert many.experts_touched_per_layer == pytest.approx(128, rel=1e-3)
 
 
 def test_tensor_parallel_splits_bytes_and_adds_all_reduces_pcie_slower_than_nvlink():
