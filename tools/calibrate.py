@@ -149,6 +149,8 @@ def constants_used() -> dict[str, str]:
         "NGRAM/SUFFIX/REST lookup ms": f"{cyclecost.NGRAM_LOOKUP_MS}/{cyclecost.SUFFIX_LOOKUP_MS}/"
                                         f"{cyclecost.REST_LOOKUP_MS} (assumptions)",
         "COST_MODEL_REL_ERROR": f"{speedup_model.COST_MODEL_REL_ERROR} (mode a median APE, rounded)",
+        "ROUTING_REUSE": f"{steptime.ROUTING_REUSE} (Mixtral paper arXiv 2401.04088 Table 5, first-choice "
+                         "consecutive-token expert repeats above chance; not fitted)",
     }
     for name, o in overhead.OVERHEADS.items():
         out[f"overhead[{name}]"] = (f"host/layer {o.host_per_layer_ms} ms, gap/layer {o.gpu_gap_per_layer_ms} ms, "

@@ -228,6 +228,7 @@ def estimate_for_specs(
     shape = _shape(method, num_draft_tokens, tree)
     t, t_lo, t_hi = acc.tau(shape)
     cc = cost(num_draft_tokens, batch)
+    notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
     speedup = t / cc.cycle_cost
     prior = None if (alpha is not None or tau is not None) else acc.prior(shape)
     if prior is not None:
