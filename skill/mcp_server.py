@@ -17,6 +17,7 @@ error in tool X". stdout carries only the protocol.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from typing import Any, Iterable
@@ -56,7 +57,8 @@ def _registry_tool_class() -> type:
 
             try:
                 # The checks are synchronous (file and Hub I/O); keep the event loop free.
-                result = await anyio.to_thread.run_sync(self.spec.run, dict(arguments or {}))
+                result = await anyio.to_thread.run_sync(
+                    functools.partial(self.spec.run, dict(arguments or {}), caller="tool"))
             except PickerError as exc:
                 raise ToolError(exc.message) from None
             except Exception as exc:

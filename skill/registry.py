@@ -48,16 +48,22 @@ class ToolSpec:
     def load_render(self) -> Callable[[Any], str] | None:
         return _load(self.render) if self.render else None
 
-    def validate(self, arguments: dict[str, Any]) -> BaseModel:
-        """Build the input model, turning pydantic errors into one-line InputErrors."""
+    def validate(self, arguments: dict[str, Any], *, caller: str = "cli") -> BaseModel:
+        """Build the input model, turning pydantic errors into one-line InputErrors.
+
+        ``caller`` words the message for its reader: ``cli`` names flags (``--gpu``), ``tool`` names the
+        JSON arguments a model or MCP client sent (``'gpu'``).
+        """
         model = self.load_input_model()
         try:
             return model.model_validate(arguments)
         except ValidationError as exc:
+            if caller == "tool":
+                raise InputError(format_tool_validation_error(exc, self.name)) from None
             raise InputError(format_validation_error(exc, self.cli)) from None
 
-    def run(self, arguments: dict[str, Any]) -> BaseModel:
-        return self.load_func()(self.validate(arguments))
+    def run(self, arguments: dict[str, Any], *, caller: str = "cli") -> BaseModel:
+        return self.load_func()(self.validate(arguments, caller=caller))
 
 
 def _load(path: str) -> Any:
@@ -77,6 +83,19 @@ def format_validation_error(exc: ValidationError, verb: str = "") -> str:
     more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     where = f"specpick {verb} --help" if verb else "--help"
     return f"{flag}: {msg}{shown}{more}. See `{where}`."
+
+
+def format_tool_validation_error(exc: ValidationError, tool: str) -> str:
+    """One line for a model or MCP client: which JSON argument is wrong and why."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    given = first.get("input")
+    shown = "" if isinstance(given, dict) or not loc else f" (got {given!r})"
+    msg = first.get("msg", "invalid value").removeprefix("Value error, ")
+    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    where = f"argument '{loc}'" if loc else "arguments"
+    return f"{tool}: {where}: {msg}{shown}{more}. Check the tool's input schema and call it again."
 
 
 TOOLS: tuple[ToolSpec, ...] = (

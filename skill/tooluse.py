@@ -86,7 +86,7 @@ def execute(name: str, arguments: Any, tools: Mapping[str, ToolSpec] | None = No
         return ToolOutcome(name, arguments,
                            f"tool '{name}' takes a JSON object of arguments, got {type(arguments).__name__}.", True)
     try:
-        result = spec.run(arguments)
+        result = spec.run(arguments, caller="tool")
     except PickerError as exc:
         return ToolOutcome(name, arguments, exc.message, True)
     except Exception:  # noqa: BLE001 - a bug in one check must not end the conversation

@@ -107,7 +107,7 @@ def test_tool_output_never_reaches_the_system_prompt(fake_claude, claude_client)
 @pytest.mark.parametrize(
     ("call", "expected"),
     [
-        (("echo", {"n": "lots"}), "--n"),
+        (("echo", {"n": "lots"}), "argument 'n'"),
         (("echo", {"n": 1, "mode": "not_found"}), "Run `specpick models`"),
         (("nonexistent", {}), "Valid tools: echo"),
         (("echo", {"n": 1, "mode": "boom"}), "internal error in tool echo"),

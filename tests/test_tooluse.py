@@ -28,10 +28,10 @@ def test_success_is_json_of_the_result_model(tools):
 @pytest.mark.parametrize(
     ("arguments", "expected"),
     [
-        ({"n": "many"}, "--n"),  # wrong type: the field is named
-        ({}, "--n: Field required"),  # missing
-        ({"n": 1, "bogus": 2}, "--bogus"),  # extra="forbid"
-        ({"n": 1, "mode": "loud"}, "--mode"),  # not one of the Literal values
+        ({"n": "many"}, "argument 'n'"),  # wrong type: the field is named
+        ({}, "argument 'n': Field required"),  # missing
+        ({"n": 1, "bogus": 2}, "argument 'bogus'"),  # extra="forbid"
+        ({"n": 1, "mode": "loud"}, "argument 'mode'"),  # not one of the Literal values
     ],
 )
 def test_invalid_arguments_come_back_as_one_line_errors(tools, arguments, expected):
@@ -101,5 +101,5 @@ def test_a_real_registry_tool_runs_and_rejects_bad_input():
     assert json.loads(ok.content)["fits"] in (True, False)
     bad = tooluse.execute("vram_fit", {"verifier": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100-SXM",
                                        "gpus": "two"})
-    assert bad.is_error and "--gpus" in bad.content
+    assert bad.is_error and "argument 'gpus'" in bad.content
 
