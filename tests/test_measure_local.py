@@ -65,8 +65,9 @@ def test_prompt_lookup_is_faster_with_identical_output(local_report: MeasureRepo
     assert res.outputs_identical is True and res.num_mismatched == 0
     assert res.baseline is not None
     assert res.speculative.completion_tokens == res.baseline.completion_tokens > 100
-    assert res.speedup is not None and res.speedup > 1.0
-    assert res.throughput_ratio is not None and res.throughput_ratio > 1.0
+    figures = f"speedup {res.speedup}, throughput ratio {res.throughput_ratio}, {res.speculative}, {res.baseline}"
+    assert res.speedup is not None and res.speedup > 1.0, figures
+    assert res.throughput_ratio is not None and res.throughput_ratio > 1.0, figures
 
 
 def test_acceptance_figures_are_real_and_consistent(local_report: MeasureReport) -> None:

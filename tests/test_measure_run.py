@@ -226,7 +226,14 @@ def test_compare_fires_the_matching_fallback() -> None:
     assert [s.fired for s in cmp.fallback] == [True, False, False]
     assert cmp.fallback[0].next_num_draft_tokens == 3
     assert cmp.verdict == "below_prediction"
-    assert "alpha < 0.6 -> drop N to 3" in cmp.summary
+    assert cmp.summary == "below prediction; fallback: alpha < 0.6 -> drop N to 3"
+
+
+def test_compare_tolerates_a_trigger_metric_it_does_not_measure() -> None:
+    rec = {**RECOMMENDATION, "fallback": [{"trigger": {"metric": "gpu_util", "op": ">", "value": 0.9}, "action": "x"}]}
+    (step,) = compare(Expectation.model_validate(rec), {"alpha": 0.7}).fallback
+    assert not step.fired and step.measured is None
+    assert step.condition == "gpu_util > 0.9 (a metric this tool does not measure)"
 
 
 def test_compare_without_speedup_is_not_a_failure() -> None:
@@ -243,10 +250,10 @@ def test_compare_without_speedup_is_not_a_failure() -> None:
         ("not json", InputError, "is not JSON"),
         ('{"strategy": "ngram"}', InputError, "expected_speedup: Field required"),
         (
-            '{"strategy": "ngram", "expected_speedup": {"value": 2}, "fallback": [{"trigger": {"metric": "vibes", '
-            '"op": "<", "value": 1}, "action": "x"}]}',
+            '{"strategy": "ngram", "expected_speedup": {"value": 2}, "fallback": [{"trigger": {"metric": "alpha", '
+            '"op": "=<", "value": 1}, "action": "x"}]}',
             InputError,
-            "fallback.0.trigger.metric",
+            "fallback.0.trigger.op",
         ),
     ],
 )

@@ -1,6 +1,6 @@
 """A real vLLM CPU server for the ``specpick measure --endpoint`` tests.
 
-Two session fixtures start, once per test session and shared by every test:
+Two fixtures start, once for the module that uses them and shared by its tests:
 * ``vllm_spec_server``: SmolLM2-135M-Instruct with n-gram speculation
   (``num_speculative_tokens=4, prompt_lookup_max=4, prompt_lookup_min=2``);
 * ``vllm_base_server``: the same model and flags without speculation.
@@ -261,9 +261,14 @@ def o200k_ranks() -> Path:
         raise
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_servers() -> Iterator[tuple[VllmServer, VllmServer]]:
-    """(speculative, baseline) servers, started together once per session (about 10 GB RSS in all)."""
+    """(speculative, baseline) servers, started together once for the module that measures them.
+
+    Module scope rather than session: the two servers hold about 9 GB, and a worker's OpenMP threads spin on
+    a core for seconds after each request; neither should sit under the rest of the suite (it slowed the
+    in-process local-model test, which runs next). Only test_measure_endpoint.py uses them, so they start once.
+    """
     python, model = _setup_or_skip()
     spec = start_server(python, model, speculative=True)
     base = start_server(python, model, speculative=False)
@@ -276,12 +281,12 @@ def vllm_servers() -> Iterator[tuple[VllmServer, VllmServer]]:
         base.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_spec_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
     return vllm_servers[0]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_base_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
     return vllm_servers[1]
 

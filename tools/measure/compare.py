@@ -27,7 +27,9 @@ from specpick.tools.errors import InputError, NotFoundError
 REL_TOLERANCE = 0.10
 MAX_EXPECT_BYTES = 4 * 2**20
 
-TriggerMetric = Literal["alpha", "tau", "speedup", "concurrency", "tpot_ms_p50", "ttft_ms_p50", "throughput_ratio"]
+# Trigger metrics this tool measures (skill/schema.py Trigger.metric). A recommendation naming another metric
+# still loads: its step is listed as not evaluated, so the schema can grow without breaking --expect.
+MEASURED_METRICS = ("alpha", "tau", "speedup", "concurrency", "tpot_ms_p50", "ttft_ms_p50", "throughput_ratio")
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
@@ -36,7 +38,7 @@ class _Tolerant(BaseModel):
 
 
 class ExpectedTrigger(_Tolerant):
-    metric: TriggerMetric
+    metric: str
     op: Literal["<", "<=", ">", ">="]
     value: float
 
@@ -97,13 +99,16 @@ def load_expectation(path: Path) -> Expectation:
         raise InputError(f"--expect file {path} is not a recommend --json output ({where})") from exc
 
 
+Verdict = Literal["as_predicted", "below", "above"]
+
+
 class Check(BaseModel):
     metric: Literal["alpha", "tau", "speedup"]
     expected: float | None
     measured: float | None
     low: float | None = None
     high: float | None = None
-    verdict: Literal["as_predicted", "below", "above", "not_measured"]
+    verdict: Verdict | Literal["not_measured"]
     note: str = ""
 
 
@@ -131,42 +136,45 @@ class Comparison(BaseModel):
     tolerance: float = REL_TOLERANCE
 
 
-def _point_check(metric: Literal["alpha", "tau"], expected: float | None, measured: float | None) -> Check:
+def _check(
+    metric: Literal["alpha", "tau", "speedup"],
+    expected: float | None,
+    measured: float | None,
+    low: float | None = None,
+    high: float | None = None,
+    note: str = "",
+) -> Check:
+    """Place a measured figure against the predicted range (the stated one, else +-REL_TOLERANCE)."""
     if expected is None or measured is None:
-        note = "not in the recommendation" if expected is None else "not measured in this run"
-        return Check(metric=metric, expected=expected, measured=measured, verdict="not_measured", note=note)
-    lo, hi = expected * (1 - REL_TOLERANCE), expected * (1 + REL_TOLERANCE)
-    verdict: Literal["as_predicted", "below", "above"] = (
-        "below" if measured < lo else "above" if measured > hi else "as_predicted"
-    )
-    return Check(
-        metric=metric,
-        expected=expected,
-        measured=measured,
-        low=lo,
-        high=hi,
-        verdict=verdict,
-        note=f"{(measured / expected - 1) * 100:+.0f}% vs predicted",
-    )
-
-
-def _speedup_check(exp: ExpectedSpeedup, measured: float | None, note: str) -> Check:
-    if measured is None:
+        why = note or ("not in the recommendation" if expected is None else "not measured in this run")
         return Check(
-            metric="speedup",
-            expected=exp.value,
-            measured=None,
-            low=exp.low,
-            high=exp.high,
-            verdict="not_measured",
-            note=note,
+            metric=metric, expected=expected, measured=measured, low=low, high=high, verdict="not_measured", note=why
         )
-    lo = exp.low if exp.low is not None else exp.value * (1 - REL_TOLERANCE)
-    hi = exp.high if exp.high is not None else exp.value * (1 + REL_TOLERANCE)
-    verdict: Literal["as_predicted", "below", "above"] = (
-        "below" if measured < lo else "above" if measured > hi else "as_predicted"
+    lo = low if low is not None else expected * (1 - REL_TOLERANCE)
+    hi = high if high is not None else expected * (1 + REL_TOLERANCE)
+    verdict: Verdict = "below" if measured < lo else "above" if measured > hi else "as_predicted"
+    note = note or f"{(measured / expected - 1) * 100:+.0f}% vs predicted"
+    return Check(metric=metric, expected=expected, measured=measured, low=lo, high=hi, verdict=verdict, note=note)
+
+
+def _fallback(step: ExpectedStep, measured: dict[str, float | None]) -> FallbackResult:
+    res = FallbackResult(
+        condition=step.condition,
+        action=step.action,
+        next_strategy=step.next_strategy,
+        next_num_draft_tokens=step.next_num_draft_tokens,
     )
-    return Check(metric="speedup", expected=exp.value, measured=measured, low=lo, high=hi, verdict=verdict, note=note)
+    trig = step.trigger
+    if trig is None:
+        res.condition = res.condition or "(unconditional)"
+        return res
+    res.metric, res.op, res.threshold = trig.metric, trig.op, trig.value
+    res.measured = measured.get(trig.metric)
+    res.fired = res.measured is not None and _OPS[trig.op](res.measured, trig.value)
+    res.condition = res.condition or f"{trig.metric} {trig.op} {trig.value:g}"
+    if trig.metric not in MEASURED_METRICS:
+        res.condition += " (a metric this tool does not measure)"
+    return res
 
 
 def compare(expectation: Expectation, measured: dict[str, float | None], speedup_note: str = "") -> Comparison:
@@ -174,51 +182,35 @@ def compare(expectation: Expectation, measured: dict[str, float | None], speedup
 
     Args:
         expectation: the saved recommendation's fields.
-        measured: values by trigger metric name (alpha, tau, speedup, concurrency,
-            tpot_ms_p50, ttft_ms_p50, throughput_ratio); None where not measured.
-        speedup_note: which measurement the speedup figure is (concurrency, method).
+        measured: values by trigger metric name (``MEASURED_METRICS``); None where not measured.
+        speedup_note: where the speedup figure comes from (which concurrency).
     """
     exp = expectation.expected_speedup
     checks = [
-        _point_check("alpha", exp.alpha, measured.get("alpha")),
-        _point_check("tau", exp.tau, measured.get("tau")),
-        _speedup_check(exp, measured.get("speedup"), speedup_note or "pass --baseline-endpoint to measure speedup"),
+        _check("alpha", exp.alpha, measured.get("alpha")),
+        _check("tau", exp.tau, measured.get("tau")),
+        _check(
+            "speedup",
+            exp.value,
+            measured.get("speedup"),
+            exp.low,
+            exp.high,
+            speedup_note if measured.get("speedup") is not None else "pass --baseline-endpoint to measure it",
+        ),
     ]
-    steps: list[FallbackResult] = []
-    for step in expectation.fallback:
-        res = FallbackResult(
-            condition=step.condition or "(unconditional)",
-            action=step.action,
-            next_strategy=step.next_strategy,
-            next_num_draft_tokens=step.next_num_draft_tokens,
-        )
-        if step.trigger is not None:
-            value = measured.get(step.trigger.metric)
-            res.metric, res.op, res.threshold, res.measured = (
-                step.trigger.metric,
-                step.trigger.op,
-                step.trigger.value,
-                value,
-            )
-            res.fired = value is not None and _OPS[step.trigger.op](value, step.trigger.value)
-            if not res.condition or res.condition == "(unconditional)":
-                res.condition = f"{step.trigger.metric} {step.trigger.op} {step.trigger.value:g}"
-        steps.append(res)
-    measured_checks = [c for c in checks if c.verdict != "not_measured"]
-    if not measured_checks:
-        verdict: Literal["as_predicted", "below_prediction", "above_prediction", "incomplete"] = "incomplete"
-    elif any(c.verdict == "below" for c in measured_checks):
+    steps = [_fallback(step, measured) for step in expectation.fallback]
+    done = [c.verdict for c in checks if c.verdict != "not_measured"]
+    verdict: Literal["as_predicted", "below_prediction", "above_prediction", "incomplete"]
+    if not done:
+        verdict = "incomplete"
+    elif "below" in done:
         verdict = "below_prediction"
-    elif all(c.verdict == "above" for c in measured_checks):
+    elif all(v == "above" for v in done):
         verdict = "above_prediction"
     else:
         verdict = "as_predicted"
-    fired = [s for s in steps if s.fired]
-    summary = f"{verdict.replace('_', ' ')}; " + (
-        "fallback: " + " | ".join(f"{s.condition} -> {s.action}" for s in fired)
-        if fired
-        else "no fallback trigger fired"
-    )
+    fired = [f"{s.condition} -> {s.action}" for s in steps if s.fired]
+    summary = verdict.replace("_", " ") + "; " + ("fallback: " + " | ".join(fired) if fired else "no trigger fired")
     return Comparison(
         strategy=expectation.strategy,
         num_draft_tokens=expectation.num_draft_tokens,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.errors import HubAccessError, InputError, NotFoundError
 from specpick.tools.measure.metrics import Acceptance, acceptance_from_counts
 from specpick.tools.measure.ngram_sim import NgramParams, SimCounts, simulate
 from specpick.tools.measure.prompts import PromptItem
@@ -64,12 +64,16 @@ def load_model(ref: str, dtype: Dtype) -> tuple[Any, Any]:
     """Load a causal LM and its tokenizer from a folder, a ``.gguf`` file or a Hub repo id.
 
     A ``.gguf`` file is dequantized by transformers (needs the ``gguf`` package).
+    ``trust_remote_code`` stays off: a model that needs its own code is refused.
 
     Raises:
-        NotFoundError: the path does not exist, or transformers cannot load it.
-        InputError: the reference is neither a path nor a valid repo id.
+        NotFoundError: no such path and not a repo id, or transformers cannot load it.
+        HubAccessError: a gated repo id without access.
+        InputError: a file that is not ``.gguf``, or the ``measure`` extra is missing.
     """
     torch, transformers = import_heavy()
+    from huggingface_hub.errors import GatedRepoError
+
     path = Path(ref).expanduser()
     kwargs: dict[str, Any] = {"dtype": "auto" if dtype == "auto" else getattr(torch, dtype)}
     if path.is_file():
@@ -89,6 +93,8 @@ def load_model(ref: str, dtype: Dtype) -> tuple[Any, Any]:
         model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
     except ImportError as exc:  # e.g. gguf or accelerate missing for a .gguf file
         raise InputError(f"--local {ref}: {exc.name or exc} is missing: {_EXTRA_HINT}") from exc
+    except GatedRepoError as exc:  # before OSError: it is one
+        raise HubAccessError(f"--local {ref} is gated: accept its licence on the Hub and set HF_TOKEN") from exc
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise NotFoundError(f"--local {ref}: transformers could not load it ({first[:200]})") from exc

@@ -178,7 +178,8 @@ def render_text(report: MeasureReport, width: int = 110) -> str:
     from rich.table import Table
 
     buf = StringIO()
-    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+    # markup off: actions, prompts and model names are data, and "[ok]"-like text must print as written.
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None, markup=False, highlight=False)
     head = f"specpick measure ({report.mode})"
     if report.model:
         head += f": {report.model}"

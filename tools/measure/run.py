@@ -264,6 +264,13 @@ def _run_endpoint(
         "from cache, so TTFT after the first concurrency is optimistic (decode figures are unaffected)",
         "speedup = baseline decode ms per token / speculative decode ms per token, same prompts and concurrency",
     ]
+    differ = sum(r.num_mismatched for r in report.results)
+    if differ:
+        report.warnings.append(
+            f"{differ} greedy outputs differ between the speculative and the baseline server: verifying several "
+            "tokens in one pass can round differently in bf16/fp16, which flips near-ties; many differences, or "
+            "different model settings on the two servers, deserve a look"
+        )
     if first.engine == "vllm" and any(r.acceptance and r.acceptance.num_drafts == 0 for r in report.results):
         report.warnings.append("some batches proposed no drafts: the prompts give n-gram drafting nothing to copy")
 

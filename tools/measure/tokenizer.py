@@ -80,42 +80,47 @@ def _hf_tokenizer(path: Path) -> TextTokenizer:
     )
 
 
-def _encoding_constructor(name: str) -> Callable[[], dict[str, Any]]:
+def _encoding_spec(name: str) -> tuple[dict[str, Any], str | None]:
+    """tiktoken's constructor arguments for ``name`` and the sha256 it expects of the rank file, without downloading.
+
+    tiktoken keeps the split pattern and special tokens inside each encoding's constructor, which also fetches
+    the ranks; running it with a stand-in loader yields everything but the ranks.
+    """
     import tiktoken_ext.openai_public as public
 
-    return getattr(public, name)  # type: ignore[no-any-return]
+    seen: dict[str, str | None] = {}
+
+    def record(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        seen["hash"] = expected_hash
+        return {}
+
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = record
+    try:
+        spec = getattr(public, name)()
+    finally:
+        public.load_tiktoken_bpe = original
+    return spec, seen.get("hash")
 
 
 def _tiktoken_from_file(path: Path) -> TextTokenizer:
     import tiktoken
-    import tiktoken_ext.openai_public as public
 
     name = next((n for n in _ENCODINGS if n in path.name), None)
     if name is None:
         raise InputError(f"--tokenizer {path}: name the file after its encoding ({' or '.join(_ENCODINGS)})")
+    if path.stat().st_size > MAX_TOKENIZER_BYTES:
+        raise InputError(f"--tokenizer {path} is larger than {MAX_TOKENIZER_BYTES // 2**20} MiB; not a rank file")
     raw = path.read_bytes()
-    data = gzip.decompress(raw) if path.name.endswith(".gz") else raw
     try:
-        ranks = {base64.b64decode(tok): int(rank) for tok, rank in (ln.split() for ln in data.splitlines() if ln)}
-    except ValueError as exc:
-        raise InputError(f"--tokenizer {path} is not a tiktoken rank file (lines of 'base64 rank')") from exc
-    seen: dict[str, str | None] = {}
-
-    def local_ranks(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        seen["hash"] = expected_hash
-        return ranks
-
-    # tiktoken keeps pattern and special tokens inside each encoding's constructor; run it with the
-    # local ranks in place of its download, then check the file is the one tiktoken expects.
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = local_ranks
-    try:
-        spec = _encoding_constructor(name)()
-    finally:
-        public.load_tiktoken_bpe = original
-    if seen.get("hash") and hashlib.sha256(data).hexdigest() != seen["hash"]:
-        raise InputError(f"--tokenizer {path} does not match tiktoken's published {name} ranks (sha256 differs)")
-    enc = tiktoken.Encoding(**spec)
+        data = gzip.decompress(raw) if path.name.endswith(".gz") else raw
+    except (OSError, EOFError) as exc:
+        raise InputError(f"--tokenizer {path} is not a valid gzip file") from exc
+    spec, expected = _encoding_spec(name)
+    if expected and hashlib.sha256(data).hexdigest() != expected:
+        raise InputError(f"--tokenizer {path} is not tiktoken's published {name} rank file (sha256 differs)")
+    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (ln.split() for ln in data.splitlines() if ln)}
+    enc = tiktoken.Encoding(**{**spec, "mergeable_ranks": ranks})
     return TextTokenizer(name=f"tiktoken:{name} ({path.name})", encode=lambda t: enc.encode(t, disallowed_special=()))
 
 
