@@ -43,13 +43,18 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture()
-def plain_http() -> Iterator[str]:
-    """A real HTTP server that is no inference engine: every path is 404."""
+def serve(pages: dict[str, bytes]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 answering GET with ``pages`` and 404 elsewhere."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server API
-            self.send_error(404)
+            if self.path not in pages:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(pages[self.path])
 
         def log_message(self, *args: object) -> None:
             pass
@@ -59,6 +64,18 @@ def plain_http() -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture()
+def plain_http() -> Iterator[str]:
+    """No inference engine at all: every path is 404."""
+    yield from serve({})
+
+
+@pytest.fixture()
+def models_only() -> Iterator[str]:
+    """OpenAI-compatible model list but no Prometheus page (what llama.cpp or Ollama servers look like)."""
+    yield from serve({"/v1/models": json.dumps({"object": "list", "data": [{"id": "m"}]}).encode()})
 
 
 @pytest.fixture()
@@ -119,6 +136,16 @@ def test_unreachable_endpoint(prompts: Path) -> None:
 def test_server_that_is_not_an_engine(plain_http: str, prompts: Path) -> None:
     with pytest.raises(ServiceError, match="is this an OpenAI-compatible server"):
         run_measure(MeasureInput(endpoint=plain_http, prompts=prompts))
+
+
+def test_openai_server_without_metrics(models_only: str, prompts: Path) -> None:
+    with pytest.raises(ServiceError, match="has no /metrics page: measure needs vLLM or SGLang"):
+        run_measure(MeasureInput(endpoint=models_only, prompts=prompts))
+
+
+def test_model_choice_is_checked_before_load(models_only: str, prompts: Path) -> None:
+    with pytest.raises(NotFoundError, match="does not serve model 'x'; it serves: m"):
+        run_measure(MeasureInput(endpoint=models_only, model="x", prompts=prompts))
 
 
 def test_server_that_never_answers(silent_port: int, prompts: Path) -> None:
@@ -351,3 +378,10 @@ def test_cli_estimate_prints_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     # draft when only the verifier's token fits in max_length.
     assert (acc["num_drafts"], acc["num_draft_tokens"], acc["num_accepted_tokens"]) == (1, 4, 4)
     assert report["ngram"]["tokenizer"].startswith("tokenizers:")
+
+
+def test_several_served_models_need_a_choice(prompts: Path) -> None:
+    models = {"/v1/models": json.dumps({"data": [{"id": "a"}, {"id": "b"}]}).encode()}
+    for url in serve(models):
+        with pytest.raises(InputError, match="serves 2 models \\(a, b\\): pass --model NAME"):
+            run_measure(MeasureInput(endpoint=url, prompts=prompts))

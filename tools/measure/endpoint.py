@@ -200,6 +200,9 @@ def stream_request(
 
     path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
     body = _payload(item, model, api, max_tokens, temperature)
+    # The read timeout bounds each wait; this bounds the whole request, so a server that keeps streaming
+    # past its max_tokens cannot hold the run forever.
+    limit_s = float(client.timeout.read or PROBE_TIMEOUT_S)
     start = time.perf_counter()
     first: float | None = None
     last: float | None = None
@@ -224,9 +227,13 @@ def stream_request(
                     chunk = json.loads(data)
                 except json.JSONDecodeError as exc:
                     raise RemoteDataError(f"{root} sent a stream chunk that is not JSON: {data[:80]!r}") from exc
+                if not isinstance(chunk, dict):
+                    raise RemoteDataError(f"{root} sent a stream chunk that is not a JSON object: {data[:80]!r}")
                 if "error" in chunk:
                     raise ServiceError(f"{root} failed mid-stream for {item.origin}: {_error_text_obj(chunk)}")
                 now = time.perf_counter()
+                if now - start > limit_s:
+                    raise _timeout_error(root, f"{item.origin} within {limit_s:.0f} s")
                 for choice in chunk.get("choices") or []:
                     piece = (choice.get("delta") or {}).get("content") if api == "chat" else choice.get("text")
                     if piece:
