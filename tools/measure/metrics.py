@@ -136,11 +136,6 @@ def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapsh
     return None
 
 
-def served_model_names(samples: list[Sample]) -> set[str]:
-    """Model names that label any metric (to explain a model-name mismatch)."""
-    return {s.labels["model_name"] for s in samples if "model_name" in s.labels}
-
-
 class Acceptance(BaseModel):
     """Acceptance figures over one measured interval, with where they came from."""
 
