@@ -19,7 +19,7 @@ No constant is fitted per row. The few global constants (``tools/overhead.py``,
 from __future__ import annotations
 
 import statistics
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -41,6 +41,8 @@ class CalibrateInput(BaseModel):
     loso: bool = Field(True, description="also predict each row with priors rebuilt without its own source")
     fit: bool = Field(False, description="also re-run the global fit of the runtime constants (slow, ~10 s) and "
                       "report committed vs best values")
+    engines: bool = Field(False, description="also report the engine-measured rows (tools/data/engine_measurements."
+                          "csv: vLLM, SGLang, TensorRT-LLM) as a held-out set, separately from the dev-set figures")
 
 
 class RowResult(BaseModel):
@@ -86,6 +88,8 @@ class CalibrationReport(BaseModel):
     target_median_ape_pct: float = TARGET_MEDIAN_APE_PCT
     constants: dict[str, str]
     fit: list[dict[str, object]] | None = Field(None, description="global fit figures (with --fit)")
+    engines: dict[str, Any] | None = Field(None, description="held-out engine rows (with --engines): an EngineReport "
+                                           "of tools/calibrate_engine.py, never mixed into the figures above")
     rows: list[RowResult]
 
 
@@ -200,6 +204,13 @@ def calibrate_tool(inp: CalibrateInput) -> CalibrationReport:
         from specpick.tools.calibrate_fit import fit_all
 
         report = report.model_copy(update={"fit": [f.model_dump() for f in fit_all()]})
+    if inp.engines:
+        from specpick.tools.calibrate_engine import engine_report
+
+        eng = engine_report()
+        if not inp.rows:
+            eng = eng.model_copy(update={"rows": []})
+        report = report.model_copy(update={"engines": eng.model_dump()})
     if not inp.rows:
         report = report.model_copy(update={"rows": []})
     limit = inp.max_median_ape_pct
@@ -239,6 +250,10 @@ def render_text(report: CalibrationReport) -> str:
     for f in report.fit or []:
         out.append(f"  fit '{f['name']}' ({f['n_rows']} rows, {f['objective']}): committed {f['committed']} -> "
                    f"{f['committed_score_pct']}%; grid best {f['best']} -> {f['best_score_pct']}%")
+    if report.engines:
+        from specpick.tools.calibrate_engine import EngineReport, render_engine_text
+
+        out.append(render_engine_text(EngineReport.model_validate(report.engines), rows=bool(report.rows)))
     if report.rows:
         out.append("\nrows (measured | cost model | end to end | leave-one-source-out):")
         for r in report.rows:
