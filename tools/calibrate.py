@@ -159,7 +159,8 @@ def constants_used() -> dict[str, str]:
     for name, o in overhead.OVERHEADS.items():
         out[f"overhead[{name}]"] = (f"host/layer {o.host_per_layer_ms} ms, gap/layer {o.gpu_gap_per_layer_ms} ms, "
                                     f"per forward {o.per_forward_ms} ms, draft step {o.draft_step_host_ms} ms, "
-                                    f"cycle {o.cycle_ms} ms (+{o.cycle_tree_ms} tree, +{o.cycle_per_seq_ms}/seq); "
+                                    f"cycle {o.cycle_ms} ms (+{o.cycle_tree_ms} tree, +{o.cycle_per_seq_ms}/seq, "
+                                    f"+{o.spec_forward_ms}/forward in the cycle); "
                                     f"{o.source}")
     return out
 
@@ -250,6 +251,10 @@ def render_text(report: CalibrationReport) -> str:
     for f in report.fit or []:
         out.append(f"  fit '{f['name']}' ({f['n_rows']} rows, {f['objective']}): committed {f['committed']} -> "
                    f"{f['committed_score_pct']}%; grid best {f['best']} -> {f['best_score_pct']}%")
+        if f.get("holdout"):
+            h = f["holdout"]
+            out.append(f"    held-out engine rows ({h['n_rows']:.0f}, never fitted): committed {h['committed_mean_ape_pct']}%"
+                       f", grid best {h['best_mean_ape_pct']}% mean APE")
     if report.engines:
         from specpick.tools.calibrate_engine import EngineReport, render_engine_text
 

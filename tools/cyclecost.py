@@ -41,6 +41,7 @@ class CycleCost(BaseModel):
     verify: StepTime
     host_lookup_ms: float = Field(description="model-free drafting work on the host per cycle")
     overhead_ms: float = Field(description="runtime per-cycle overhead")
+    forwards: int = Field(description="forward passes launched per cycle: draft steps + the verify pass")
     cycle_ms: float
     cost_ratio: float = Field(description="c: one draft step / one plain decode step")
     verify_cost: float = Field(description="r: verification pass / one plain decode step")
@@ -142,12 +143,14 @@ def cycle_cost(
         raise InputError(f"unknown method '{method}'")
     verify = _step(verifier, gpu, gpus, batch, verify_tokens, context_tokens, bpp, kv_dtype, overhead, False, 0.0)
     tree_like = is_tree or method in ("medusa", "lookahead")
-    over = overhead.cycle_ms + (overhead.cycle_tree_ms if tree_like else 0.0) + overhead.cycle_per_seq_ms * batch
+    forwards = steps + 1
+    over = (overhead.cycle_ms + (overhead.cycle_tree_ms if tree_like else 0.0) + overhead.cycle_per_seq_ms * batch
+            + overhead.spec_forward_ms * forwards)
     cycle = draft_ms + verify.total_ms + host + over
     b = base.total_ms
     return CycleCost(
         method=method, base=base, draft_step=draft_step, draft_steps=steps, draft_ms=draft_ms, verify=verify,
-        host_lookup_ms=host, overhead_ms=over, cycle_ms=cycle,
+        host_lookup_ms=host, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
         cost_ratio=(draft_step.total_ms / b) if draft_step else 0.0, verify_cost=verify.total_ms / b,
         overhead_cost=(host + over) / b, cycle_cost=cycle / b, verify_tokens=verify_tokens,
     )
