@@ -192,6 +192,8 @@ def harness_for(row: PublishedRow) -> str:
     """Which runtime measured the row (sets the overhead constants)."""
     if "sglang" in row.notes.lower():
         return "sglang"
+    if "(vllm)" in row.source.lower():
+        return "vllm"  # EAGLE3-T5 endpoints measured in vLLM (source cell "EAGLE-3 paper Table 5 (vLLM)")
     if row.source_id in ("LEVIATHAN-T2", "CHEN-T1"):
         return "compiled"  # T5X / XLA on TPU
     if row.source_id in ("DSV3-MTP", "CLOVER"):

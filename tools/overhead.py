@@ -91,11 +91,12 @@ PAPER_CYCLE_TREE_MS = 0.0  # tree mask and candidate gather: not separable from 
 # 21.8% median APE, bias -14.5%).
 # The three constants are one global fit (tools/calibrate_fit.py, 'engine per-cycle costs') of mean APE over
 # the dev set's 48 batch > 1 rows (end to end) plus the *fit* half of tools/data/engine_measurements.csv (rows'
-# own tau/alpha where stated, priors otherwise; split by source, calibrate --engines): 17.2% vs 19.4% for the
-# old 5 ms + 0.05 ms/seq (dev batch rows 18.3% vs 18.8%, engine fit half 14.8% vs 20.7%); the held-out half,
+# own tau/alpha where stated, priors otherwise; split by source, calibrate --engines): 13.0% vs 15.1% for the
+# old 5 ms + 0.05 ms/seq (dev batch rows 12.2% vs 12.6%, engine fit half 14.8% vs 20.7%); the held-out half,
 # never fitted, moves from 20.7% to 15.1% mean APE. Flat within ~0.2 pp for fixed 0-0.5 ms, per forward
-# 0.7-0.9 ms, per sequence 0.1-0.15 ms. One set for all three engines: the engine rows are too few per engine
-# to fit them apart (TensorRT-LLM: 5 usable rows, 1 with its own acceptance).
+# 0.7-0.9 ms, per sequence 0.1-0.15 ms (the per-sequence term is fitted up to batch 64 only). One set for all
+# three engines: the engine rows are too few per engine to fit them apart (TensorRT-LLM: 5 usable rows, 1 with
+# its own acceptance).
 ENGINE_CYCLE_MS = 0.0  # global fit: fixed per-cycle work beyond the per-forward term (acceptance, KV rollback)
 ENGINE_SPEC_FORWARD_MS = 0.8  # global fit: per draft step and per verify pass of a speculative cycle
 ENGINE_CYCLE_TREE_MS = 1.0  # assumption: tree mask/index building on top (too few engine tree rows to fit)

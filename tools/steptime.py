@@ -42,7 +42,7 @@ BANDWIDTH_EFFICIENCY = 0.80
 # tens to hundreds), well below the ~0.7-0.8 that large GEMMs reach. Global fit (tools/calibrate_fit.py,
 # jointly with ROOFLINE_SHARPNESS and the engine per-cycle costs) over the 48 published rows with batch > 1
 # (EAGLE1-T7, EAGLE3-T5, Clover, Hydra, blockwise MTP) plus the fit half of the engine-measured rows: mean APE
-# 17.2% (flat: 0.40 scores 17.0%, within 0.2 pp; kept at 0.35).
+# 13.0% (flat: 0.40 scores 12.9%, within 0.2 pp; kept at 0.35).
 FLOPS_EFFICIENCY = 0.35
 # Memory and compute do not overlap perfectly near the roofline corner: components combine as
 # (m^p + c^p)^(1/p) instead of max(m, c); p -> infinity is the ideal roofline, p = 2 adds 41% at the corner
