@@ -75,10 +75,20 @@ def test_threshold_exit_code():
 def test_committed_constants_are_the_global_fit():
     from specpick.tools.calibrate_fit import fit_all
 
-    for fit in fit_all():
+    fits = fit_all()
+    for fit in fits:
         print(f"\n{fit.name} ({fit.n_rows} rows, {fit.objective}): committed {fit.committed} -> "
               f"{fit.committed_score_pct}%, grid best {fit.best} -> {fit.best_score_pct}%")
         assert fit.committed_score_pct <= fit.best_score_pct + 0.5
+    engine = next(f for f in fits if "engine" in f.name)
+    # the engine constants see the engine rows' fit half only; the holdout half is scored, never fitted on
+    assert engine.holdout and engine.holdout["n_rows"] >= 10
+    assert engine.holdout["committed_mean_ape_pct"] < 20.0
+
+
+def test_rows_measured_in_vllm_use_the_vllm_harness():
+    rows = [r for r in load_published() if "(vllm)" in r.source.lower()]
+    assert rows and all(build_case(r).harness == "vllm" for r in rows)
 
 
 def test_moe_rows_hold_or_improve_with_routing_locality(monkeypatch, report):
