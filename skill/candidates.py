@@ -128,9 +128,15 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
                           message=f"the head {ctx.head.head_repo_id} was trained for {ctx.head.verifier_repo_id}, "
                                   f"not {ctx.verifier.repo_id}: a head only works with the verifier whose hidden "
                                   "states it was trained on", source="heads.csv (verifier column); EAGLE README")
-    if ctx.head is None and ctx.head_repo and method == (ctx.inp.method or method):
-        return Candidate(method, engine, True, f"your head {ctx.head_repo} (not in the catalog: check it with "
-                         "`specpick tokenizers`/the head check before serving)", draft_repo=ctx.head_repo)
+    if ctx.head is None and ctx.head_repo and ctx.head_check is not None and ctx.head_check.method == wanted:
+        chk = ctx.head_check
+        if chk.belongs == "no":
+            wrong_head = Flag(id="head_for_other_verifier", severity="fail", message=chk.summary,
+                              source=f"head check ({chk.source}): the head's config.json")
+        else:
+            note = "" if chk.belongs == "yes" else f" ({chk.summary})"
+            return Candidate(method, engine, True, f"your head {ctx.head_repo}, checked against this verifier "
+                             f"({chk.source}){note}", draft_repo=ctx.head_repo)
     published = [h for h in cat.heads_for(ctx.verifier.repo_id) if h.method == wanted and h.publisher != "test"
                  and engine in h.runtimes]
     if published:

@@ -42,6 +42,7 @@ class PlanContext:
     gpus: int = 1
     # Which method a user-measured alpha/tau belongs to (None: applied to every method).
     measured_method: str | None = None
+    head_check: object | None = None  # tools.heads.HeadCheck for a --head outside the catalog
 
 
 def _settle_sampling(inp: PlannerInputs, given: set[str]) -> tuple[str, float, list[str]]:
@@ -107,6 +108,14 @@ def build_context(inp: PlannerInputs) -> PlanContext:
     if draft is not None and draft.repo_id == verifier.repo_id:
         raise InputError("--draft is the verifier itself; a draft must be a smaller model (or use ngram/EAGLE)")
     head, head_repo = _resolve_head(inp, verifier)
+    head_check = None
+    if head is None and head_repo:
+        # A head outside the catalog is read from the Hub (cache, then catalog fallbacks): its config says
+        # which verifier and hidden size it was trained for.
+        from specpick.tools.heads import check_head
+
+        head_check = check_head(head_repo, verifier.repo_id, live=True)
+        notes.append(f"--head {head_repo}: {head_check.summary} (facts from {head_check.source})")
     defaults = []
     for name in ANNOUNCED_DEFAULTS:
         if name not in given and not (name == "sampling" and "temperature" in given):
@@ -124,4 +133,5 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         inp=inp, verifier=verifier, gpu=gpu, temperature=temperature, sampling=sampling,
         engine_explicit="engine" in given, facts_source=resolved.source, draft=draft, head=head,
         head_repo=head_repo, defaults_used=defaults, notes=notes, gpus=inp.gpus, measured_method=measured,
+        head_check=head_check,
     )

@@ -133,12 +133,12 @@ def test_structured_output_pushes_n_up():
 
 
 def test_measured_low_alpha_drops_n_to_three():
-    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, draft="llama-3.2-1b")
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, draft="llama-3.2-1b", engine="vllm")
     assert r.strategy == "draft_model" and r.num_draft_tokens == 3
 
 
 def test_measured_high_alpha_raises_n_to_seven():
-    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, draft="llama-3.2-1b")
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, draft="llama-3.2-1b", engine="vllm")
     assert r.num_draft_tokens == 7
 
 
@@ -155,7 +155,11 @@ def test_sglang_tree_for_interactive_high_acceptance():
 def test_past_break_even_concurrency_speculation_is_off_or_scheduled():
     r = rec(verifier="qwen2.5-7b", workload="chat", concurrency=256, latency="throughput", gpu="H100")
     if r.strategy == "none":
-        assert r.fallback[0].next_strategy is None
+        # Off at this load; any turn-it-back-on step must be tied to a lower concurrency.
+        for step in r.fallback:
+            if step.next_strategy not in (None, "none"):
+                assert step.trigger and step.trigger.metric == "concurrency" and step.trigger.op == "<"
+                assert step.trigger.value <= 256
     else:
         be = r.expected_speedup.break_even_concurrency
         assert be is None or be > 256 or "batch_saturation" in r.flag_ids()

@@ -44,3 +44,23 @@ def test_gated_verifier_is_an_access_error_with_advice(hub_env, capsys):
     code = main(["recommend", "--verifier", "acme/gated-8b", "--workload", "chat"])
     err = capsys.readouterr().err
     assert code == EXIT_ACCESS and err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_head_outside_the_catalog_is_checked_on_the_hub(hub_env):
+    from tests.test_heads import SPECULATORS_EAGLE3
+
+    hub_env.add_repo("meta-llama/Llama-3.1-8B-Instruct", {"config.json": LLAMA31_8B})
+    hub_env.add_repo("acme/llama31-8b-speculator.eagle3", {"config.json": SPECULATORS_EAGLE3})
+    r = plan(PlannerInputs(verifier="llama-3.1-8b", workload="chat", head="acme/llama31-8b-speculator.eagle3"))
+    assert r.strategy == "eagle3" and r.draft_model == "acme/llama31-8b-speculator.eagle3"
+    assert "head_for_other_verifier" not in r.flag_ids()
+
+
+def test_a_head_for_another_verifier_is_rejected_after_reading_its_config(hub_env):
+    from tests.test_heads import SPECULATORS_EAGLE3
+
+    hub_env.add_repo("acme/llama31-8b-speculator.eagle3", {"config.json": SPECULATORS_EAGLE3})
+    hub_env.add_repo("Qwen/Qwen3-8B", {"config.json": {**LLAMA31_8B, "model_type": "qwen3", "vocab_size": 151936}})
+    r = plan(PlannerInputs(verifier="qwen3-8b", workload="chat", head="acme/llama31-8b-speculator.eagle3"))
+    assert "head_for_other_verifier" in r.flag_ids()
+    assert r.draft_model != "acme/llama31-8b-speculator.eagle3"
