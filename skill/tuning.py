@@ -28,7 +28,11 @@ def rule_draft_length(ctx: PlanContext, strategy: str, alpha: float | None) -> t
         n, why = 7, f"alpha {alpha:.2f} > 0.9: N=7 (seed tuning rule)"
     elif alpha is not None and alpha < 0.6:
         n, why = 3, f"alpha {alpha:.2f} < 0.6: N=3 (seed tuning rule)"
-    if ctx.inp.workload in ("structured", "code") and ctx.temperature <= 0.7 and n < 7:
+    # The seed's "structured/code: acceptance is high, push N to 7+" holds when acceptance is in fact not low;
+    # copy-based drafts (n-gram, suffix) copy matched spans whole, so long drafts pay for them regardless
+    # (prompt lookup's own setting is 10 tokens: published-dev.csv PLD-RAW num_pred_tokens=10).
+    premise = alpha is None or alpha >= 0.6 or strategy in ("ngram", "suffix")
+    if ctx.inp.workload in ("structured", "code") and ctx.temperature <= 0.7 and n < 7 and premise:
         n, why = 7, f"{ctx.inp.workload} output accepts well: N=7 (seed rule: push N to 7+)"
     if ctx.temperature > 0.7 and n > 3:
         n, why = 3, f"T={ctx.temperature:g}: keep N at 3 (seed rule for high temperature)"
