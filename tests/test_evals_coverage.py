@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-import pytest
-
 from specpick.evals.coverage import (COVERAGE_MD, ENGINES_ISSUES, MIN_CASES_PER_ITEM, SEED,
                                      coverage_map, render_coverage_md, under_covered)
 from specpick.evals.schema import Dataset
 
 CASES = Dataset.load().cases
-SHARED = Path("/work/shared")
 
 
 def test_every_item_is_covered_at_least_twice():
@@ -25,21 +19,6 @@ def test_registry_lists_all_twenty_engines_issues_and_the_seed_sections():
     assert {k.split(":")[1] for k in SEED} == {"rule", "tune", "flag"}
     assert len([k for k in SEED if ":rule:" in k]) == 7  # the seed's seven decision rules
     assert len([k for k in SEED if ":flag:" in k]) == 4  # the seed's four "always flag" items
-
-
-def test_registry_matches_the_reference_documents_when_present():
-    """When the shared references are on disk, their item counts match the registry (no silent drift)."""
-    engines = SHARED / "reference" / "ENGINES.md"
-    seed = SHARED / "seed" / "spec-decode-picker.seed.md"
-    if not engines.exists() or not seed.exists():
-        pytest.skip(f"shared reference documents not on disk under {SHARED}; the registry itself is tested above")
-    section_c = engines.read_text(encoding="utf-8").split("## (c)", 1)[1].split("\n## ", 1)[0]
-    assert len(re.findall(r"^\d+\. \*\*", section_c, re.MULTILINE)) == len(ENGINES_ISSUES)
-    text = seed.read_text(encoding="utf-8")
-    rules = text.split("## Decision rules", 1)[1].split("##", 1)[0]
-    flags = text.split("## Always flag", 1)[1].split("##", 1)[0]
-    assert len(re.findall(r"^- \*\*", rules, re.MULTILINE)) == 7
-    assert len(re.findall(r"^- ", flags, re.MULTILINE)) == 4
 
 
 def test_coverage_md_is_current():

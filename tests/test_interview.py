@@ -166,7 +166,7 @@ def test_chat_without_a_key_runs_the_interview_over_a_pipe():
 
 def test_chat_no_llm_at_end_of_input_exits_2():
     env = _env()
-    env["ANTHROPIC_API_KEY"] = "sk-ant-unused-for-no-llm"
+    env["ANTHROPIC_API_KEY"] = "test-key-unused-for-no-llm"
     proc = subprocess.run([*CHAT, "--no-llm"], input="Llama-3.1-70B-Instruct\n", capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == EXIT_INPUT

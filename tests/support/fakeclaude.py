@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 # What tests put in the API key; assertions check it never lands in output.
-TEST_API_KEY = "sk-ant-test-DO-NOT-LEAK-4f1c"
+TEST_API_KEY = "test-key-DO-NOT-LEAK-4f1c"
 
 _ids = itertools.count(1)
 
