@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specpick.skill.context import PlanContext
+from specpick.skill.context import MODEL_BASED_MEASURED, MODEL_BASED_METHODS, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog import get_catalog
 from specpick.tools.specs import HeadSpec, ModelSpec
@@ -95,7 +95,12 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     from specpick.tools.types import BYTES_PER_PARAM
 
     quant = ctx.inp.quantization or ctx.verifier.dtype
-    measured = ctx.measured_method is None or ctx.measured_method == cand.strategy  # "<undetermined>": none
+    if ctx.measured_method is None:
+        measured = False
+    elif ctx.measured_method == MODEL_BASED_MEASURED:
+        measured = cand.strategy in MODEL_BASED_METHODS
+    else:
+        measured = ctx.measured_method == cand.strategy
     return estimate_for_specs(
         ctx.verifier, ctx.gpu, cand.strategy,
         draft=cand.draft, gpus=ctx.gpus, workload=ctx.inp.workload, temperature=ctx.temperature,

@@ -18,6 +18,10 @@ from specpick.tools.types import sampling_from_temperature
 
 # Representative temperatures for the coarse sampling classes (stated when used).
 SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam": 0.0}
+# A measured alpha/tau given without naming its method describes this verifier and workload for the
+# model-based drafters; copy-based methods keep their priors (their acceptance is about input overlap).
+MODEL_BASED_MEASURED = "<model-based>"
+MODEL_BASED_METHODS = frozenset({"draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp"})
 # Fields whose defaults we announce ("Defaults used: ...") when the user did not set them.
 ANNOUNCED_DEFAULTS = ("sampling", "gpu", "gpus", "can_finetune", "second_model", "latency", "concurrency",
                       "engine", "context_tokens")
@@ -128,10 +132,15 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         measured = inp.method or ("draft_model" if draft else head_method.get(head.method) if head else None)
         what = f"alpha={inp.alpha:g}" if inp.alpha is not None else f"tau={inp.tau:g}"
         notes.append(f"measured {what} applied to {measured}; other methods use published priors" if measured else
-                     f"measured {what} applied to every method compared (name the measured one with --method)")
-    return PlanContext(
+                     f"measured {what} applied to the model-based drafters (draft model, EAGLE, Medusa, MTP); "
+                     "copy-based methods (n-gram, suffix, lookahead) keep their priors, as their acceptance "
+                     "depends on how much the output copies its input (name the measured method with --method)")
+    ctx = PlanContext(
         inp=inp, verifier=verifier, gpu=gpu, temperature=temperature, sampling=sampling,
         engine_explicit="engine" in given, facts_source=resolved.source, draft=draft, head=head,
         head_repo=head_repo, defaults_used=defaults, notes=notes, gpus=inp.gpus, measured_method=measured,
         head_check=head_check,
     )
+    if ctx.measured_method is None and (inp.alpha is not None or inp.tau is not None):
+        ctx.measured_method = MODEL_BASED_MEASURED
+    return ctx

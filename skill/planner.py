@@ -38,8 +38,6 @@ BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_qua
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
 # TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
 TRTLLM_AUTO_OFF_ABOVE = 32
-# Marks "a measured alpha/tau was given without naming its method" until the planner resolves it.
-UNDETERMINED = "<undetermined>"
 
 
 def _fit_gpus(ctx: PlanContext):
@@ -148,20 +146,6 @@ def _fit_or_adjust(ctx: PlanContext, rationale: list[str]) -> tuple[object, list
                            source="tools/vram.py")]
 
 
-def _apply_measured_acceptance(ctx: PlanContext, candidates: list[Candidate]) -> None:
-    """A measured alpha/tau with no method named is taken to be for the method we would pick on priors."""
-    if ctx.measured_method != UNDETERMINED:
-        return
-    best = _choose(ctx, candidates)
-    if best is None:
-        ctx.measured_method = None
-        return
-    ctx.measured_method = best.strategy
-    best.estimate = estimate(ctx, best)
-    ctx.notes.append(f"measured acceptance taken to be for {best.strategy}, the method chosen on priors "
-                     "(name it with --method if you measured another)")
-
-
 def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
             rationale: list[str]) -> tuple[Candidate, list[str], Candidate | None]:
     """Pick the strategy: blockers first, then the best candidate, then the worth-it and load checks.
@@ -206,8 +190,6 @@ def plan(inp: PlannerInputs) -> Recommendation:
         NotFoundError: unknown verifier, draft or GPU (with close matches).
     """
     ctx = build_context(inp)
-    if (inp.alpha is not None or inp.tau is not None) and ctx.measured_method is None:
-        ctx.measured_method = UNDETERMINED
     rationale: list[str] = []
     base_fit, flags = _fit_or_adjust(ctx, rationale)
     flags = blocker_flags(ctx) + flags
@@ -217,7 +199,6 @@ def plan(inp: PlannerInputs) -> Recommendation:
         if asked is not None and not asked.feasible:
             raise InputError(f"--method {inp.method} is ruled out: {asked.reason}. "
                              "Change the budget flags or drop --method to let the planner choose.")
-    _apply_measured_acceptance(ctx, candidates)
     chosen, blockers, switched_off = _decide(ctx, candidates, flags, rationale)
     if chosen.strategy != "none":
         flags += tokenizer_flags(chosen)

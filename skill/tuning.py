@@ -9,6 +9,7 @@ the rule's N by more than 5%, the model's N is used and the rationale says so.
 from __future__ import annotations
 
 from specpick.skill.candidates import Candidate, estimate
+from specpick.skill.context import MODEL_BASED_MEASURED, MODEL_BASED_METHODS
 from specpick.skill.context import PlanContext
 from specpick.skill.schema import TreeParams
 
@@ -57,7 +58,8 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
                        "match confidence (vLLM docs suggest 16-32)")
         return c
     # A measured per-token alpha for this method beats the estimate's (tree-effective) alpha.
-    measured = ctx.inp.alpha is not None and ctx.measured_method == c.strategy
+    measured = ctx.inp.alpha is not None and (ctx.measured_method == c.strategy or (
+        ctx.measured_method == MODEL_BASED_MEASURED and c.strategy in MODEL_BASED_METHODS))
     alpha = ctx.inp.alpha if measured else c.estimate.alpha
     n, why = rule_draft_length(ctx, c.strategy, alpha)
     est = estimate(ctx, c, num_draft_tokens=n)

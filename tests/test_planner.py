@@ -234,3 +234,10 @@ def test_out_of_range_inputs_are_rejected(kw):
 def test_unknown_verifier_lists_close_matches():
     with pytest.raises(NotFoundError, match="Did you mean"):
         rec(verifier="llama-3.1-7b", workload="chat")
+
+
+def test_measured_alpha_without_a_method_goes_to_model_based_drafters_not_copying():
+    # A high measured alpha must not make n-gram look good on chat: copy-based acceptance is about overlap.
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, engine="vllm")
+    assert r.strategy == "draft_model" and r.expected_speedup.alpha == pytest.approx(0.95)
+    assert any("model-based drafters" in a for a in r.expected_speedup.assumptions)
