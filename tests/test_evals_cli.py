@@ -7,29 +7,8 @@ import json
 import pytest
 
 from specpick.skill.cli import main
-from tests.test_evals_graders import make_rec
-from tests.test_evals_report import CASES_YAML
-
-
-@pytest.fixture
-def cases_dir(tmp_path):
-    (tmp_path / "a.yaml").write_text(CASES_YAML.format(category="alpha"))
-    return tmp_path
-
-
-@pytest.fixture
-def fake_planner(monkeypatch):
-    import specpick.skill.planner as planner
-    from specpick.tools.errors import InputError
-
-    def plan(inputs):
-        if "Llama-2" in inputs.verifier:
-            raise InputError("contradictory inputs")
-        if "Qwen" in inputs.verifier:
-            raise ZeroDivisionError("bug")
-        return make_rec(inputs=inputs.model_dump())
-
-    monkeypatch.setattr(planner, "plan", plan)
+# The same cases file and controlled planner as the report tests (pytest finds imported fixtures).
+from tests.test_evals_report import cases_dir, fake_planner  # noqa: F401
 
 
 def test_eval_prints_the_report_writes_json_and_passes_the_threshold(cases_dir, fake_planner, tmp_path, capsys):
