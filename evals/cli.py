@@ -1,4 +1,4 @@
-"""``specpick eval``: the command-line wrapper around ``run_eval`` (registered in ``skill/cli.py`` COMMANDS).
+"""``specpick eval``: the command-line wrapper around ``run_eval`` (registered in ``skill/surfaces/cli.py`` COMMANDS).
 
 The report goes to stdout (``render_text``), one progress line per case to stderr, the full report to
 ``--json FILE``. A missed ``--min-pass`` / ``--min-check`` threshold exits 8; bad options exit 2.

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from specpick.evals.schema import Case
+    from specpick.evals.dataset import Case
 
 MIN_CASES_PER_ITEM = 2
 COVERAGE_MD = Path(__file__).resolve().parent / "COVERAGE.md"
@@ -108,7 +108,7 @@ def render_coverage_md(cases: list[Case]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``--write``: regenerate COVERAGE.md; ``--check``: exit 1 when it is stale or under-covered."""
-    from specpick.evals.schema import Dataset
+    from specpick.evals.dataset import Dataset
 
     args = sys.argv[1:] if argv is None else argv
     cases = Dataset.load().cases

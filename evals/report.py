@@ -15,9 +15,9 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field
 
-from specpick.evals.graders import CHECK_NAMES, CheckResult, GradeContext, grade
+from specpick.evals.evaluators.graders import CHECK_NAMES, CheckResult, GradeContext, grade
 from specpick.evals.runners import RunOutput, Variant
-from specpick.evals.schema import ERROR_EXIT, Case, Dataset, ExpectedAnswer
+from specpick.evals.dataset import ERROR_EXIT, Case, Dataset, ExpectedAnswer
 from specpick.tools.errors import ThresholdError
 
 _EXIT_CLASS = {code: name for name, code in ERROR_EXIT.items()}
@@ -236,7 +236,7 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
                                limits=limits)
                 result = grade_run(case, out)
                 if rubric:
-                    from specpick.evals.rubric import grade_rubric
+                    from specpick.evals.evaluators.rubric import grade_rubric
 
                     result.checks["rubric"] = grade_rubric(case, out.markdown, client=client, model=model)
                     result.passed = result.passed and result.checks["rubric"].status != "fail"

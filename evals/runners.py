@@ -19,7 +19,7 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from specpick.evals.schema import Case
+from specpick.evals.dataset import Case
 from specpick.skill.schema import Recommendation
 from specpick.tools.errors import EXIT_INPUT, EXIT_SERVICE, EXIT_UNAVAILABLE, PickerError
 
@@ -98,7 +98,7 @@ def run_planner(case: Case, repeat: int = 0) -> RunOutput:
             out.error = ErrorInfo(kind="picker", type="InputError", exit_code=EXIT_INPUT,
                                   message=f"{loc}: {first.get('msg', 'invalid')}")
             return out
-        from specpick.skill.planner import plan
+        from specpick.skill.planner.plan import plan
 
         out.recommendation = plan(inputs)
         out.markdown = _render(out.recommendation)
@@ -128,7 +128,7 @@ ConverseFn = Callable[[str, ReplyFn], ConversationLike]
 
 def make_converse(client: Any, variant: Variant, *, model: str | None = None, limits: Any = None) -> ConverseFn:
     """The chat loop bound to a client: SKILL.md + tools (with-skill) or neither (without-skill)."""
-    from specpick.skill.agent import run_conversation
+    from specpick.skill.surfaces.agent import run_conversation
 
     if variant == "without-skill":
         return partial(_converse, run_conversation, client, model=model, limits=limits, system=BASELINE_SYSTEM,
@@ -159,7 +159,7 @@ class SimulatedUser:
 
     def __init__(self, client: Any, case: Case, *, model: str | None = None, max_turns: int | None = None,
                  max_tokens: int = 300) -> None:
-        from specpick.skill.agent import resolve_model
+        from specpick.skill.surfaces.agent import resolve_model
 
         self.client = client
         self.model = resolve_model(model)

@@ -8,7 +8,7 @@ Claude to use them and the evals check them. JSON output is
 from __future__ import annotations
 
 from specpick.skill.schema import SECTION_HEADINGS, Recommendation
-from specpick.tools.engines import ENGINE_LABEL
+from specpick.tools.checks.engine_config import ENGINE_LABEL
 
 _MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
 _FENCE = {"cli-json": "json", "cli-flags": "bash", "yaml": "yaml", "python-kwargs": "python", "none": ""}

@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from specpick.tools.engines import EngineConfig  # noqa: F401  (re-exported: part of the contract)
-from specpick.tools.types import (
+from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
+from specpick.tools.vocab import (
     Engine,
     LatencyTarget,
     Method,

@@ -8,9 +8,9 @@ from typing import get_args
 
 import pytest
 
-from specpick.skill import agent
-from specpick.skill.agent import SUBMIT_TOOL, Conversation, Limits, run_conversation
-from specpick.skill.prompt import build_system_prompt
+from specpick.skill.surfaces import agent
+from specpick.skill.surfaces.agent import SUBMIT_TOOL, Conversation, Limits, run_conversation
+from specpick.skill.surfaces.prompt import build_system_prompt
 from specpick.skill.schema import Recommendation
 from specpick.tools.errors import EXIT_SERVICE, EXIT_UNAVAILABLE, ServiceError, UnavailableError
 from tests.support.fakeclaude import (
@@ -84,7 +84,7 @@ def first_tool_use_id(request) -> str:
 
 
 def test_default_tools_are_the_registry_anthropic_tools(fake_claude, claude_client):
-    from specpick.skill.registry import anthropic_tools
+    from specpick.skill.surfaces.registry import anthropic_tools
 
     fake_claude.push(FINAL)
     res = run_conversation(claude_client(), opening_message="hi", model="claude-test-model")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.tools.calibrate import (
+from specpick.tools.calibration.report import (
     TARGET_MEDIAN_APE_PCT, CalibrateInput, calibrate, calibrate_tool, render_text,
 )
-from specpick.tools.calibration_rows import build_case, skip_reason
+from specpick.tools.calibration.cases import build_case, skip_reason
 from specpick.tools.errors import ThresholdError
-from specpick.tools.published import load_published
-from specpick.tools.speedup_model import COST_MODEL_REL_ERROR
+from specpick.tools.catalog.published import load_published
+from specpick.tools.model.estimate import COST_MODEL_REL_ERROR
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_threshold_exit_code():
 
 
 def test_committed_constants_are_the_global_fit():
-    from specpick.tools.calibrate_fit import fit_all
+    from specpick.tools.calibration.fit import fit_all
 
     fits = fit_all()
     for fit in fits:
@@ -93,7 +93,7 @@ def test_rows_measured_in_vllm_use_the_vllm_harness():
 
 def test_moe_rows_hold_or_improve_with_routing_locality(monkeypatch, report):
     """Consecutive-token expert reuse (steptime.ROUTING_REUSE) must not move the MoE rows away from the data."""
-    from specpick.tools import cyclecost, steptime
+    from specpick.tools.model import cyclecost, steptime
 
     moe = {"DSV3-MTP", "EAGLE1-MIXTRAL"}
     local = {r.row_id: r for r in report.rows if r.source_id in moe}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.tools.catalog import get_catalog
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import EXIT_NOT_FOUND, NotFoundError
 
 

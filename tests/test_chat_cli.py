@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from specpick.skill.agent import DEFAULT_MODEL, SUBMIT_TOOL
-from specpick.skill.cli import main
+from specpick.skill.surfaces.agent import DEFAULT_MODEL, SUBMIT_TOOL
+from specpick.skill.surfaces.cli import main
 from specpick.skill.schema import SECTION_HEADINGS, Recommendation
 from specpick.tools.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_SERVICE
 from tests.support.fakeclaude import TEST_API_KEY, Error, sample_recommendation, text_turn, tool_use_turn

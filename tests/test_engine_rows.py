@@ -7,10 +7,10 @@ from importlib import resources
 
 import pytest
 
-from specpick.tools.calibrate import CalibrateInput, calibrate_tool, render_text
-from specpick.tools.calibrate_engine import SPLIT_RULE, engine_cases, engine_report, split_of
-from specpick.tools.engine_rows import ENGINES, build_case, load_engine_rows, skip_reason
-from specpick.tools.published import load_published
+from specpick.tools.calibration.report import CalibrateInput, calibrate_tool, render_text
+from specpick.tools.calibration.engines import SPLIT_RULE, engine_cases, engine_report, split_of
+from specpick.tools.calibration.engine_cases import ENGINES, build_case, load_engine_rows, skip_reason
+from specpick.tools.catalog.published import load_published
 
 
 def _csv_columns(name: str) -> list[str]:

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from specpick.tools.engines import EngineConfigInput, build_engine_config, sglang_tree
+from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config, sglang_tree
 from specpick.tools.errors import InputError
 
 V = "meta-llama/Llama-3.1-8B-Instruct"
@@ -93,7 +93,7 @@ def test_none_is_a_plain_launch():
     ],
 )
 def test_bad_engine_config_input(kw):
-    from specpick.skill.registry import BY_CLI
+    from specpick.skill.surfaces.registry import BY_CLI
 
     with pytest.raises(InputError):
         BY_CLI["engine-config"].run({"verifier": V, **kw})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from specpick.skill.cli import main
+from specpick.skill.surfaces.cli import main
 # The same cases file and controlled planner as the report tests (pytest finds imported fixtures).
 from tests.test_evals_report import cases_dir, fake_planner  # noqa: F401
 
@@ -40,7 +40,7 @@ def test_agent_runner_without_a_key_is_a_usage_error(monkeypatch, capsys):
 
 
 def test_agent_runner_through_the_cli_against_the_stand_in(claude_env, capsys):
-    from specpick.evals.schema import Dataset
+    from specpick.evals.dataset import Dataset
     from tests.test_evals_runners import _script
 
     case = {c.id: c for c in Dataset.load().cases}["missing-verifier"]

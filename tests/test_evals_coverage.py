@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from specpick.evals.coverage import (COVERAGE_MD, ENGINES_ISSUES, MIN_CASES_PER_ITEM, SEED,
                                      coverage_map, render_coverage_md, under_covered)
-from specpick.evals.schema import Dataset
+from specpick.evals.dataset import Dataset
 
 CASES = Dataset.load().cases
 

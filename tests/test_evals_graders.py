@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from specpick.evals.graders import CHECK_NAMES, GradeContext, grade
-from specpick.evals.schema import Case
+from specpick.evals.evaluators.graders import CHECK_NAMES, GradeContext, grade
+from specpick.evals.dataset import Case
 from specpick.skill.schema import SECTION_HEADINGS, Recommendation
 
 VLLM_METRICS = [
@@ -342,7 +342,7 @@ def test_mentions_and_asked():
 
 
 def test_a_broken_grader_is_a_failed_check_not_a_crash(monkeypatch):
-    from specpick.evals import graders
+    from specpick.evals.evaluators import graders
 
     def boom(_ctx):
         raise RuntimeError("grader bug")

@@ -54,7 +54,7 @@ def cases_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fake_planner(monkeypatch):
-    import specpick.skill.planner as planner
+    import specpick.skill.planner.plan as planner
 
     def plan(inputs):
         if "Llama-2" in inputs.verifier:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from specpick.evals.rubric import grade_rubric, parse_verdicts
+from specpick.evals.evaluators.rubric import grade_rubric, parse_verdicts
 from tests.test_evals_graders import make_case
 
 CASE = make_case({"strategies": ["draft_model"], "rubric": ["draft samples at the verifier's temperature"]})

@@ -12,7 +12,7 @@ import pytest
 from specpick.evals import runners
 from specpick.evals.report import grade_run, run_eval
 from specpick.evals.runners import BASELINE_SYSTEM, SimulatedUser, run_agent, run_planner
-from specpick.evals.schema import Dataset
+from specpick.evals.dataset import Dataset
 from specpick.tools.errors import InputError, ServiceError
 from tests.support.fakeclaude import text_turn, tool_use_turn
 from tests.test_evals_graders import make_case, make_rec
@@ -28,7 +28,7 @@ def test_invalid_inputs_become_an_input_error_not_a_crash():
 
 
 def test_picker_errors_are_answers_and_other_exceptions_are_failed_runs(monkeypatch):
-    import specpick.skill.planner as planner
+    import specpick.skill.planner.plan as planner
 
     case = CASES["llama31-8b-eagle3-published-head"]
     monkeypatch.setattr(planner, "plan", lambda inputs: (_ for _ in ()).throw(InputError("contradiction")))
@@ -47,7 +47,7 @@ def test_picker_errors_are_answers_and_other_exceptions_are_failed_runs(monkeypa
 
 
 def test_planner_output_is_rendered_and_graded(monkeypatch):
-    import specpick.skill.planner as planner
+    import specpick.skill.planner.plan as planner
 
     case = CASES["llama31-8b-eagle3-published-head"]
     monkeypatch.setattr(planner, "plan", lambda inputs: make_rec(inputs=inputs.model_dump()))
@@ -192,7 +192,7 @@ def test_make_converse_binds_the_variant():
         captured.update(kw)
         return FakeConversation()
 
-    import specpick.skill.agent as agent
+    import specpick.skill.surfaces.agent as agent
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(agent, "run_conversation", fake_run_conversation)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from specpick.evals.schema import CASES_DIR, Case, Dataset, ExpectedAnswer, Range
+from specpick.evals.dataset import CASES_DIR, Case, Dataset, ExpectedAnswer, Range
 from specpick.skill.schema import PlannerInputs
-from specpick.tools.catalog import get_catalog
+from specpick.tools.catalog.tables import get_catalog
 
 DATASET = Dataset.load()
 CASES = DATASET.cases

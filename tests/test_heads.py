@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from specpick.tools.errors import HubAccessError, NotFoundError, UnavailableError
-from specpick.tools.heads import check_head, detect_method
+from specpick.tools.checks.heads import check_head, detect_method
 from tests.test_hfconfig import DEEPSEEK_V3, LLAMA31_8B, QWEN3_8B
 
 LLAMA3_8B = {**LLAMA31_8B, "max_position_embeddings": 8192}
@@ -157,7 +157,7 @@ def test_head_repo_without_config(fakehub, hub_settings) -> None:
 
 
 def test_catalog_fallback_rejects_a_head_trained_on_another_hidden_size():
-    from specpick.tools.heads import check_head
+    from specpick.tools.checks.heads import check_head
 
     r = check_head("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "llama-3.3-70b", live=False)
     assert r.belongs == "no" and r.check == "fail"

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from specpick.tools.catalog import get_catalog
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import NotFoundError, RemoteDataError, UnavailableError
-from specpick.tools.hfconfig import config_to_spec, fetch_model_spec, param_count
-from specpick.tools.params import count_params
+from specpick.tools.hub.config import config_to_spec, fetch_model_spec, param_count
+from specpick.tools.arch.params import count_params
 from tests.support.fakehub import safetensors_bytes
 
 # config.json fields as published in each repo (only architecture fields kept;

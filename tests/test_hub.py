@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from specpick.tools import hub
+from specpick.tools.hub import client as hub
 from specpick.tools.errors import (
     EXIT_ACCESS,
     EXIT_BAD_REMOTE_DATA,
@@ -21,7 +21,7 @@ from specpick.tools.errors import (
     RemoteDataError,
     UnavailableError,
 )
-from specpick.tools.hfconfig import fetch_model_spec, param_count
+from specpick.tools.hub.config import fetch_model_spec, param_count
 from tests.support.fakehub import safetensors_bytes
 
 CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -264,6 +264,6 @@ def test_progress_bars_only_when_asked_or_on_a_terminal(fakehub, hub_settings, c
 
 
 def test_modules_never_enable_remote_code() -> None:
-    tools = Path(hub.__file__).parent
-    for name in ("hub.py", "hfconfig.py", "tokenizers.py", "tokenizer_files.py", "heads.py"):
+    tools = Path(hub.__file__).parent.parent
+    for name in ("hub/client.py", "hub/config.py", "checks/tokenizers.py", "hub/tokenizer_files.py", "checks/heads.py"):
         assert "trust_remote" not in (tools / name).read_text(encoding="utf-8"), name

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from specpick.skill import interview
-from specpick.skill.interview import QUESTIONS, equivalent_command, make_read_line, run_interview
+from specpick.skill.surfaces import interview
+from specpick.skill.surfaces.interview import QUESTIONS, equivalent_command, make_read_line, run_interview
 from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
 from specpick.tools.errors import EXIT_INPUT, InputError
 
@@ -132,8 +132,8 @@ def test_read_line_on_a_pipe_and_at_eof():
 
 
 def test_equivalent_command_round_trips_through_the_cli_parser():
-    from specpick.skill.cli import _tool_parser
-    from specpick.skill.registry import BY_CLI
+    from specpick.skill.surfaces.cli import _tool_parser
+    from specpick.skill.surfaces.registry import BY_CLI
     import shlex
 
     answers = {"verifier": "meta-llama/Llama-3.1-70B-Instruct", "workload": "code", "gpus": 4,
@@ -151,7 +151,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-CHAT = [sys.executable, "-m", "specpick.skill.cli", "chat"]
+CHAT = [sys.executable, "-m", "specpick.skill.surfaces.cli", "chat"]
 
 
 def test_chat_without_a_key_runs_the_interview_over_a_pipe():

@@ -10,8 +10,8 @@ import anyio
 import mcp
 import pytest
 
-from specpick.skill.mcp_server import SERVER_NAME, build_server
-from specpick.skill.registry import TOOLS, anthropic_tools
+from specpick.skill.surfaces.mcp import SERVER_NAME, build_server
+from specpick.skill.surfaces.registry import TOOLS, anthropic_tools
 from tests.support.fakeclaude import echo_tools
 
 
@@ -100,7 +100,7 @@ def test_defaults_are_not_filled_in_before_our_validation(echo_server, monkeypat
 
 
 def test_list_flag_prints_the_tools(capsys):
-    from specpick.skill.cli import main
+    from specpick.skill.surfaces.cli import main
 
     assert main(["mcp", "--list"]) == 0
     names = [t["name"] for t in json.loads(capsys.readouterr().out)]
@@ -109,7 +109,7 @@ def test_list_flag_prints_the_tools(capsys):
 
 def test_stdio_subprocess_serves_the_registry():
     params = mcp.StdioServerParameters(
-        command=sys.executable, args=["-m", "specpick.skill.cli", "mcp"],
+        command=sys.executable, args=["-m", "specpick.skill.surfaces.cli", "mcp"],
         env={"PYTHONPATH": os.getcwd()}, cwd=os.getcwd(),
     )
 

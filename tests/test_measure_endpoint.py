@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from specpick.skill.cli import main
+from specpick.skill.surfaces.cli import main
 from specpick.tools.errors import NotFoundError, ServiceError
 from specpick.tools.measure.metrics import parse_prometheus, spec_snapshot
 from specpick.tools.measure.ngram_sim import NgramParams, simulate

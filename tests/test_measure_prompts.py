@@ -9,7 +9,7 @@ import pytest
 
 from specpick.tools.errors import InputError, NotFoundError, PickerError
 from specpick.tools.measure.prompts import builtin_prompts, load_prompts, load_samples
-from specpick.tools.types import WORKLOADS
+from specpick.tools.vocab import WORKLOADS
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from specpick.skill.cli import main
+from specpick.skill.surfaces.cli import main
 from specpick.tools.errors import (
     EXIT_INPUT,
     EXIT_UNAVAILABLE,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.tools.catalog import get_catalog
-from specpick.tools.params import count_params
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.arch.params import count_params
 
 MODELS = get_catalog().models
 

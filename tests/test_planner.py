@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from specpick.skill.planner import plan
+from specpick.skill.planner.plan import plan
 from specpick.skill.render import to_markdown
 from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
 from specpick.tools.errors import InputError, NotFoundError
@@ -223,7 +223,7 @@ def test_contradictions_are_input_errors(kw, needle):
     {"temperature": -1}, {"workload": "poetry"},
 ])
 def test_out_of_range_inputs_are_rejected(kw):
-    from specpick.skill.registry import BY_NAME
+    from specpick.skill.surfaces.registry import BY_NAME
 
     base = {"verifier": "llama-3.1-8b", "workload": "chat"}
     base.update(kw)

@@ -6,15 +6,15 @@ import csv
 
 import pytest
 
-from specpick.tools.acceptance import alpha_from_tau, expected_tokens, tree_tau
+from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_tau
 from specpick.tools.errors import InputError
-from specpick.tools.priors import (
+from specpick.tools.model.priors import (
     Shape, acceptance_prior, decay_for, draft_ratio_slope, load_prior_rows, temperature_rho, tree_factor,
 )
-from specpick.tools.priors_build import (
+from specpick.tools.model.prior_rules import (
     build_rows, csv_path, extra_rows, position_decay_samples, render_csv, temperature_pairs,
 )
-from specpick.tools.published import load_published
+from specpick.tools.catalog.published import load_published
 
 CHAIN3 = Shape(num_draft_tokens=3)
 EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
@@ -22,7 +22,7 @@ EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
 
 def test_priors_csv_is_in_sync_with_the_published_rows():
     assert csv_path().read_text(encoding="utf-8") == render_csv(build_rows()), \
-        "run `python -m specpick.tools.priors_build` after changing the published copy or the rules"
+        "run `python -m specpick.tools.model.prior_rules` after changing the published copy or the rules"
 
 
 def test_every_prior_row_names_its_source_and_a_real_published_row():

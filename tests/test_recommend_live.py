@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.skill.cli import main
-from specpick.skill.planner import plan
+from specpick.skill.surfaces.cli import main
+from specpick.skill.planner.plan import plan
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.errors import EXIT_ACCESS, HubAccessError
 from tests.test_hfconfig import LLAMA31_8B

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specpick.skill import prompt
-from specpick.skill.cli import COMMANDS, _tool_parser
-from specpick.skill.registry import BY_CLI, BY_NAME
+from specpick.skill.surfaces import prompt
+from specpick.skill.surfaces.cli import COMMANDS, _tool_parser
+from specpick.skill.surfaces.registry import BY_CLI, BY_NAME
 from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
 
 ROOT = Path(__file__).resolve().parent.parent

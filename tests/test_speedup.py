@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from specpick.tools.acceptance import chain_speedup, expected_tokens
-from specpick.tools.catalog import get_catalog
+from specpick.tools.model.acceptance import chain_speedup, expected_tokens
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
-from specpick.tools.overhead import ENGINE_SPEC_FORWARD_MS
-from specpick.tools.speedup import SpeedupInput, estimate_speedup, render_text
-from specpick.tools.speedup_model import TreeShape, estimate_for_specs
+from specpick.tools.model.overhead import ENGINE_SPEC_FORWARD_MS
+from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup, render_text
+from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 
 CAT = get_catalog()
 
@@ -177,8 +177,8 @@ def test_unknown_names_are_not_found_errors():
 # --- engine per-cycle overhead: fixed + per forward launched in the cycle + per running sequence -----------------
 def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifier: str = "llama-3.1-8b",
            gpu: str = "H100", gpus: int = 1, draft: str | None = None, tree: TreeShape | None = None):
-    from specpick.tools.cyclecost import cycle_cost
-    from specpick.tools.overhead import get_overhead
+    from specpick.tools.model.cyclecost import cycle_cost
+    from specpick.tools.model.overhead import get_overhead
 
     return cycle_cost(method, CAT.model(verifier), CAT.gpu(gpu), gpus=gpus, batch=batch, context_tokens=512,
                       weight_bytes_per_param=2.0, overhead=get_overhead(harness), num_draft_tokens=n,
@@ -192,7 +192,7 @@ def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifi
 ])
 @pytest.mark.parametrize("harness", ["vllm", "sglang", "trtllm"])
 def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, draft, forwards, harness):
-    from specpick.tools.overhead import get_overhead
+    from specpick.tools.model.overhead import get_overhead
 
     o = get_overhead(harness)
     c = _cycle(method, n, harness=harness, batch=8, draft=draft)

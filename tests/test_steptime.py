@@ -6,11 +6,11 @@ from itertools import pairwise
 
 import pytest
 
-from specpick.tools.catalog import get_catalog
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.overhead import OVERHEADS, get_overhead
-from specpick.tools.params import count_params
-from specpick.tools.steptime import (
+from specpick.tools.model.overhead import OVERHEADS, get_overhead
+from specpick.tools.arch.params import count_params
+from specpick.tools.model.steptime import (
     BANDWIDTH_EFFICIENCY, ROUTING_REUSE, experts_touched, head_step_time, step_time,
 )
 

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from specpick.tools.catalog import get_catalog
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import NotFoundError, RemoteDataError, UnavailableError
-from specpick.tools.tokenizer_files import apply_configs, parse_tokenizer_json, parse_tokenizer_model
-from specpick.tools.tokenizers import (
+from specpick.tools.hub.tokenizer_files import apply_configs, parse_tokenizer_json, parse_tokenizer_model
+from specpick.tools.checks.tokenizers import (
     TokenizerSide,
     catalog_tokenizer_verdict,
     compare_loaded,

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from specpick.skill import tooluse
-from specpick.skill.registry import BY_NAME
+from specpick.skill.surfaces import tooluse
+from specpick.skill.surfaces.registry import BY_NAME
 from tests.support.fakeclaude import echo_tools
 
 
@@ -61,7 +61,7 @@ def test_unknown_tool_lists_the_valid_names():
 
 
 def test_unexpected_exception_is_reported_without_its_detail_and_logged(tools, caplog):
-    with caplog.at_level(logging.ERROR, logger="specpick.skill.tooluse"):
+    with caplog.at_level(logging.ERROR, logger="specpick.skill.surfaces.tooluse"):
         out = tooluse.execute("echo", {"n": 1, "mode": "boom"}, tools)
     assert out.is_error
     assert out.content.startswith("internal error in tool echo")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.skill.registry import BY_CLI
-from specpick.tools.catalog import get_catalog
+from specpick.skill.surfaces.registry import BY_CLI
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.kv import kv_bytes_per_sequence
-from specpick.tools.vram import VramInput, fit_specs, vram_fit
+from specpick.tools.arch.kv import kv_bytes_per_sequence
+from specpick.tools.checks.vram import VramInput, fit_specs, vram_fit
 
 
 def fit(**kw):

@@ -383,7 +383,7 @@ def fakehub(no_hub_backoff: list[float]):
 @pytest.fixture
 def hub_settings(fakehub: FakeHub, tmp_path, monkeypatch: pytest.MonkeyPatch):
     """HubSettings pointed at the fake Hub with a fresh cache; HF_TOKEN cleared."""
-    from specpick.tools.hub import HubSettings
+    from specpick.tools.hub.client import HubSettings
 
     import huggingface_hub.constants as constants
 

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError, NotFoundError
-from specpick.tools.types import WORKLOADS
+from specpick.tools.vocab import WORKLOADS
 
 # Bounds: a prompt file is a representative sample, not a data set; these
 # keep a wrong path (a model file, a log) from being read into memory.

@@ -26,7 +26,7 @@ from specpick.tools.measure.metrics import Acceptance, SpecSnapshot, acceptance_
 from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
 from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
 from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, RunFigures, run_figures
-from specpick.tools.types import Workload
+from specpick.tools.vocab import Workload
 
 ProgressFn = Callable[[int, int, str], None]  # (done, total, what is running)
 DEFAULT_NUM_DRAFT_TOKENS = 4

@@ -1,0 +1,242 @@
+"""Parse and check an emitted engine configuration, independently of the emitter (``tools/checks/engine_config.py``).
+
+The eval suite must catch the emitter being wrong, so this module re-reads the
+engines' rules from ENGINES.md section (b) rather than calling the emitter:
+
+* vLLM ``--speculative-config`` JSON: parses, has ``method`` matching the strategy, ``model`` for model-based
+  methods, ``num_speculative_tokens`` equal to N, ``draft_tensor_parallel_size`` 1 or the target TP (vllm#31345),
+  no ``tensor_parallel_size`` inside, ``prompt_lookup_min <= prompt_lookup_max``;
+* SGLang flags: ``--speculative-algorithm`` matching, steps/topk/num-draft-tokens all set or none, topk=1 =>
+  num_draft_tokens = steps+1, num_draft_tokens <= steps*topk+1, agreeing with the recommendation's tree;
+* TensorRT-LLM YAML: parses, ``speculative_config.decoding_type`` matching, ``max_draft_len`` equal to N;
+* transformers kwargs: ``assistant_model`` for a draft model, ``prompt_lookup_num_tokens`` for n-gram.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+import yaml
+
+VLLM_METHOD = {"draft_model": "draft_model", "eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3",
+               "medusa": "medusa", "mtp": "mtp", "ngram": "ngram", "suffix": "suffix"}
+SGLANG_ALGO = {"draft_model": {"STANDALONE"}, "eagle": {"EAGLE"}, "eagle2": {"EAGLE"}, "eagle3": {"EAGLE3"},
+               "mtp": {"NEXTN", "EAGLE"}, "ngram": {"NGRAM"}}
+TRT_DECODING = {"draft_model": {"DraftTarget"}, "eagle3": {"Eagle3", "Eagle"}, "mtp": {"MTP"}, "ngram": {"NGram"},
+                "eagle": {"Eagle"}, "eagle2": {"Eagle"}, "medusa": {"Medusa"}, "lookahead": {"Lookahead"}}
+NEEDS_MODEL = {"draft_model", "eagle", "eagle2", "eagle3", "medusa"}
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def parse_vllm(config: str, launch_command: str = "") -> dict[str, Any] | None:
+    """The speculative-config dict from the config text, or from ``--speculative-config`` in the command."""
+    found = _json_object(config.strip())
+    if found is not None:
+        return found
+    for text in (config, launch_command):
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            continue
+        for i, word in enumerate(words):
+            if word.startswith("--speculative-config="):
+                found = _json_object(word.split("=", 1)[1])
+            elif word in ("--speculative-config", "--speculative_config") and i + 1 < len(words):
+                found = _json_object(words[i + 1])
+            if found is not None:
+                return found
+    return None
+
+
+def parse_sglang(config: str) -> dict[str, Any] | None:
+    """SGLang flags as ``{"speculative-algorithm": "EAGLE3", ...}`` (flags without a value map to True)."""
+    try:
+        words = shlex.split(config)
+    except ValueError:
+        return None
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("--"):
+            i += 1
+            continue
+        key, eq, val = word[2:].partition("=")
+        if eq:
+            out[key] = val
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            out[key] = words[i + 1]
+            i += 1
+        else:
+            out[key] = True
+        i += 1
+    return out
+
+
+def parse_trtllm(config: str) -> dict[str, Any] | None:
+    """The ``speculative_config`` mapping of a TRT-LLM YAML (or the top level if it has ``decoding_type``)."""
+    try:
+        doc = yaml.safe_load(config)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    spec = doc.get("speculative_config", doc)
+    return spec if isinstance(spec, dict) else None
+
+
+def parse_kwargs(config: str) -> dict[str, str]:
+    """``key=value`` pairs of a Python kwargs string (values as source text)."""
+    return {m.group(1): m.group(2).strip() for m in re.finditer(r"\b([A-Za-z_]\w*)\s*=\s*([^,\n]+(?:\([^)]*\))?)",
+                                                                 config)}
+
+
+def parse_config(engine: str, fmt: str, config: str, launch_command: str = "") -> dict[str, Any] | None:
+    """Parsed config for ``engine`` (None when it does not parse)."""
+    if engine == "vllm":
+        return parse_vllm(config, launch_command)
+    if engine == "sglang":
+        return parse_sglang(config)
+    if engine == "trtllm":
+        return parse_trtllm(config)
+    if engine == "transformers":
+        return parse_kwargs(config) or None
+    return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(str(value).strip().strip("'\""))
+    except ValueError:
+        return None
+
+
+def check_config(strategy: str, engine: str, fmt: str, config: str, launch_command: str, *,
+                 n: int | None, tree: tuple[int, int, int] | None, draft_model: str | None,
+                 target_tp: int) -> tuple[list[str], dict[str, Any] | None]:
+    """Problems with an emitted config (empty list: consistent), and the parsed config.
+
+    Args:
+        strategy: the recommended strategy.
+        engine: the recommended engine.
+        fmt / config / launch_command: the EngineConfig fields.
+        n: the recommendation's num_draft_tokens.
+        tree: (depth, top_k, num_verify_tokens) of the recommendation, if any.
+        draft_model: the recommendation's draft/head repo id.
+        target_tp: the verifier's tensor-parallel size (GPUs / pipeline stages).
+    """
+    if strategy == "none":
+        bad = []
+        if "speculative" in (config + " " + launch_command).lower() or "assistant_model" in config:
+            bad.append("strategy is none but the config/launch command still enables speculation")
+        return bad, None
+    parsed = parse_config(engine, fmt, config, launch_command)
+    if parsed is None:
+        return [f"{engine} config ({fmt}) does not parse: {config[:120]!r}"], None
+    problems: list[str] = []
+    if engine == "vllm":
+        problems += _vllm(strategy, parsed, n, draft_model, target_tp)
+    elif engine == "sglang":
+        problems += _sglang(strategy, parsed, tree, draft_model)
+    elif engine == "trtllm":
+        problems += _trtllm(strategy, parsed, n)
+    elif engine == "transformers":
+        problems += _transformers(strategy, parsed)
+    return problems, parsed
+
+
+def _vllm(strategy: str, cfg: dict[str, Any], n: int | None, draft: str | None, tp: int) -> list[str]:
+    want = VLLM_METHOD.get(strategy)
+    if want is None:
+        return [f"vLLM does not run {strategy} (no SpeculativeMethod for it)"]
+    out = []
+    if cfg.get("method") != want:
+        out.append(f"method is {cfg.get('method')!r}, expected {want!r} for {strategy}")
+    if strategy in NEEDS_MODEL and not cfg.get("model"):
+        out.append(f"{strategy} needs 'model' (the draft/head repo)")
+    if strategy in NEEDS_MODEL and draft and cfg.get("model") and str(cfg["model"]).lower() != draft.lower():
+        out.append(f"config model {cfg['model']!r} differs from the recommended {draft!r}")
+    k = cfg.get("num_speculative_tokens")
+    if not isinstance(k, int) or k < 1:
+        out.append(f"num_speculative_tokens must be a positive integer, got {k!r}")
+    elif n is not None and k != n:
+        out.append(f"num_speculative_tokens {k} differs from the recommended N={n}")
+    if "tensor_parallel_size" in cfg:
+        out.append("tensor_parallel_size inside speculative_config is rejected by vLLM (use draft_tensor_parallel_size)")
+    dtp = cfg.get("draft_tensor_parallel_size")
+    if dtp is not None and dtp not in (1, tp):
+        out.append(f"draft_tensor_parallel_size {dtp} must be 1 or the target TP {tp} (vllm#31345)")
+    if strategy == "ngram":
+        lo, hi = cfg.get("prompt_lookup_min", 5), cfg.get("prompt_lookup_max", 5)
+        if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
+            out.append(f"prompt_lookup_min {lo} / max {hi} must satisfy 1 <= min <= max")
+    return out
+
+
+def _sglang(strategy: str, flags: dict[str, Any], tree: tuple[int, int, int] | None, draft: str | None) -> list[str]:
+    want = SGLANG_ALGO.get(strategy)
+    if want is None:
+        return [f"SGLang has no --speculative-algorithm for {strategy}"]
+    out = []
+    algo = flags.get("speculative-algorithm")
+    if algo not in want:
+        out.append(f"--speculative-algorithm is {algo!r}, expected one of {sorted(want)} for {strategy}")
+    if strategy in NEEDS_MODEL and not flags.get("speculative-draft-model-path"):
+        out.append(f"{strategy} needs --speculative-draft-model-path")
+    if strategy == "ngram":
+        return out
+    keys = ("speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens")
+    given = [k for k in keys if k in flags]
+    if given and len(given) != 3:
+        out.append(f"set steps, topk and num-draft-tokens together or none (given: {given})")
+        return out
+    if not given:
+        return out
+    steps, topk, ndt = (_int(flags[k]) for k in keys)
+    if None in (steps, topk, ndt) or min(steps, topk, ndt) < 1:  # type: ignore[type-var]
+        return out + [f"steps/topk/num-draft-tokens must be positive integers: {[flags[k] for k in keys]}"]
+    if topk == 1 and ndt != steps + 1:  # type: ignore[operator]
+        out.append(f"topk=1 means num-draft-tokens = steps+1 = {steps + 1}, got {ndt}")  # type: ignore[operator]
+    if ndt > steps * topk + 1:  # type: ignore[operator]
+        out.append(f"num-draft-tokens {ndt} exceeds steps*topk+1 = {steps * topk + 1}")  # type: ignore[operator]
+    if tree is not None and (steps, topk, ndt) != tree:
+        out.append(f"flags (steps, topk, draft tokens) = {(steps, topk, ndt)} differ from the recommended tree {tree}")
+    return out
+
+
+def _trtllm(strategy: str, spec: dict[str, Any], n: int | None) -> list[str]:
+    want = TRT_DECODING.get(strategy)
+    if want is None:
+        return [f"TensorRT-LLM has no decoding_type for {strategy}"]
+    out = []
+    if spec.get("decoding_type") not in want:
+        out.append(f"decoding_type is {spec.get('decoding_type')!r}, expected one of {sorted(want)}")
+    if strategy == "lookahead":
+        for key in ("max_window_size", "max_ngram_size", "max_verification_set_size"):
+            if key in spec and not (isinstance(spec[key], int) and spec[key] > 0):
+                out.append(f"{key} must be a positive integer")
+        return out
+    mdl = spec.get("max_draft_len")
+    if not isinstance(mdl, int) or mdl < 1:
+        out.append(f"max_draft_len must be a positive integer, got {mdl!r}")
+    elif n is not None and mdl != n and strategy != "medusa":
+        out.append(f"max_draft_len {mdl} differs from the recommended N={n}")
+    return out
+
+
+def _transformers(strategy: str, kwargs: dict[str, Any]) -> list[str]:
+    if strategy == "draft_model":
+        return [] if "assistant_model" in kwargs else ["draft model needs generate(assistant_model=...)"]
+    if strategy == "ngram":
+        return [] if "prompt_lookup_num_tokens" in kwargs else ["n-gram needs generate(prompt_lookup_num_tokens=N)"]
+    return [f"transformers generate() does not run {strategy}"]

@@ -1,0 +1,126 @@
+"""Section 3: the named compatibility checks for the chosen strategy.
+
+Tokenizer identity (not just vocab size), vocab padding, head-to-verifier
+match, VRAM fit with the draft included, runtime support, KV-cache rollback,
+sampling, parallelism, and the known-broken combinations (from the flags).
+"""
+
+from __future__ import annotations
+
+from specpick.skill.planner.candidates import Candidate
+from specpick.skill.planner.context import PlanContext
+from specpick.skill.schema import CompatCheck, Flag
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.checks.engine_config import ENGINE_LABEL
+
+
+def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
+    s = chosen.strategy
+    if chosen.tokenizer is not None:
+        v = chosen.tokenizer
+        tok = CompatCheck(name="tokenizer", verdict=v.check if v.verdict != "identical_except_padding" else "pass",
+                          reason=f"{v.verdict}: {v.summary} (compared at {v.level} level, source {v.source})",
+                          source="tools/checks/tokenizers.py; ENGINES.md issues 6-9")
+        pad = CompatCheck(name="vocab_padding", verdict="warn" if v.verdict == "identical_except_padding" else "pass",
+                          reason=("config vocab_size differs only by padding: pad the draft's embedding/LM head or "
+                                  "use an engine build that pads; vLLM's check compares vocab_size only"
+                                  if v.verdict == "identical_except_padding" else "same config vocab_size"),
+                          source="vllm#7252, #5203, #10913; transformers#45307")
+        return [tok, pad]
+    if s in ("eagle", "eagle2", "eagle3", "medusa", "mtp"):
+        reason = ("the head reuses the verifier's embedding and tokenizer" if s != "eagle3" else
+                  "EAGLE-3 heads predict over a reduced draft vocabulary mapped onto the verifier's (d2t/t2d "
+                  "tables shipped with the head)")
+        return [CompatCheck(name="tokenizer", verdict="pass", reason=reason, source="EAGLE / Medusa READMEs"),
+                CompatCheck(name="vocab_padding", verdict="pass", reason="no separate vocabulary to pad")]
+    if s in ("ngram", "suffix", "lookahead"):
+        return [CompatCheck(name="tokenizer", verdict="pass", reason="drafts are the verifier's own tokens "
+                            "(copied from the context)", source="method definition"),
+                CompatCheck(name="vocab_padding", verdict="pass", reason="no second vocabulary")]
+    return [CompatCheck(name="tokenizer", verdict="info", reason="no draft: nothing to compare")]
+
+
+def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
+    s = chosen.strategy
+    if s == "mtp":
+        return CompatCheck(name="head_match", verdict="pass", reason=f"built-in MTP layers of {ctx.verifier.repo_id} "
+                           f"(num_nextn_predict_layers={ctx.verifier.mtp_layers})", source="catalog (models.csv)")
+    if s not in ("eagle", "eagle2", "eagle3", "medusa"):
+        return CompatCheck(name="head_match", verdict="info", reason="no speculative head in this strategy")
+    if chosen.needs_training:
+        return CompatCheck(name="head_match", verdict="warn", reason="the head does not exist yet: train it on this "
+                           "verifier (same checkpoint and dtype you will serve)", source="EAGLE / SpecForge docs")
+    if chosen.head is not None:
+        return CompatCheck(name="head_match", verdict="pass", reason=f"{chosen.head.head_repo_id} was trained for "
+                           f"{chosen.head.verifier_repo_id}", source=chosen.head.source or "heads.csv")
+    return CompatCheck(name="head_match", verdict="warn", reason=f"{chosen.draft_repo} is not in the catalog: "
+                       "check its config's verifier and hidden size before serving", source="head check")
+
+
+def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
+    if not base_fit.verifier_alone_fits:
+        planned = f"; this plan assumes {ctx.gpus} GPUs" if ctx.gpus != base_fit.gpus else ""
+        return CompatCheck(name="vram_fit", verdict="fail", reason=f"the verifier alone does not fit "
+                           f"{base_fit.gpus}x {base_fit.gpu} ({base_fit.verifier_weights_gib:.0f} GiB of weights per "
+                           f"GPU){planned}", source="tools/checks/vram.py")
+    fit = chosen.vram or base_fit
+    if not fit.fits:
+        return CompatCheck(name="vram_fit", verdict="fail", reason=f"needs {-fit.headroom_gib:.1f} GiB more per "
+                           f"GPU on {fit.gpus}x {fit.gpu}", source="tools/checks/vram.py")
+    tight = fit.headroom_gib < 0.1 * fit.usable_gib_per_gpu
+    extra = "" if chosen.vram else " (head/none: negligible extra weights)"
+    return CompatCheck(name="vram_fit", verdict="warn" if tight else "pass",
+                       reason=f"fits on {fit.gpus}x {fit.gpu} with {fit.headroom_gib:.1f} GiB/GPU headroom; up to "
+                              f"{fit.max_concurrency_at_context} sequences at {ctx.inp.context_tokens} tokens{extra}",
+                       source="tools/checks/vram.py (weights + draft + KV for both, 90% reservation)")
+
+
+def _runtime_check(chosen: Candidate) -> CompatCheck:
+    if chosen.strategy == "none":
+        return CompatCheck(name="runtime_support", verdict="info", reason="speculation off")
+    row = get_catalog().support(chosen.engine, chosen.strategy)
+    if row is None:
+        return CompatCheck(name="runtime_support", verdict="fail", reason="no support record")
+    verdict = {"yes": "pass", "partial": "warn"}.get(row.support, "fail")
+    return CompatCheck(name="runtime_support", verdict=verdict,
+                       reason=f"{ENGINE_LABEL[chosen.engine]} ({row.engine_version}): {row.config_name}"
+                              + (f"; {row.notes}" if row.notes else ""), source=row.source)
+
+
+def _kv_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
+    if chosen.strategy == "none":
+        return CompatCheck(name="kv_rollback", verdict="info", reason="speculation off")
+    if chosen.engine == "transformers":
+        if ctx.verifier.sliding_window:
+            return CompatCheck(name="kv_rollback", verdict="fail", reason="assisted generation crops a dynamic "
+                               "cache; sliding-window (hybrid) caches are not supported", source="transformers docs")
+        return CompatCheck(name="kv_rollback", verdict="pass", reason="DynamicCache is cropped after rejections "
+                           "(no static cache)", source="transformers generation docs")
+    return CompatCheck(name="kv_rollback", verdict="pass", reason=f"{ENGINE_LABEL[chosen.engine]} writes draft KV "
+                       "into paged slots and discards rejected ones", source="engine design (paged KV)")
+
+
+def build_checks(ctx: PlanContext, chosen: Candidate, base_fit, flags: list[Flag]) -> list[CompatCheck]:
+    """All named checks for the chosen strategy."""
+    checks = _tokenizer_checks(chosen, ctx)
+    checks += [_head_check(chosen, ctx), _vram_check(chosen, base_fit, ctx), _runtime_check(chosen),
+               _kv_check(chosen, ctx)]
+    sampling_verdict = {"greedy": "pass", "low-temp": "pass", "high-temp": "warn", "beam": "fail"}[ctx.sampling]
+    checks.append(CompatCheck(name="sampling", verdict=sampling_verdict, reason=f"{ctx.sampling} "
+                              f"(T={ctx.temperature:g})" + {"high-temp": ": acceptance drops",
+                                                            "beam": ": no engine speculates under beam search"}
+                              .get(ctx.sampling, ""), source="seed decision rules; ENGINES.md"))
+    par = []
+    if ctx.inp.pipeline_parallel > 1:
+        par.append("pipeline parallel breaks speculation")
+    if ctx.inp.lora:
+        par.append("LoRA serving breaks speculation")
+    checks.append(CompatCheck(name="parallelism", verdict="fail" if par else "pass",
+                              reason="; ".join(par) or f"tensor parallel {ctx.gpus}; draft TP must be 1 or "
+                              f"{ctx.gpus} in vLLM", source="vllm#14117, #4872, #31345"))
+    known = [f for f in flags if f.severity in ("warn", "fail")]
+    checks.append(CompatCheck(name="known_issues", verdict="fail" if any(f.severity == "fail" for f in known) else
+                              "warn" if known else "pass",
+                              reason="; ".join(f.id for f in known) or "no known-broken combination matched",
+                              source="ENGINES.md section (c)"))
+    return checks

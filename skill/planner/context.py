@@ -1,0 +1,146 @@
+"""Planner step 1: resolve names to facts, settle sampling, record defaults, reject contradictions.
+
+Everything the planner decides later works on a ``PlanContext``; building it
+is where bad or contradictory input becomes a one-line ``InputError`` (exit 2)
+before any estimate runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specpick.skill.schema import PlannerInputs
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.errors import InputError
+from specpick.tools.hub.resolve import ResolvedModel, resolve_model
+from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
+from specpick.tools.vocab import sampling_from_temperature
+
+# Representative temperatures for the coarse sampling classes (stated when used).
+SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam": 0.0}
+# A measured alpha/tau given without naming its method describes this verifier and workload for the
+# model-based drafters; copy-based methods keep their priors (their acceptance is about input overlap).
+MODEL_BASED_MEASURED = "<model-based>"
+MODEL_BASED_METHODS = frozenset({"draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp"})
+# Fields whose defaults we announce ("Defaults used: ...") when the user did not set them.
+ANNOUNCED_DEFAULTS = ("sampling", "gpu", "gpus", "can_finetune", "second_model", "latency", "concurrency",
+                      "engine", "context_tokens")
+
+
+@dataclass
+class PlanContext:
+    """Resolved inputs the planner works on."""
+
+    inp: PlannerInputs
+    verifier: ModelSpec
+    gpu: GpuSpec
+    temperature: float
+    sampling: str
+    engine_explicit: bool
+    facts_source: str
+    draft: ModelSpec | None = None
+    head: HeadSpec | None = None
+    head_repo: str | None = None
+    defaults_used: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gpus: int = 1
+    # Which method a user-measured alpha/tau belongs to (None: applied to every method).
+    measured_method: str | None = None
+    head_check: object | None = None  # tools.heads.HeadCheck for a --head outside the catalog
+
+
+def _settle_sampling(inp: PlannerInputs, given: set[str]) -> tuple[str, float, list[str]]:
+    notes: list[str] = []
+    if "temperature" in given and inp.temperature is not None:
+        implied = sampling_from_temperature(inp.temperature)
+        if "sampling" in given and inp.sampling != "beam" and inp.sampling != implied:
+            raise InputError(
+                f"--sampling {inp.sampling} contradicts --temperature {inp.temperature:g} (which is {implied}); "
+                "give one of them"
+            )
+        return (inp.sampling if inp.sampling == "beam" else implied), inp.temperature, notes
+    temperature = SAMPLING_TEMPERATURE[inp.sampling]
+    if inp.sampling in ("low-temp", "high-temp"):
+        notes.append(f"{inp.sampling} taken as T={temperature:g} (give --temperature to be exact)")
+    return inp.sampling, temperature, notes
+
+
+def _check_contradictions(inp: PlannerInputs) -> None:
+    if inp.draft and not inp.second_model:
+        raise InputError(
+            f"--draft {inp.draft} contradicts --no-second-model (a draft model is a second model); drop one of them"
+        )
+    if inp.alpha is not None and inp.tau is not None:
+        raise InputError("give --alpha or --tau, not both (tau follows from alpha and the draft length)")
+    if inp.method == "draft_model" and not inp.second_model:
+        raise InputError("--method draft_model needs a second model, but --no-second-model was given; "
+                         "drop --no-second-model or pick a method without a draft model (eagle3, ngram, ...)")
+    if inp.pipeline_parallel > inp.gpus or inp.gpus % inp.pipeline_parallel:
+        raise InputError(
+            f"--pipeline-parallel {inp.pipeline_parallel} does not divide --gpus {inp.gpus} (the total GPU count, "
+            "tensor x pipeline); give the total GPUs, or fewer pipeline stages"
+        )
+    if inp.head and inp.draft:
+        raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
+
+
+def _resolve_head(inp: PlannerInputs, verifier: ModelSpec) -> tuple[HeadSpec | None, str | None]:
+    if not inp.head:
+        return None, None
+    head = get_catalog().head(inp.head)
+    if head is None and "/" not in inp.head:
+        raise InputError(f"--head {inp.head!r} is not a published head in the catalog nor a Hub repo id "
+                         "(org/name); run `specpick heads` for the list")
+    return head, head.head_repo_id if head else inp.head
+
+
+def build_context(inp: PlannerInputs) -> PlanContext:
+    """Resolve and validate the planner inputs.
+
+    Raises:
+        InputError: contradictory inputs or a method the budget rules out.
+        NotFoundError: unknown model or GPU (close matches listed).
+    """
+    given = set(inp.model_fields_set)
+    _check_contradictions(inp)
+    resolved: ResolvedModel = resolve_model(inp.verifier, live=inp.live)
+    verifier = resolved.spec
+    gpu = get_catalog().gpu(inp.gpu)
+    sampling, temperature, notes = _settle_sampling(inp, given)
+    notes += resolved.notes
+    draft = resolve_model(inp.draft, live=inp.live).spec if inp.draft else None
+    if draft is not None and draft.repo_id == verifier.repo_id:
+        raise InputError("--draft is the verifier itself; a draft must be a smaller model (or use ngram/EAGLE)")
+    head, head_repo = _resolve_head(inp, verifier)
+    head_check = None
+    if head is None and head_repo:
+        # A head outside the catalog is read from the Hub (cache, then catalog fallbacks): its config says
+        # which verifier and hidden size it was trained for.
+        from specpick.tools.checks.heads import check_head
+
+        head_check = check_head(head_repo, verifier.repo_id, live=True)
+        notes.append(f"--head {head_repo}: {head_check.summary} (facts from {head_check.source})")
+    defaults = []
+    for name in ANNOUNCED_DEFAULTS:
+        if name not in given and not (name == "sampling" and "temperature" in given):
+            value = getattr(inp, name)
+            shown = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+            defaults.append(f"{name.replace('_', ' ')} = {shown}")
+    measured = None
+    if inp.alpha is not None or inp.tau is not None:
+        head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}
+        measured = inp.method or ("draft_model" if draft else head_method.get(head.method) if head else None)
+        what = f"alpha={inp.alpha:g}" if inp.alpha is not None else f"tau={inp.tau:g}"
+        notes.append(f"measured {what} applied to {measured}; other methods use published priors" if measured else
+                     f"measured {what} applied to the model-based drafters (draft model, EAGLE, Medusa, MTP); "
+                     "copy-based methods (n-gram, suffix, lookahead) keep their priors, as their acceptance "
+                     "depends on how much the output copies its input (name the measured method with --method)")
+    ctx = PlanContext(
+        inp=inp, verifier=verifier, gpu=gpu, temperature=temperature, sampling=sampling,
+        engine_explicit="engine" in given, facts_source=resolved.source, draft=draft, head=head,
+        head_repo=head_repo, defaults_used=defaults, notes=notes, gpus=inp.gpus, measured_method=measured,
+        head_check=head_check,
+    )
+    if ctx.measured_method is None and (inp.alpha is not None or inp.tau is not None):
+        ctx.measured_method = MODEL_BASED_MEASURED
+    return ctx

@@ -1,0 +1,198 @@
+"""Planner step 4: the "always flag" warnings, each tied to the rule or issue it comes from.
+
+Every flag has a stable id (``FlagId`` in ``skill/schema.py``) that the evals
+check, a severity, a message saying what to do, and its source.
+"""
+
+from __future__ import annotations
+
+from specpick.skill.planner.candidates import Candidate
+from specpick.skill.planner.context import PlanContext
+from specpick.skill.schema import Flag
+from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, TRAINED_HEAD_METHODS
+
+SEED = "seed decision rules (shared/seed)"
+# KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).
+# From here on the verifier's verify pass approaches compute-bound on current GPUs (EAGLE-3 Table 5 decay).
+HIGH_CONCURRENCY = 16
+KNOWN_KV_DTYPES = {None, "auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2"}
+
+
+def _f(id_: str, severity: str, message: str, source: str) -> Flag:
+    return Flag(id=id_, severity=severity, message=message, source=source)  # type: ignore[arg-type]
+
+
+def blocker_flags(ctx: PlanContext) -> list[Flag]:
+    """Deployment facts that rule speculation out whatever the method."""
+    inp, out = ctx.inp, []
+    if ctx.sampling == "beam":
+        out.append(_f("beam_search", "fail", "beam search and speculative decoding do not combine in vLLM, SGLang "
+                      "or TensorRT-LLM (Medusa in TRT-LLM: no beam search); use greedy or sampling to speculate",
+                      "ENGINES.md: vLLM compatibility matrix (SD x beam search), TRT-LLM Medusa limits"))
+    if inp.pipeline_parallel > 1:
+        out.append(_f("pipeline_parallel", "fail", f"pipeline parallel ({inp.pipeline_parallel} stages) with "
+                      "speculation fails in vLLM and TensorRT-LLM; switch to tensor parallelism to speculate",
+                      "vllm#14117, #49355, #52069; TensorRT-LLM#9009; vLLM docs (PP not composable)"))
+    if inp.kv_cache_dtype not in KNOWN_KV_DTYPES:
+        out.append(_f("exotic_kv_quant", "fail", f"KV-cache dtype {inp.kv_cache_dtype!r} with speculation has "
+                      "produced degenerate loops while health checks stay green; serve it without speculation, or "
+                      "use auto/fp8 KV to speculate", "vllm#40831, #52475, #53180"))
+    if inp.engine == "transformers" and ctx.engine_explicit and inp.concurrency > 1:
+        out.append(_f("transformers_batch1", "fail", f"HF assisted generation runs batch size 1 only; at "
+                      f"concurrency {inp.concurrency} there is nothing to enable: move to vLLM or SGLang to speculate",
+                      "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
+    if inp.lora:
+        out.append(_f("lora", "fail", "serving LoRA adapters with speculation fails (shape error) in vLLM; "
+                      "merge the adapter into the weights or serve without speculation",
+                      "vllm#4872; vLLM compatibility matrix (SD x LoRA)"))
+    return out
+
+
+def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate],
+                     break_even: int | None) -> list[Flag]:
+    """Warnings about the chosen strategy in this deployment."""
+    inp, out = ctx.inp, []
+    s = chosen.strategy
+    if ctx.temperature > 0.7 and ctx.sampling != "beam":
+        out.append(_f("high_temperature", "warn", f"T={ctx.temperature:g}: stochastic sampling accepts fewer "
+                      "draft tokens; keep N at 2-3 and match the draft's temperature to the verifier's",
+                      f"{SEED}; EAGLE-2 paper (MT-Bench speedup 4.26x at T=0 vs 3.80x at T=1, Vicuna-13B)"))
+    if s != "none" and break_even is None and inp.concurrency >= HIGH_CONCURRENCY:
+        out.append(_f("batch_saturation", "warn", f"at concurrency {inp.concurrency} the verifier nears compute-bound: "
+                      "gains shrink as the batch grows (the model still expects a gain here); keep N short and "
+                      "measure throughput against a baseline at this load",
+                      f"{SEED} (batch-heavy serving); EAGLE-3 paper Table 5 (SGLang H100: 1.81x at bs2 -> 1.38x "
+                      "at bs64)"))
+    if break_even is not None and s != "none":
+        sev = "fail" if inp.concurrency >= break_even else "warn" if inp.concurrency * 2 >= break_even else "info"
+        out.append(_f("batch_saturation", sev, f"speculation stops paying above concurrency ~{break_even}: the "
+                      "verifier is compute-bound there and every rejected draft token is wasted work",
+                      f"{SEED} (batch-heavy serving); sglang#4759, ArcticInference#185; TRT-LLM AUTO turns SD "
+                      "off above concurrency 32"))
+    if s in ("eagle", "eagle2", "eagle3", "mtp", "medusa"):
+        out.append(_f("eagle_needs_internals", "info", "the head reads the verifier's hidden states: it runs "
+                      "inside vLLM, SGLang or TensorRT-LLM, not through plain transformers generate()",
+                      f"{SEED} (always flag)"))
+    if s == "medusa":
+        out.append(_f("medusa_data_cost", "warn", "Medusa heads need a supervised fine-tune on the verifier's own "
+                      "outputs for your prompts; generating that data is often the largest cost"
+                      + ("" if chosen.needs_training else " (already paid for the published heads used here)"),
+                      f"{SEED} (always flag)"))
+    quantized = inp.quantization in ("fp8", "int8", "int4", "mxfp4") and inp.quantization != ctx.verifier.dtype
+    if chosen.head is not None and s != "mtp" and chosen.head.trained_dtype == "bf16" and quantized:
+        out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against the BF16 verifier; "
+                      f"with the verifier in {inp.quantization} acceptance can collapse (acceptance 0 and '!!!' "
+                      "output reported): measure alpha before trusting the estimate",
+                      "vllm#9534; TensorRT-LLM#7842"))
+    if s in ("eagle", "eagle2", "eagle3", "mtp") and inp.workload in ("agentic", "rag", "chat") and \
+            inp.engine == "vllm" and chosen.engine == "vllm":
+        out.append(_f("prefix_cache_eagle", "info", "vLLM's EAGLE/MTP path drops the last prefix-cache block "
+                      "(hit rate 92% -> 71% reported): watch prefix-cache hit rate on prefix-heavy traffic",
+                      "vllm#38182, #53670 (PR #51769)"))
+    if s == "ngram" and inp.workload not in INPUT_GROUNDED_WORKLOADS:
+        out.append(_f("low_overlap_ngram", "warn", "n-gram drafting only pays when the output copies the input; "
+                      "on free-form text it can be slower than no speculation (69.8 -> 61.8 tok/s reported)",
+                      "vllm#8439"))
+    if s == "ngram" and inp.workload in ("agentic", "structured"):
+        out.append(_f("ngram_tool_calls", "warn", "n-gram with a short minimum match (prompt_lookup_min=2) has "
+                      "corrupted tool calls on Qwen3.x; use prompt_lookup_min >= 8 and validate tool-call JSON",
+                      "vllm#40875, #56077, #39273"))
+    if (chosen.num_draft_tokens or 0) >= 7 and (inp.concurrency >= 8 or inp.latency == "throughput"):
+        out.append(_f("large_k_high_load", "warn", f"N={chosen.num_draft_tokens} under load wastes verifier "
+                      "compute on rejected tokens (throughput 485 -> 301 tok/s with ngram k=8; Qwen3 k=10 halved "
+                      "speed); lower N as concurrency grows", "vllm#6494, #21278"))
+    if inp.concurrency > 1 and s != "none":
+        out.append(_f("concurrency_acceptance", "info", "acceptance measured at batch 1 need not hold at high "
+                      "concurrency (one method's acceptance fell 0.66 -> 0.0018): measure at your concurrency",
+                      "llama.cpp#27117"))
+    if chosen.engine == "transformers":
+        out.append(_f("transformers_batch1", "info", "HF assisted generation runs batch size 1 only: fine for one "
+                      "request at a time; serve with vLLM or SGLang to batch",
+                      "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
+    if s == "suffix":
+        out.append(_f("suffix_needs_plugin", "info", "vLLM suffix decoding needs `pip install arctic-inference`",
+                      "vLLM config/speculative.py (suffix)"))
+    if inp.workload == "structured" and s not in ("none",):
+        out.append(_f("structured_high_acceptance", "info", "structured output (JSON, schemas) accepts drafts "
+                      "well: a longer draft (N >= 7) pays while alpha stays above 0.9", f"{SEED}"))
+    if s == "eagle3" and chosen.engine == "trtllm" and (ctx.verifier.is_mla or ctx.verifier.sliding_window):
+        out.append(_f("mla_dynamic_tree", "warn", "TensorRT-LLM's dynamic draft tree does not support MLA or "
+                      "sliding-window models: use a static tree or chain", "TensorRT-LLM speculative docs @04c8822"))
+    if ctx.verifier.is_moe and s != "none":
+        out.append(_f("moe_verification", "info", "MoE verification of N+1 tokens touches more experts than "
+                      "one-token decode, so verify costs more than on a dense model of the same active size",
+                      "EAGLE on Mixtral-8x7B: 1.5x vs ~3x on dense models (published-dev.csv EAGLE1-MIXTRAL)"))
+    if inp.context_tokens >= 32_768 and s != "none":
+        out.append(_f("long_context", "info", "long contexts keep decode memory-bound (KV reads) at higher "
+                      "batch, so gains hold to a higher concurrency", "MagicDec (published-dev.csv MAGICDEC)"))
+    if s in ("draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp"):
+        out.append(_f("acceptance_drifts", "info", "published acceptance is not always reproduced by current "
+                      "engine versions: pin the version and measure tau", "vllm#26191"))
+    if ctx.verifier.gated == "yes" or (chosen.draft is not None and chosen.draft.gated == "yes"):
+        out.append(_f("gated_model", "info", "a model here is gated on the Hub: accept its licence and set "
+                      "HF_TOKEN on the serving host", "catalog (gated column)"))
+    return out
+
+
+def tokenizer_flags(chosen: Candidate) -> list[Flag]:
+    """Flags from the draft's tokenizer verdict."""
+    v = chosen.tokenizer
+    if v is None:
+        return []
+    if v.verdict == "identical_except_padding" and chosen.engine == "transformers":
+        return [_f("vocab_padding", "warn", f"{v.summary} Pad the draft's embedding and LM head to the verifier's "
+                   "vocab_size", "vllm#7252, #5203, #10913"),
+                _f("transformers_padded_vocab", "fail", "HF universal assisted decoding crashes when draft and "
+                   "verifier differ only in vocab padding (Qwen2.5-7B + 0.5B): pad the draft's embedding/LM head "
+                   "to the verifier's vocab_size first, or use prompt lookup", "transformers#45307")]
+    if v.verdict == "identical_except_padding":
+        return [_f("vocab_padding", "warn", f"{v.summary} Pad the draft's embedding and LM head to the verifier's "
+                   "vocab_size (or use a vLLM build with PR #42775); HF universal assisted decoding crashes on it "
+                   "(transformers#45307)", "vllm#7252, #5203, #10913; transformers#45307")]
+    if v.verdict in ("same_vocab_different_specials", "same_vocab_different_normalization"):
+        return [_f("tokenizer_mismatch", "warn", f"{v.summary} Ordinary text tokens agree; check the chat "
+                   "template's special tokens decode the same way", "llama.cpp#3812 (per-token vocab check)")]
+    return []
+
+
+def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
+    """Flags explaining why an expected option was ruled out."""
+    out = [f for c in candidates for f in c.flags]
+    for c in candidates:
+        if c.strategy != "draft_model":
+            continue
+        for why in c.rejected_drafts:
+            if "tokenizer" in why.lower() or "different" in why.lower():
+                out.append(_f("tokenizer_mismatch", "fail", f"{why}. Engines check only vocab_size, so a "
+                              "same-size different tokenizer passes them and silently corrupts output",
+                              "sglang#24051 (fix PR #23838); llama.cpp#3812; ENGINES.md issue 7"))
+            elif "does not fit" in why:
+                out.append(_f("no_room_for_draft", "warn", why + ": that draft is ruled out",
+                              "sglang#6875 (draft memory not counted -> OOM); VRAM check"))
+    inp = ctx.inp
+    heads = [c for c in candidates if c.strategy in ("eagle", "eagle2", "eagle3", "mtp", "medusa")]
+    if heads and all(c.rejected_for == "engine" for c in heads):
+        out.append(_f("eagle_needs_internals", "warn", f"EAGLE, Medusa and MTP read the verifier's hidden states; "
+                      f"{inp.engine} does not expose them, so those heads are out here: serve with vLLM, SGLang or "
+                      "TensorRT-LLM to use them", f"{SEED} (always flag); engine_support.csv"))
+    asked_medusa = inp.method == "medusa" or (ctx.head is not None and ctx.head.method == "medusa")
+    medusa = next((c for c in candidates if c.strategy == "medusa"), None)
+    if medusa is not None and (asked_medusa and medusa.rejected_for == "engine" or
+                               medusa.feasible and medusa.engine == "trtllm"):
+        out.append(_f("medusa_engine_support", "warn" if medusa.rejected_for else "info",
+                      "Medusa runs in vLLM (vLLM-format heads) and in TensorRT-LLM's TRT-engine backend only (Vicuna, "
+                      "greedy); SGLang has no Medusa", "ENGINES.md (b): SGLang algorithms; TRT-LLM Medusa row"))
+    lookahead = next((c for c in candidates if c.strategy == "lookahead"), None)
+    if lookahead is not None and not inp.can_finetune and (not inp.second_model or inp.method == "lookahead"):
+        out.append(_f("lookahead_engine_support", "info", "lookahead decoding (the no-training, no-draft option) "
+                      "runs only in TensorRT-LLM's TRT-engine backend (trtllm-build), not in vLLM, SGLang or "
+                      "TRT-LLM's PyTorch backend", "ENGINES.md (b): TRT-LLM Lookahead row; vLLM/SGLang method lists"))
+    draft = next((c for c in candidates if c.strategy == "draft_model"), None)
+    if draft is not None and draft.rejected_for == "small_verifier":
+        out.append(_f("small_verifier", "warn", draft.reason + "; a separate draft model is ruled out, prefer "
+                      "n-gram drafting, a head, or none",
+                      "vllm#15025 (135M draft for a 1.7B target: ~30% slower despite high acceptance)"))
+    if ctx.inp.method == "mtp" and ctx.verifier.mtp_layers == 0:
+        out.append(_f("mtp_not_available", "fail", f"{ctx.verifier.repo_id} ships no MTP layers",
+                      "models.csv (num_nextn_predict_layers)"))
+    return out

@@ -1,0 +1,279 @@
+"""The deterministic planner behind ``specpick recommend``.
+
+    inputs -> context (resolve, contradictions) -> blockers (beam, PP, LoRA)
+           -> candidates (feasible? estimate) -> choice -> N / tree tuning
+           -> flags, checks, engine config, fallback, measurement -> Recommendation
+
+Decision rules are the seed's (shared/seed), extended where the evidence goes
+further: a published head for this exact verifier needs no training; past the
+break-even concurrency speculation is turned off or scheduled by batch size;
+n-gram/suffix drafting for input-grounded work; beam search, pipeline parallel
+and LoRA rule speculation out; a draft that does not fit rules out a draft model.
+"""
+
+from __future__ import annotations
+
+from specpick.skill.planner.candidates import Candidate, draft_tensor_parallel, estimate, evaluate_candidates
+from specpick.skill.planner.compat import build_checks
+from specpick.skill.planner.context import PlanContext, build_context
+from specpick.skill.planner.fallback import build_fallback
+from specpick.skill.planner.flags import blocker_flags, deployment_flags, rejected_flags, tokenizer_flags
+from specpick.skill.planner.measurement import build_measurement_plan
+from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
+from specpick.skill.planner.tuning import choose_parameters
+from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
+from specpick.tools.errors import InputError
+from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
+from specpick.tools.checks.vram import fit_specs
+
+LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
+         "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
+         "suffix": "Suffix decoding", "none": "No speculative decoding"}
+# Below this expected gain the operational cost (second model, head, tuning) is not worth it.
+MIN_WORTHWHILE_SPEEDUP = 1.1
+# Near-ties go to the option that needs no training, then to the user's/default engine.
+TIE_MARGIN = 0.05
+# Deployment facts that switch speculation off whatever the method (skill/planner/flags.py blocker_flags).
+BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1"})
+# TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
+# TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
+TRTLLM_AUTO_OFF_ABOVE = 32
+
+
+def _fit_gpus(ctx: PlanContext):
+    """Verifier-alone fit as given; if it doesn't fit, the smallest TP that does (stated, flagged)."""
+    fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, quantization=ctx.inp.quantization,
+                    context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
+    if fit.verifier_alone_fits:
+        return fit, None
+    for gpus in (2, 4, 8, 16, 32, 64):
+        if gpus <= ctx.gpus:
+            continue
+        trial = fit_specs(ctx.verifier, ctx.gpu, gpus=gpus, quantization=ctx.inp.quantization,
+                          context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
+        if trial.verifier_alone_fits:
+            return fit, gpus
+    return fit, None
+
+
+def decision_speedup(c: Candidate, workload: str) -> float:
+    """The speedup a choice is made on.
+
+    Copy-based drafting (n-gram, suffix) on work that does not copy its input is decided on the low end
+    of its range: its acceptance prior comes from papers' own harnesses on MT-Bench, while an engine
+    measured a loss on such traffic (vllm#8439: 69.8 -> 61.8 tok/s).
+    """
+    if c.estimate is None:
+        return 0.0
+    if c.strategy in ("ngram", "suffix") and workload not in INPUT_GROUNDED_WORKLOADS:
+        return c.estimate.low
+    return c.speedup
+
+
+def _score(c: Candidate, workload: str) -> float:
+    penalty = 1.0 - (TIE_MARGIN if c.needs_training else 0.0)
+    # Suffix decoding needs the arctic-inference plugin and has no published acceptance of its own (its
+    # prior is prompt lookup's); it earns its place on agentic traffic, where its cache of earlier outputs
+    # is what it was built for (Arctic Inference). Elsewhere near-ties go to plain n-gram.
+    if c.strategy == "suffix" and workload != "agentic":
+        penalty -= TIE_MARGIN
+    return decision_speedup(c, workload) * penalty
+
+
+def _choose(ctx: PlanContext, candidates: list[Candidate]) -> Candidate | None:
+    feasible = [c for c in candidates if c.feasible and c.estimate is not None]
+    if not feasible:
+        return None
+    def score(c: Candidate) -> float:
+        return _score(c, ctx.inp.workload)
+
+    feasible.sort(key=score, reverse=True)
+    best = feasible[0]
+    # Prefer the user's (or default) engine when another engine's option is only marginally faster.
+    same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
+    if same_engine and best.engine != ctx.inp.engine and score(same_engine[0]) >= score(best) * (1 - TIE_MARGIN):
+        best = same_engine[0]
+    return best
+
+
+def _none_candidate(ctx: PlanContext) -> Candidate:
+    return Candidate("none", ctx.inp.engine, True, "speculation off")
+
+
+def _alternatives(candidates: list[Candidate], chosen: Candidate) -> list[Alternative]:
+    out = []
+    for c in sorted(candidates, key=lambda c: -c.speedup):
+        if c is chosen or (c.strategy == chosen.strategy and c.engine == chosen.engine):
+            continue
+        if c.feasible and c.estimate is not None:
+            why = c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})"
+            out.append(Alternative(strategy=c.strategy, speedup=round(c.speedup, 2), reason=why))
+        else:
+            out.append(Alternative(strategy=c.strategy, speedup=None, reason="ruled out: " + c.reason))
+    return out
+
+
+def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -> SpeedupEstimate:
+    if chosen.strategy == "none" or chosen.estimate is None:
+        why = blockers[0] if blockers else "no strategy is expected to beat plain decoding here"
+        return SpeedupEstimate(value=1.0, low=1.0, high=1.0, tau=1.0, acceptance_source="speculation off",
+                               cost_ratio=0.0, cycle_cost=1.0, batch=ctx.inp.concurrency, engine_overhead=1.0,
+                               assumptions=[f"speculation off: {why}"])
+    e = chosen.estimate
+    return SpeedupEstimate(
+        value=round(e.speedup, 2), low=round(e.low, 2), high=round(e.high, 2),
+        alpha=round(e.alpha, 3) if e.alpha is not None else None, tau=round(e.tau, 2),
+        acceptance_source=e.acceptance_source, cost_ratio=round(e.cost_ratio, 4), cycle_cost=round(e.cycle_cost, 3),
+        batch=ctx.inp.concurrency, break_even_concurrency=e.break_even_concurrency,
+        engine_overhead=round(e.engine_overhead, 3), assumptions=list(e.assumptions) + ctx.notes,
+    )
+
+
+def _fit_or_adjust(ctx: PlanContext, rationale: list[str]) -> tuple[object, list[Flag]]:
+    """Verifier-alone VRAM check; plan on the smallest TP that fits when the given GPUs are too few."""
+    inp = ctx.inp
+    base_fit, adjusted_gpus = _fit_gpus(ctx)
+    if not adjusted_gpus and base_fit.verifier_alone_fits:
+        return base_fit, []
+    msg = (f"{ctx.verifier.repo_id} at {inp.quantization or ctx.verifier.dtype} does not fit {inp.gpus}x "
+           f"{ctx.gpu.key} ({base_fit.verifier_weights_gib:.0f} GiB of weights per GPU, "
+           f"{ctx.gpu.memory_gib:g} GiB each)")
+    if adjusted_gpus:
+        msg += f"; planned for {adjusted_gpus}x {ctx.gpu.key} (smallest tensor-parallel size that fits)"
+        ctx.gpus = adjusted_gpus
+    rationale.append(msg + ".")
+    return base_fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg + "; or quantize (fp8/int4)",
+                           source="tools/checks/vram.py")]
+
+
+def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
+            rationale: list[str]) -> tuple[Candidate, list[str], Candidate | None]:
+    """Pick the strategy: blockers first, then the best candidate, then the worth-it and load checks.
+
+    Returns (chosen, blockers, switched_off) where ``switched_off`` is the option turned off for load or
+    low gain (the fallback says when to turn it back on).
+    """
+    inp = ctx.inp
+    blockers = [f.message for f in flags if f.severity == "fail" and f.id in BLOCKERS]
+    chosen = None if blockers else _choose(ctx, candidates)
+    if chosen is None:
+        rationale += [f"Speculation off: {b}." for b in blockers[:1]]
+        return _none_candidate(ctx), blockers, None
+    chosen = choose_parameters(ctx, chosen)
+    rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
+    rationale += chosen.notes
+    if inp.method:
+        return chosen, blockers, None
+    reason = None
+    if chosen.engine == "trtllm" and inp.concurrency > TRTLLM_AUTO_OFF_ABOVE:
+        reason = (f"TensorRT-LLM at concurrency {inp.concurrency}: its own AUTO mode turns speculation off above "
+                  f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
+        flags += deployment_flags(ctx, chosen, candidates, TRTLLM_AUTO_OFF_ABOVE)
+    else:
+        decided = decision_speedup(chosen, inp.workload)
+        if decided < MIN_WORTHWHILE_SPEEDUP:
+            shown = f"{decided:.2f}x" + ("" if decided == chosen.speedup else " at the low end of its range")
+            reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
+                      f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running")
+            flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+    if reason is None:
+        return chosen, blockers, None
+    rationale.append(f"Speculation off: {reason}.")
+    return _none_candidate(ctx), [reason], chosen
+
+
+def plan(inp: PlannerInputs) -> Recommendation:
+    """Plan speculative decoding for one deployment.
+
+    Raises:
+        InputError: contradictory input, or an explicitly requested method the budget rules out.
+        NotFoundError: unknown verifier, draft or GPU (with close matches).
+    """
+    ctx = build_context(inp)
+    rationale: list[str] = []
+    base_fit, flags = _fit_or_adjust(ctx, rationale)
+    flags = blocker_flags(ctx) + flags
+    candidates = evaluate_candidates(ctx)
+    if inp.method:
+        asked = next((c for c in candidates if c.strategy == inp.method), None)
+        if asked is not None and not asked.feasible:
+            raise InputError(f"--method {inp.method} is ruled out: {asked.reason}. "
+                             "Change the budget flags or drop --method to let the planner choose.")
+    chosen, blockers, switched_off = _decide(ctx, candidates, flags, rationale)
+    if chosen.strategy != "none":
+        flags += tokenizer_flags(chosen)
+        flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+    user_draft = next((c for c in candidates if c.strategy == "draft_model" and ctx.draft is not None), None)
+    if user_draft is not None and user_draft is not chosen:
+        flags += tokenizer_flags(user_draft)  # the user asked about this draft: say what we found
+    flags += rejected_flags(candidates, ctx)
+    flags = list({f.id: f for f in flags}.values())
+    return _assemble(ctx, chosen, candidates, flags, rationale, blockers, switched_off, base_fit)
+
+
+def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], flags: list[Flag],
+              rationale: list[str], blockers: list[str], switched_off: Candidate | None,
+              base_fit: object) -> Recommendation:
+    """Engine config, fallback and measurement plan around the decision."""
+    inp = ctx.inp
+    speed = _speedup_section(chosen, ctx, blockers)
+    alts = _alternatives(candidates, chosen)
+    schedule = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
+                                                (inp.concurrency > 1 or inp.latency == "throughput")) else None
+    cfg_in = EngineConfigInput(
+        engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
+        draft_model=chosen.draft_repo if chosen.strategy != "mtp" else None,
+        num_draft_tokens=chosen.num_draft_tokens or 1,
+        tree_top_k=chosen.tree.top_k if chosen.tree else 1,
+        num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
+        tensor_parallel=ctx.gpus, disable_by_batch_size=schedule,
+        draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
+        **_ngram_window(ctx, chosen),
+    )
+    engine_config = build_engine_config(cfg_in)
+    baseline = build_engine_config(cfg_in.model_copy(update={"method": "none", "draft_model": None}))
+    # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
+    chain = chosen.strategy not in ("suffix", "lookahead") and (chosen.tree is None or chosen.tree.top_k == 1)
+    fallback = build_fallback(strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
+                              expected_speedup=speed.value, tau_low=max(1.0, speed.tau * 0.8),
+                              break_even=speed.break_even_concurrency, concurrency=inp.concurrency,
+                              engine=chosen.engine, alternatives=alts, chain=chain,
+                              switched_off=_resume_point(switched_off, inp.concurrency))
+    measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.verifier.repo_id,
+                                         strategy=chosen.strategy, concurrency=inp.concurrency,
+                                         workload=inp.workload, launch_command=engine_config.launch_command,
+                                         baseline_command=baseline.launch_command)
+    return Recommendation(
+        strategy=chosen.strategy, strategy_label=LABEL[chosen.strategy], num_draft_tokens=chosen.num_draft_tokens,
+        tree=chosen.tree, draft_model=chosen.draft_repo, engine=chosen.engine, engine_config=engine_config,
+        rationale=rationale, expected_speedup=speed, compatibility=build_checks(ctx, chosen, base_fit, flags),
+        flags=flags, fallback=fallback, measurement_plan=measurement,
+        inputs=inp.model_copy(update={"gpus": ctx.gpus, "sampling": ctx.sampling, "temperature": ctx.temperature}),
+        defaults_used=ctx.defaults_used, alternatives=alts, facts_source=ctx.facts_source,
+        sources=sorted({f.source for f in flags}),
+    )
+
+
+def _resume_point(switched_off: Candidate | None, concurrency: int) -> tuple[str, float, int] | None:
+    """(strategy, its speedup, concurrency below which it pays) for an option switched off under load."""
+    if switched_off is None or switched_off.estimate is None:
+        return None
+    be = switched_off.estimate.break_even_concurrency
+    below = min(be, TRTLLM_AUTO_OFF_ABOVE + 1) if switched_off.engine == "trtllm" and be else be
+    if switched_off.engine == "trtllm" and not be:
+        below = TRTLLM_AUTO_OFF_ABOVE + 1
+    if not below or below <= 1 or below > concurrency:
+        return None
+    return switched_off.strategy, switched_off.speedup, below
+
+
+def _ngram_window(ctx: PlanContext, chosen: Candidate) -> dict[str, int]:
+    if chosen.strategy != "ngram":
+        return {}
+    if ctx.inp.workload in ("agentic", "structured"):
+        # vllm#40875: prompt_lookup_min=2 corrupted tool calls; the reported workaround is min 8.
+        return {"prompt_lookup_min": 8, "prompt_lookup_max": 10}
+    return {"prompt_lookup_min": 2, "prompt_lookup_max": 5}
+
+
+__all__ = ["plan", "TreeParams", "estimate"]

@@ -1,0 +1,157 @@
+"""The ``specpick`` command line.
+
+Registry tools (``recommend``, ``speedup``, ``vram``, ...) get their options
+generated from their pydantic input models; the other verbs (``chat``, ``ask``,
+``mcp``, ``eval``, ``measure``) live in their own modules and register an
+``add_arguments`` / ``run`` pair in ``COMMANDS``. Only the invoked verb's
+modules are imported, so ``specpick --help`` stays instant.
+
+Errors: a ``PickerError`` prints ``error: <one line>`` on stderr and exits with
+its code (see ``specpick exit-codes``); Ctrl-C exits 130; anything else is a
+bug, reported with exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Callable, NoReturn, Sequence
+
+from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
+from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, PickerError
+
+PROG = "specpick"
+
+# verb -> (module with add_arguments(parser) and run(args) -> int, one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "chat": ("specpick.skill.surfaces.chat", "talk it through with Claude (or a guided interview without a key)"),
+    "ask": ("specpick.skill.surfaces.chat", "one-shot question to Claude for scripts and harnesses (--json)"),
+    "mcp": ("specpick.skill.surfaces.mcp", "serve the tools over MCP (stdio)"),
+    "eval": ("specpick.evals.cli", "grade recommendations against the eval cases"),
+    "measure": ("specpick.skill.surfaces.measure_cli", "measure acceptance and speedup on a live engine or a local model"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and our exit code for usage mistakes."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"error: {message}. See `{self.prog} --help`.\n")
+        raise SystemExit(EXIT_INPUT)
+
+
+def _top_level_help() -> str:
+    lines = [
+        f"usage: {PROG} <command> [options]   ({PROG} <command> --help for its options)",
+        "",
+        "Pick a speculative decoding strategy, its parameters and its expected speedup.",
+        "",
+        "commands:",
+    ]
+    for t in TOOLS:
+        lines.append(f"  {t.cli:<14} {t.summary}")
+    for verb, (_, summary) in COMMANDS.items():
+        lines.append(f"  {verb:<14} {summary}")
+    lines.append(f"  {'exit-codes':<14} list the exit codes and what each means")
+    lines += [
+        "",
+        "example (offline, no key):",
+        f"  {PROG} recommend --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --gpu H100-SXM --gpus 4",
+        "",
+        "JSON on stdout with --json; diagnostics on stderr.",
+    ]
+    return "\n".join(lines)
+
+
+def _tool_parser(tool: ToolSpec) -> _Parser:
+    from specpick.skill.surfaces.cli_args import add_model_arguments
+
+    model = tool.load_input_model()
+    parser = _Parser(prog=f"{PROG} {tool.cli}", description=tool.description)
+    add_model_arguments(parser, model)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    return parser
+
+
+def _emit(result: Any, as_json: bool, render: Callable[[Any], str] | None) -> None:
+    if as_json:
+        if hasattr(result, "model_dump_json"):
+            sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        else:
+            sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+        return
+    if render is not None:
+        sys.stdout.write(render(result).rstrip() + "\n")
+    else:
+        sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
+
+
+def _run_tool(tool: ToolSpec, argv: Sequence[str]) -> int:
+    ns = vars(_tool_parser(tool).parse_args(argv))
+    as_json = ns.pop("json", False)
+    result = tool.run(ns)
+    _emit(result, as_json, tool.load_render())
+    return 0
+
+
+def _run_command(verb: str, argv: Sequence[str]) -> int:
+    module = importlib.import_module(COMMANDS[verb][0])
+    parser = _Parser(prog=f"{PROG} {verb}", description=COMMANDS[verb][1])
+    module.add_arguments(parser, verb)
+    args = parser.parse_args(argv)
+    return int(module.run(args, verb) or 0)
+
+
+def _exit_codes() -> int:
+    for code, meaning in EXIT_CODES.items():
+        sys.stdout.write(f"{code:>4}  {meaning}\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``specpick`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(_top_level_help() + "\n")
+        return 0
+    if args[0] == "--version":
+        from importlib.metadata import version
+
+        sys.stdout.write(f"{PROG} {version('spec-decode-picker')}\n")
+        return 0
+    verb, rest = args[0], args[1:]
+    try:
+        if verb in BY_CLI:
+            return _run_tool(BY_CLI[verb], rest)
+        if verb in COMMANDS:
+            return _run_command(verb, rest)
+        if verb == "exit-codes":
+            return _exit_codes()
+        import difflib
+
+        close = difflib.get_close_matches(verb, [*BY_CLI, *COMMANDS, "exit-codes"], n=3)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        sys.stderr.write(f"error: unknown command '{verb}'.{hint} See `{PROG} --help`.\n")
+        return EXIT_INPUT
+    except PickerError as exc:
+        sys.stderr.write(f"error: {exc.message}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `specpick models | head` closes stdout early: not an error worth a traceback.
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last-resort guard: a bug, not a user mistake
+        import traceback
+
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write("This is a bug in spec-decode-picker; please report it with the trace below.\n")
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

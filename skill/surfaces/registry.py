@@ -1,0 +1,250 @@
+"""One registry of tools: the CLI verbs, the Anthropic tool schemas and the MCP tools come from it.
+
+Each entry names a pure function ``func(inp: InputModel) -> ResultModel`` and
+its pydantic input model by import path, so that listing the tools (for
+``specpick --help``) imports nothing heavy; the function's module is imported
+only when the tool runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from specpick.tools.errors import InputError
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A registered check.
+
+    Attributes:
+        name: tool name for Claude and MCP (snake_case).
+        cli: CLI verb (``specpick <cli>``).
+        summary: one line for ``specpick --help``.
+        description: what the tool does and when to call it (goes to the model).
+        target: ``"module:function"`` of the pure function.
+        input_model: ``"module:Class"`` of its pydantic input model.
+        render: ``"module:function"`` turning the result into human text (None: YAML-like dump).
+    """
+
+    name: str
+    cli: str
+    summary: str
+    description: str
+    target: str
+    input_model: str
+    render: str | None = None
+
+    def load_input_model(self) -> type[BaseModel]:
+        return _load(self.input_model)
+
+    def load_func(self) -> Callable[[BaseModel], BaseModel]:
+        return _load(self.target)
+
+    def load_render(self) -> Callable[[Any], str] | None:
+        return _load(self.render) if self.render else None
+
+    def validate(self, arguments: dict[str, Any], *, caller: str = "cli") -> BaseModel:
+        """Build the input model, turning pydantic errors into one-line InputErrors.
+
+        ``caller`` words the message for its reader: ``cli`` names flags (``--gpu``), ``tool`` names the
+        JSON arguments a model or MCP client sent (``'gpu'``).
+        """
+        model = self.load_input_model()
+        try:
+            return model.model_validate(arguments)
+        except ValidationError as exc:
+            if caller == "tool":
+                raise InputError(format_tool_validation_error(exc, self.name)) from None
+            raise InputError(format_validation_error(exc, self.cli)) from None
+
+    def run(self, arguments: dict[str, Any], *, caller: str = "cli") -> BaseModel:
+        return self.load_func()(self.validate(arguments, caller=caller))
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def format_validation_error(exc: ValidationError, verb: str = "") -> str:
+    """One actionable line from a pydantic ValidationError (first problem, plus a count)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
+    flag = f"--{loc.replace('_', '-')}" if loc else "input"
+    given = first.get("input")
+    shown = "" if isinstance(given, dict) or loc == "" else f" (got {given!r})"
+    msg = first.get("msg", "invalid value").removeprefix("Value error, ")
+    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    where = f"specpick {verb} --help" if verb else "--help"
+    return f"{flag}: {msg}{shown}{more}. See `{where}`."
+
+
+def format_tool_validation_error(exc: ValidationError, tool: str) -> str:
+    """One line for a model or MCP client: which JSON argument is wrong and why."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    given = first.get("input")
+    shown = "" if isinstance(given, dict) or not loc else f" (got {given!r})"
+    msg = first.get("msg", "invalid value").removeprefix("Value error, ")
+    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    where = f"argument '{loc}'" if loc else "arguments"
+    return f"{tool}: {where}: {msg}{shown}{more}. Check the tool's input schema and call it again."
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="recommend",
+        cli="recommend",
+        summary="recommend a speculative-decoding strategy, its parameters and expected speedup",
+        description=(
+            "Plan speculative decoding for a deployment: picks the strategy (draft model, EAGLE/EAGLE-3, Medusa, "
+            "MTP, lookahead, n-gram, suffix or none), draft length and tree shape, expected speedup with its "
+            "acceptance assumption, compatibility checks, fallback plan, measurement plan and the exact engine "
+            "configuration. Deterministic; uses the embedded catalog (and the Hub with live=true)."
+        ),
+        target="specpick.skill.planner.plan:plan",
+        input_model="specpick.skill.schema:PlannerInputs",
+        render="specpick.skill.render:to_markdown",
+    ),
+    ToolSpec(
+        name="speedup",
+        cli="speedup",
+        summary="expected speedup of one method under a stated acceptance assumption",
+        description=(
+            "Estimate the speedup of one speculative method for a verifier on a GPU: closed form for chain drafts, "
+            "tau/k for trees, costs from a roofline step-time model, acceptance from published priors unless "
+            "alpha or tau is given. Returns speedup, tau, alpha, cost ratio, best draft length and the "
+            "concurrency above which speculation stops paying."
+        ),
+        target="specpick.tools.commands.speedup:estimate_speedup",
+        input_model="specpick.tools.commands.speedup:SpeedupInput",
+        render="specpick.tools.commands.speedup:render_text",
+    ),
+    ToolSpec(
+        name="vram_fit",
+        cli="vram",
+        summary="per-GPU memory for verifier + draft weights and KV cache; fits or not",
+        description=(
+            "Check whether the verifier plus a draft model or head fits on the GPUs: weights at a dtype or "
+            "quantization, KV cache for both at context length x concurrency (GQA, sliding windows, MLA), the "
+            "engine's memory reservation and tensor parallelism. Returns fits, headroom and the largest "
+            "concurrency x context that fits."
+        ),
+        target="specpick.tools.checks.vram:vram_fit",
+        input_model="specpick.tools.checks.vram:VramInput",
+        render="specpick.tools.checks.vram:render_text",
+    ),
+    ToolSpec(
+        name="param_count",
+        cli="params",
+        summary="parameter count from architecture (dense, MoE total vs active, tied embeddings)",
+        description="Count a model's parameters from its architecture: total, active per token (MoE), embedding.",
+        target="specpick.tools.commands.params:params_tool",
+        input_model="specpick.tools.commands.params:ParamsInput",
+        render="specpick.tools.commands.params:render_text",
+    ),
+    ToolSpec(
+        name="compare_tokenizers",
+        cli="tokenizers",
+        summary="are draft and verifier tokenizers identical, padded, specials-different or different?",
+        description=(
+            "Compare a draft model's tokenizer with the verifier's: identical, identical_except_padding (same "
+            "tokens, config vocab_size padded differently), same_vocab_different_specials, or different (with "
+            "how many ids agree). Uses the catalog offline; reads the Hub's tokenizer files when live."
+        ),
+        target="specpick.tools.commands.tokenizers:tokenizers_tool",
+        input_model="specpick.tools.commands.tokenizers:TokenizersInput",
+        render="specpick.tools.commands.tokenizers:render_text",
+    ),
+    ToolSpec(
+        name="head_check",
+        cli="head-check",
+        summary="does a speculative head (EAGLE/EAGLE-3/Medusa/MTP/MLPSpeculator) belong to this verifier?",
+        description=(
+            "Check that a speculative head was trained for this verifier: reads the head's config "
+            "(speculators_config.verifier, EAGLE fields, hidden sizes, num_nextn_predict_layers) and compares it "
+            "with the verifier's. Falls back to the catalog of published heads offline."
+        ),
+        target="specpick.tools.commands.head_check:head_check_tool",
+        input_model="specpick.tools.commands.head_check:HeadCheckInput",
+        render="specpick.tools.commands.head_check:render_text",
+    ),
+    ToolSpec(
+        name="engine_config",
+        cli="engine-config",
+        summary="exact runtime configuration for vLLM, SGLang, TensorRT-LLM or transformers",
+        description=(
+            "Emit the exact speculative-decoding configuration for an engine: vLLM --speculative-config JSON, "
+            "SGLang flags (k maps to steps/topk/draft-tokens), TensorRT-LLM YAML or transformers generate kwargs."
+        ),
+        target="specpick.tools.checks.engine_config:engine_config_tool",
+        input_model="specpick.tools.checks.engine_config:EngineConfigInput",
+        render="specpick.tools.checks.engine_config:render_text",
+    ),
+    ToolSpec(
+        name="model_info",
+        cli="model",
+        summary="architecture facts of one model (catalog, or Hub with --live)",
+        description="Look up a model's architecture, parameter count, tokenizer family and published heads.",
+        target="specpick.tools.commands.lookup:model_info",
+        input_model="specpick.tools.commands.lookup:ModelInfoInput",
+        render="specpick.tools.commands.lookup:render_model_info",
+    ),
+    ToolSpec(
+        name="list_models",
+        cli="models",
+        summary="list catalog models",
+        description="List the embedded catalog's models (optionally filtered by a substring).",
+        target="specpick.tools.commands.lookup:list_models",
+        input_model="specpick.tools.commands.lookup:ListInput",
+        render="specpick.tools.commands.lookup:render_models",
+    ),
+    ToolSpec(
+        name="list_gpus",
+        cli="gpus",
+        summary="list catalog GPUs",
+        description="List the catalog's GPUs with memory, bandwidth and TFLOPS (optionally filtered).",
+        target="specpick.tools.commands.lookup:list_gpus",
+        input_model="specpick.tools.commands.lookup:ListInput",
+        render="specpick.tools.commands.lookup:render_gpus",
+    ),
+    ToolSpec(
+        name="list_heads",
+        cli="heads",
+        summary="list published speculative heads (EAGLE, EAGLE-3, Medusa, MTP, MLPSpeculator)",
+        description="List published speculative heads and the verifier each was trained for (filter by verifier).",
+        target="specpick.tools.commands.lookup:list_heads",
+        input_model="specpick.tools.commands.lookup:ListInput",
+        render="specpick.tools.commands.lookup:render_heads",
+    ),
+    ToolSpec(
+        name="calibrate",
+        cli="calibrate",
+        summary="check the speedup model against published measurements (median error, bias)",
+        description="Run the speedup model over published measurements; report median absolute % error and bias.",
+        target="specpick.tools.calibration.report:calibrate_tool",
+        input_model="specpick.tools.calibration.report:CalibrateInput",
+        render="specpick.tools.calibration.report:render_text",
+    ),
+)
+
+BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
+BY_CLI: dict[str, ToolSpec] = {t.cli: t for t in TOOLS}
+
+
+def anthropic_tools() -> list[dict[str, Any]]:
+    """Tool definitions for the Anthropic Messages API, schemas from the input models."""
+    from specpick.skill.surfaces.cli_args import strip_cli_metadata
+
+    out = []
+    for t in TOOLS:
+        schema = strip_cli_metadata(t.load_input_model().model_json_schema())
+        out.append({"name": t.name, "description": t.description, "input_schema": schema})
+    return out

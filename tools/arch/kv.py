@@ -1,0 +1,43 @@
+"""KV-cache size per sequence: GQA, explicit head_dim, sliding windows, MLA.
+
+Shared by the VRAM check (how much memory the cache takes) and the step-time
+model (how many bytes a decode step reads).
+"""
+
+from __future__ import annotations
+
+from specpick.tools.catalog.specs import ModelSpec
+
+# Bytes per cached element by KV-cache dtype. "auto" follows the weights'
+# activation dtype (bf16/fp16) as vLLM and SGLang do by default.
+KV_DTYPE_BYTES: dict[str, float] = {"auto": 2.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0}
+
+
+def kv_bytes_per_token_per_layer(m: ModelSpec, kv_dtype: str = "auto") -> float:
+    """Bytes one token adds to one layer's cache.
+
+    MLA (DeepSeek-V3) caches the compressed latent plus the decoupled RoPE key,
+    ``kv_lora_rank + qk_rope_head_dim`` values, shared by all heads (DeepSeek-V2
+    paper, section 2.1.2). Other models cache K and V for each KV head.
+    """
+    elem = KV_DTYPE_BYTES.get(kv_dtype, 2.0)
+    if m.is_mla:
+        return (m.kv_lora_rank + m.qk_rope_head_dim) * elem
+    return 2 * m.num_kv_heads * m.head_dim * elem
+
+
+def kv_bytes_per_sequence(m: ModelSpec, context_tokens: int, kv_dtype: str = "auto") -> float:
+    """Bytes of KV cache one sequence of ``context_tokens`` holds across all layers.
+
+    Layers with a sliding window keep at most ``sliding_window`` tokens (Gemma-2
+    alternates local/global layers, Gemma-3 uses 5 local : 1 global, gpt-oss
+    alternates 128-token windows). Engines that do not implement the window
+    allocate the full context for every layer; the result is then a lower
+    bound, which the VRAM check states.
+    """
+    per_layer = kv_bytes_per_token_per_layer(m, kv_dtype)
+    if m.sliding_window and m.sliding_layer_fraction > 0:
+        local_layers = round(m.num_layers * m.sliding_layer_fraction)
+        global_layers = m.num_layers - local_layers
+        return per_layer * (global_layers * context_tokens + local_layers * min(context_tokens, m.sliding_window))
+    return per_layer * m.num_layers * context_tokens

@@ -1,0 +1,142 @@
+"""Turn each published row into a calibration case (or a counted reason to skip it).
+
+A case carries everything ``estimate_for_specs`` needs: specs, hardware,
+harness, draft shape, workload(s), temperature, batch, and the row's own
+acceptance figure when it states one. Rows are skipped only for stated reasons
+(no speedup, range cells, different baselines, duplicates, unmodelled methods,
+unknown architecture), and every skip is counted in the report.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve_hardware, resolve_verifier
+from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
+from specpick.tools.catalog.published import AGGREGATE, MIXED5, MIXED5_WORKLOADS, UNMODELLED, PublishedRow, config_int
+from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.model.estimate import TreeShape
+from specpick.tools.vocab import BYTES_PER_PARAM
+
+DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
+
+
+class CalibCase(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    row: PublishedRow
+    verifier: ModelSpec
+    draft: ModelSpec | None
+    gpu: GpuSpec
+    gpus: int
+    harness: str
+    bpp: float
+    num_draft_tokens: int
+    tree: TreeShape | None
+    lookahead: tuple[int, int, int] | None
+    medusa_heads: int | None
+    workloads: tuple[str, ...]
+    temperature: float
+    batch: int
+    tau: float | None
+    alpha: float | None
+    notes: list[str]
+
+
+def skip_reason(row: PublishedRow) -> str | None:
+    """Why a row cannot test the speedup model (None: usable)."""
+    if row.method is None:
+        return UNMODELLED.get(row.method_raw.strip().lower(), "method not modelled")
+    if row.speedup_is_range:
+        return "speedup cell is a range or bound"
+    if row.speedup is None:
+        return "no speedup reported (acceptance-only row)"
+    if row.source_id == "EAGLE-GPTFAST" or "not vanilla" in row.notes.lower():
+        return "baseline differs (relative to gpt-fast, not plain decoding)"
+    if "max feasible" in row.batch_raw.lower():
+        return "baseline differs (throughput at each method's own largest batch)"
+    if row.workload == AGGREGATE:
+        return "aggregate of rows already in the set (mean of 5)"
+    if row.source_id == "EAGLE1-FIG1" and row.method in ("medusa", "lookahead"):
+        return "duplicate: values copied from the Medusa/Lookahead reports already in the set"
+    if row.workload is None:
+        return "workload not modelled"
+    return None
+
+
+def _shape(row: PublishedRow) -> tuple[int, TreeShape | None, tuple[int, int, int] | None, int | None, list[str]]:
+    """(N or depth, tree, lookahead config, medusa heads, notes) from the row config or the source defaults."""
+    cfg, method, notes = row.config, row.method or "", []
+    if method == "lookahead":
+        w, n = config_int(cfg, r"\bW"), config_int(cfg, r"\bN")
+        return (n or 5) - 1, None, ((w, n, w) if w and n else None), None, notes
+    chain = re.search(r"chain length (\d+)", cfg)
+    if chain:
+        return int(chain.group(1)), None, None, None, notes
+    if method in ("eagle", "eagle2", "eagle3"):
+        depth, top_k, tokens, note = TREE_DEFAULTS[method]
+        return depth, TreeShape(depth=depth, top_k=top_k, num_verify_tokens=tokens), None, None, [note]
+    if method == "medusa":
+        m = re.search(r"(\d+) heads", cfg) or re.search(r"(\d+) (?:Clover|clover) heads", row.draft_or_head)
+        heads = int(m.group(1)) if m else None
+        size = re.search(r"tree size (\d+)|up to (\d+) nodes", cfg)
+        depth, top_k, tokens, note = TREE_DEFAULTS["medusa"]
+        if size:
+            tokens = int(size.group(1) or size.group(2))
+            note = f"tree of {tokens} tokens (row config)"
+        if heads:
+            depth = min(depth, heads)
+        return depth, TreeShape(depth=depth, top_k=top_k, num_verify_tokens=tokens), None, heads, [note]
+    if method == "mtp":
+        m = re.search(r"use (\d+) heads", cfg)
+        return (int(m.group(1)) - 1 if m else config_int(cfg, "draft token") or 1), None, None, None, notes
+    if method == "suffix":
+        return 8, None, None, None, ["REST: verify budget and retrieval cost per tools/model/cyclecost.py constants"]
+    n = config_int(cfg, "gamma", r"\bK", "num_pred_tokens")
+    if n is None:
+        n, note = CHAIN_DEFAULTS.get(method, (5, "assumption"))
+        notes.append(f"N={n}: {note}")
+    return n, None, None, None, notes
+
+
+def build_case(row: PublishedRow) -> CalibCase | str:
+    """A calibration case for ``row``, or the reason it is skipped."""
+    reason = skip_reason(row)
+    if reason:
+        return reason
+    verifier, vnote = resolve_verifier(row)
+    if verifier is None:
+        return vnote
+    notes = [vnote] if vnote else []
+    bpp = BYTES_PER_PARAM.get(verifier.dtype, 2.0)
+    gpu, gpus, hnote = resolve_hardware(row, verifier, bpp)
+    if hnote:
+        notes.append(hnote)
+    draft = None
+    if row.method == "draft_model":
+        draft, dnote = resolve_draft(row, verifier)
+        if draft is None:
+            return dnote
+        if dnote:
+            notes.append(dnote)
+    n, tree, lookahead, heads, snotes = _shape(row)
+    notes.extend(snotes)
+    batch = row.batch
+    if batch is None:
+        batch = DEFAULT_BATCH
+        notes.append("batch not stated: 1 assumed")
+    temperature = row.temperature
+    if temperature is None:
+        temperature = 0.0
+        notes.append("temperature not stated: greedy assumed")
+    workloads = MIXED5_WORKLOADS if row.workload == MIXED5 else (row.workload,)
+    if row.workload == MIXED5:
+        notes.append("headline mean over 5 benchmarks: mean of the model over chat, code, math, chat, summarization")
+    return CalibCase(
+        row=row, verifier=verifier, draft=draft, gpu=gpu, gpus=gpus, harness=harness_for(row), bpp=bpp,
+        num_draft_tokens=n, tree=tree, lookahead=lookahead, medusa_heads=heads,
+        workloads=workloads,  # type: ignore[arg-type]
+        temperature=temperature, batch=batch, tau=row.tau, alpha=row.alpha, notes=notes,
+    )

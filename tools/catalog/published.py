@@ -1,0 +1,190 @@
+"""Published speculative-decoding measurements: loading, cell parsing, and the mapping to our vocabulary.
+
+``tools/data/published_measurements.csv`` is a verbatim copy of the project's
+reference set (shared data/published-dev.csv, 272 rows from the EAGLE family,
+HASS, Medusa, Hydra, Clover, Lookahead, REST, prompt lookup, Leviathan and Chen
+papers/repos). Every row keeps its ``source`` and provenance tag. Rows are
+identified as ``P<index>`` (0-based data-row index in that file).
+
+The mapping rules here (benchmark -> workload, paper method -> our method,
+cells like "1 (implied)" -> numbers) are shared by the acceptance priors
+(``tools/model/prior_rules.py``) and the calibration (``tools/calibration/report.py``).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel
+
+# Paper method name -> (our Method, variant). Variants keep different heads/training apart from the
+# canonical method in the priors (HASS is an EAGLE-2-style tree with a better-trained head, Hydra/Clover
+# are Medusa-style heads, REST is retrieval-based drafting like suffix decoding).
+METHOD_MAP: dict[str, tuple[str, str]] = {
+    "lookahead": ("lookahead", ""),
+    "medusa-1": ("medusa", ""),
+    "medusa-2": ("medusa", "medusa-2"),
+    "eagle": ("eagle", ""),
+    "eagle-2": ("eagle2", ""),
+    "eagle-3": ("eagle3", ""),
+    "hass": ("eagle2", "hass"),
+    "vanilla draft model (sps)": ("draft_model", ""),
+    "vanilla draft model (speculative decoding)": ("draft_model", ""),
+    "distillspec": ("draft_model", "distillspec"),
+    "prompt lookup (pld)": ("ngram", ""),
+    "hydra": ("medusa", "hydra"),
+    "hydra++": ("medusa", "hydra++"),
+    "clover": ("medusa", "clover"),
+    "mtp self-speculative (blockwise)": ("mtp", "blockwise"),
+    "mtp (native)": ("mtp", ""),
+    "rest": ("suffix", "rest"),
+}
+# Methods outside our vocabulary, with the reason they are not modelled.
+UNMODELLED: dict[str, str] = {
+    "lenient speculative sampling (lossy if l<1)": "lossy variant, speedup computed from a formula",
+    "self-speculation + snapkv sparse kv draft": "sparse-KV self-speculation is not one of our methods",
+    "dspark": "DSpark drafter is not one of our methods",
+}
+
+AGGREGATE = "aggregate"  # "Mean of 5": the mean of rows already in the set
+MIXED5 = "mixed5"  # EAGLE-3 headline figure: mean over MT-bench, HumanEval, GSM8K, Alpaca, CNN/DM
+MIXED5_WORKLOADS: tuple[str, ...] = ("chat", "code", "math", "chat", "summarization")
+
+
+class PublishedRow(BaseModel):
+    """One published measurement with its raw cells and parsed values."""
+
+    row_id: str
+    source_id: str
+    source: str
+    provenance: str
+    verifier_model: str
+    verifier_params_b: str
+    method_raw: str
+    draft_or_head: str
+    hardware: str
+    task: str
+    temperature_raw: str
+    batch_raw: str
+    config: str
+    tau_raw: str
+    alpha_raw: str
+    speedup_raw: str
+    notes: str
+    # parsed
+    method: str | None
+    variant: str
+    workload: str | None
+    temperature: float | None
+    batch: int | None
+    tau: float | None
+    alpha: float | None
+    speedup: float | None
+    speedup_is_range: bool
+    acceptance_is_range: bool
+
+
+_NUM = r"[0-9]*\.?[0-9]+"
+
+
+def parse_number(cell: str) -> tuple[float | None, bool]:
+    """A plain number -> (value, False); a range "a-b" -> (midpoint, True); bounds/text -> (None, True)."""
+    text = cell.strip()
+    if not text:
+        return None, False
+    if re.fullmatch(_NUM, text):
+        return float(text), False
+    m = re.fullmatch(rf"({_NUM})\s*-\s*({_NUM})", text)
+    if m:
+        return (float(m.group(1)) + float(m.group(2))) / 2, True
+    return None, True
+
+
+def parse_temperature(cell: str) -> float | None:
+    value, is_range = parse_number(cell)
+    return None if is_range else value
+
+
+def parse_batch(cell: str) -> int | None:
+    """'1', '1 (implied)', 'not stated (1)' -> 1; '42 (max; ...)' -> 42; 'max feasible ...' -> None."""
+    text = cell.strip().lower()
+    m = re.match(r"^(\d+)\b", text)
+    if m:
+        return int(m.group(1))
+    m = re.match(r"^not stated \((\d+)\)", text)
+    return int(m.group(1)) if m else None
+
+
+def map_workload(task: str) -> str | None:
+    """Benchmark -> workload (MT-Bench/Alpaca -> chat, HumanEval -> code, GSM8K -> math, CNN/DM and XSum
+    -> summarization, HAGRID context QA -> rag, WMT -> translation; MT-Bench coding/math categories go to
+    code/math). None: not a workload we model (language-modelling corpora, long-context RULER, ranges)."""
+    t = task.lower()
+    if "(range)" in t:
+        return None
+    if t.startswith("mean of"):
+        return AGGREGATE
+    if "eagle-3 headline" in t:
+        return MIXED5
+    if "mt-bench" in t or "mt-bench" in t.replace(" ", "-"):
+        if "coding" in t:
+            return "code"
+        if "math" in t:
+            return "math"
+        return "chat"
+    rules = (
+        ("humaneval", "code"), ("gsm8k", "math"), ("cnn", "summarization"), ("xsum", "summarization"),
+        ("hagrid", "rag"), ("wmt", "translation"), ("ende", "translation"), ("alpaca", "chat"),
+        ("dialog", "chat"), ("math (internal)", "math"), ("chat (internal)", "chat"),
+        ("wikipedia", "chat"), ("books", "chat"), ("various generation", "chat"), ("coding agents", "agentic"),
+    )
+    for key, workload in rules:
+        if key in t:
+            return workload
+    if t == "code":
+        return "code"
+    return None
+
+
+def map_method(raw: str) -> tuple[str | None, str]:
+    return METHOD_MAP.get(raw.strip().lower(), (None, ""))
+
+
+def row_from_cells(idx: int, r: dict[str, str], prefix: str = "P") -> PublishedRow:
+    """Parse one CSV row (column names of published_measurements.csv) into a ``PublishedRow``."""
+    notes = r["notes"]
+    tag = notes.split("]", 1)[0].lstrip("[") if notes.startswith("[") else ""
+    method, variant = map_method(r["method"])
+    tau, tau_range = parse_number(r["mean_accepted_tokens_tau"])
+    alpha, alpha_range = parse_number(r["acceptance_rate_alpha"])
+    speedup, sp_range = parse_number(r["speedup"])
+    return PublishedRow(
+        row_id=f"{prefix}{idx:03d}", source_id=r["source_id"], source=r["source"], provenance=tag,
+        verifier_model=r["verifier_model"], verifier_params_b=r["verifier_params_b"], method_raw=r["method"],
+        draft_or_head=r["draft_or_head"], hardware=r["hardware"], task=r["task_or_benchmark"],
+        temperature_raw=r["temperature"], batch_raw=r["batch_size"], config=r["config"],
+        tau_raw=r["mean_accepted_tokens_tau"], alpha_raw=r["acceptance_rate_alpha"], speedup_raw=r["speedup"],
+        notes=notes, method=method, variant=variant, workload=map_workload(r["task_or_benchmark"]),
+        temperature=parse_temperature(r["temperature"]), batch=parse_batch(r["batch_size"]),
+        tau=tau, alpha=alpha, speedup=speedup, speedup_is_range=sp_range,
+        acceptance_is_range=tau_range or alpha_range,
+    )
+
+
+@lru_cache(maxsize=1)
+def load_published() -> tuple[PublishedRow, ...]:
+    """All published rows, parsed (cached)."""
+    text = resources.files("specpick.tools").joinpath("data", "published_measurements.csv").read_text("utf-8")
+    return tuple(row_from_cells(i, r) for i, r in enumerate(csv.DictReader(text.splitlines())))
+
+
+def config_int(config: str, *keys: str) -> int | None:
+    """First integer following one of ``keys`` in a config cell (e.g. 'gamma=7', 'K=4', 'use 2 heads')."""
+    for key in keys:
+        m = re.search(key + r"\s*[=:]?\s*(\d+)", config, flags=re.IGNORECASE)
+        if m:
+            return int(m.group(1))
+    return None

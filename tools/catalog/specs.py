@@ -1,0 +1,144 @@
+"""Typed facts about models, GPUs, speculative heads and drafts.
+
+These are the records every check works on. The embedded catalog
+(``tools/catalog/tables.py``) builds them from package CSVs; the Hub path
+(``tools/hub/client.py``) builds ``ModelSpec`` from a repo's ``config.json``. Each
+record says where its facts came from (``source``) so output can cite it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FactSource = Literal["catalog", "hub", "hub-cache", "user"]
+
+
+class ModelSpec(BaseModel):
+    """Architecture facts for one model, enough for parameter counts, KV cache and step time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo_id: str
+    family: str
+    aliases: tuple[str, ...] = ()
+    params_total_b: float | None = Field(None, description="published/catalog total parameters, billions")
+    params_active_b: float | None = Field(None, description="MoE: parameters active per token, billions")
+    hidden_size: int
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int = Field(description="dense FFN width (MoE: width of the dense layers, 0 if none)")
+    vocab_size: int = Field(description="config vocab_size (embedding rows, padding included)")
+    tie_word_embeddings: bool = False
+    # MoE
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    num_shared_experts: int = 0
+    first_dense_layers: int = Field(0, description="MoE models whose first k layers are dense (DeepSeek-V3: 3)")
+    # Attention variants
+    sliding_window: int | None = None
+    sliding_layer_fraction: float = Field(
+        0.0, description="share of layers using the sliding window (Gemma-2/gpt-oss 0.5, Gemma-3 5/6)"
+    )
+    kv_lora_rank: int = Field(0, description="MLA: compressed KV width cached per layer (DeepSeek-V3: 512)")
+    qk_rope_head_dim: int = Field(0, description="MLA: decoupled RoPE key width cached per layer (64)")
+    q_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    attention_bias: bool = False
+    vision_params_b: float = Field(0.0, description="vision tower parameters in the same checkpoint")
+    mtp_layers: int = Field(0, description="num_nextn_predict_layers: built-in multi-token-prediction layers")
+    # Tokenizer and runtime facts
+    tokenizer_family: str = Field(description="base vocabulary key: equal keys = same id->token map")
+    tokenizer_specials: str = Field(
+        "", description="special/added-token variant within the family; differs => same vocab, different specials"
+    )
+    tokenizer_note: str = ""
+    max_position_embeddings: int
+    dtype: str = Field(description="weight dtype as published: bf16, fp16, fp8, mxfp4")
+    gated: Literal["yes", "no", "unknown"] = "unknown"
+    source: str = ""
+    notes: str = ""
+    fact_source: FactSource = "catalog"
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+
+class GpuSpec(BaseModel):
+    """One accelerator's memory and compute facts (per GPU)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str = Field(description="short canonical key, e.g. H100-SXM")
+    name: str
+    aliases: tuple[str, ...] = ()
+    memory_gb: float
+    bandwidth_gbps: float = Field(description="HBM/GDDR bandwidth, GB/s")
+    bf16_tflops: float | None = Field(None, description="dense BF16 tensor TFLOPS (no sparsity)")
+    fp16_tflops: float | None = Field(None, description="dense FP16 tensor TFLOPS where BF16 is absent")
+    fp8_tflops: float | None = None
+    link_gbps: float | None = Field(None, description="GPU-to-GPU link bandwidth; 0 = PCIe only")
+    interconnect: str = ""
+    vendor: Literal["nvidia", "amd"] = "nvidia"
+    source: str = ""
+    notes: str = ""
+
+    @property
+    def memory_gib(self) -> float:
+        # Accelerator memory is marketed in binary units: an "80GB" A100 reports 81,920 MiB
+        # and an H100 81,559 MiB in nvidia-smi; a "24GB" RTX 4090 24,564 MiB. So the
+        # catalog's memory_gb is, to within 0.5%, GiB.
+        return self.memory_gb
+
+    def peak_tflops(self, dtype: str) -> float:
+        """Dense tensor TFLOPS for a weight dtype, falling back to the best listed rate."""
+        if dtype in ("fp8", "int8", "int4", "mxfp4") and self.fp8_tflops:
+            return self.fp8_tflops
+        for value in (self.bf16_tflops, self.fp16_tflops, self.fp8_tflops):
+            if value:
+                return value
+        # Every catalog GPU has at least one rate; a Hub-only GPU cannot exist.
+        raise ValueError(f"{self.key} has no TFLOPS figure")
+
+
+HeadMethod = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash"]
+
+
+class HeadSpec(BaseModel):
+    """A published speculative head and the verifier it was trained for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    head_repo_id: str
+    method: HeadMethod
+    method_detail: str
+    verifier_repo_id: str
+    head_params_b: float | None = None
+    head_params_note: str = ""
+    runtimes: tuple[str, ...] = Field(description="engines that load it: vllm, sglang, trtllm")
+    publisher: Literal["official", "community", "vendor", "test"] = "community"
+    trained_dtype: str = "bf16"
+    source: str = ""
+    notes: str = ""
+
+
+class DraftPairing(BaseModel):
+    """A known same-family draft model for a verifier family."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verifier_family: str
+    draft_repo_id: str
+    tokenizer_relation: Literal["identical", "identical_except_padding", "same_vocab_different_specials"]
+    note: str = ""
+    source: str = ""

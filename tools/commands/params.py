@@ -1,0 +1,62 @@
+"""``specpick params``: parameter count from architecture, or exact from the Hub's safetensors headers."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specpick.tools.arch.params import ParamBreakdown, count_params
+
+
+class ParamsInput(BaseModel):
+    """Which model to count."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="catalog name or Hub repo id",
+                       json_schema_extra={"cli": {"positional": True, "metavar": "MODEL"}})
+    live: bool = Field(False, description="read exact per-dtype counts from the Hub's safetensors headers")
+    revision: str | None = Field(None, description="Hub revision with --live")
+
+
+class ParamsResult(BaseModel):
+    """Architecture count, plus the exact Hub count when asked."""
+
+    breakdown: ParamBreakdown
+    exact_total_b: float | None = Field(None, description="from safetensors headers (live)")
+    exact_by_dtype: dict[str, int] = {}
+    source: str
+    notes: list[str] = []
+
+
+def params_tool(inp: ParamsInput) -> ParamsResult:
+    from specpick.tools.hub.resolve import resolve_model
+
+    resolved = resolve_model(inp.model, live=inp.live, revision=inp.revision)
+    breakdown = count_params(resolved.spec)
+    if not inp.live:
+        return ParamsResult(breakdown=breakdown, source=resolved.source, notes=resolved.notes)
+    from specpick.tools.hub.config import param_count
+
+    exact = param_count(resolved.spec.repo_id, inp.revision)
+    return ParamsResult(breakdown=breakdown, exact_total_b=exact.total_b if exact.exact else None,
+                        exact_by_dtype=exact.by_dtype, source=exact.source,
+                        notes=list(dict.fromkeys(resolved.notes + exact.notes +
+                                                 ([exact.fallback_reason] if exact.fallback_reason else []))))
+
+
+def render_text(r: ParamsResult) -> str:
+    b = r.breakdown
+    lines = [f"{b.repo_id}: {b.total_b:.3f}B parameters (computed from architecture; facts from {r.source})"]
+    if b.published_total_b:
+        lines.append(f"  published {b.published_total_b:g}B ({b.error_vs_published_pct:+.2f}%)")
+    if b.active_b < b.total_b - 1e-6:
+        lines.append(f"  active per token {b.active_b:.2f}B (read per decode step {b.decode_read_b:.2f}B)")
+    lines.append(f"  embedding {b.embedding_b:.3f}B, LM head {b.lm_head_b:.3f}B, attention {b.attention_b:.2f}B, "
+                 f"dense FFN {b.ffn_dense_b:.2f}B, experts {b.ffn_experts_b:.2f}B")
+    if b.mtp_b:
+        lines.append(f"  MTP layers {b.mtp_b:.2f}B (not in the total)")
+    if r.exact_total_b is not None:
+        dtypes = ", ".join(f"{k} {v / 1e9:.3f}B" for k, v in r.exact_by_dtype.items())
+        lines.append(f"  exact from safetensors headers: {r.exact_total_b:.3f}B ({dtypes})")
+    lines += [f"  note: {n}" for n in r.notes]
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""`specpick speedup`: expected speedup of one speculative method, with its assumptions stated.
+
+Resolves names through the catalog, checks the inputs for contradictions, picks
+the runtime defaults (draft length, tree shape) and calls the model in
+``tools/model/estimate.py``. Every number in the result comes with a source or an
+assumption in ``assumptions``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.errors import InputError
+from specpick.tools.model.overhead import ENGINE_TO_HARNESS, Harness
+from specpick.tools.arch.params import count_params
+from specpick.tools.model.prior_rules import TREE_DEFAULTS
+from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.model.estimate import (
+    TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
+)
+from specpick.tools.commands.speedup_render import render_text
+from specpick.tools.vocab import BYTES_PER_PARAM, Engine, Method, Quantization, Workload
+
+MAX_DRAFT_TOKENS = 64
+MAX_BATCH = 4096
+MAX_GPUS = 1024
+DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
+# SGLang picks steps/top-k/draft tokens when omitted: 5/4/8 for Llama-family models, 3/1/4 otherwise
+# (ENGINES.md, SGLang speculative_decoding.md @067ad4d).
+SGLANG_TREE_LLAMA = TreeShape(depth=5, top_k=4, num_verify_tokens=8)
+DEFAULT_CHAIN_N = 3  # placeholder length before the sweep picks the best N when --num-draft-tokens is omitted
+
+
+def _range(lo: float | None = None, hi: float | None = None, *, exclusive: bool = False) -> dict[str, Any]:
+    """JSON-schema range hints; the checks themselves raise InputError in the validator (one-line errors)."""
+    out: dict[str, Any] = {}
+    if lo is not None:
+        out["exclusiveMinimum" if exclusive else "minimum"] = lo
+    if hi is not None:
+        out["exclusiveMaximum" if exclusive else "maximum"] = hi
+    return out
+
+
+class SpeedupInput(BaseModel):
+    """Inputs of `specpick speedup` (field names are the CLI flags)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verifier: str = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b")
+    method: Method = Field(description="speculative method")
+    draft: str | None = Field(None, description="draft model (method draft_model only); default: the catalog's "
+                              "known same-family draft")
+    draft_params_b: float | None = Field(None, description="draft size in billions, if the draft is not in the "
+                                         "catalog (method draft_model only)",
+                                         json_schema_extra=_range(0, exclusive=True))
+    gpu: str = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
+    gpus: int = Field(1, description="GPUs serving the verifier (tensor parallel)",
+                      json_schema_extra=_range(1, MAX_GPUS))
+    workload: Workload = Field(description="what the model generates (sets the acceptance prior and context length)")
+    temperature: float = Field(0.0, description="sampling temperature (0 = greedy)", json_schema_extra=_range(0, 2))
+    batch: int = Field(1, description="concurrent sequences the estimate is for",
+                       json_schema_extra=_range(1, MAX_BATCH))
+    num_draft_tokens: int | None = Field(None, description="draft length N (tree methods: depth); default: the best "
+                                         "N of a sweep", json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
+    alpha: float | None = Field(None, description="per-token acceptance probability to assume, in (0, 1) (for "
+                                "EAGLE-1/2, Medusa and MTP chains: of the first drafted token; later ones decay); "
+                                "default: published priors", json_schema_extra=_range(0, 1, exclusive=True))
+    tau: float | None = Field(None, description="mean accepted tokens per cycle incl. the bonus token (>= 1); "
+                              "alternative to --alpha", json_schema_extra=_range(1))
+    engine: Engine | None = Field(None, description="serving engine (sets per-cycle overhead and defaults); "
+                                  "default: vLLM")
+    harness: Harness | None = Field(None, description="override the runtime overhead set: paper = the papers' "
+                                    "eager PyTorch harnesses, compiled = gpt-fast/XLA")
+    context_tokens: int | None = Field(None, description="tokens in the KV cache while decoding; default by "
+                                       "workload", json_schema_extra=_range(0, 10_000_000))
+    quantization: Quantization | None = Field(None, description="weight format served; default: the "
+                                              "checkpoint's dtype")
+    tree_depth: int | None = Field(None, description="tree methods: draft depth (same as --num-draft-tokens)",
+                                   json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
+    tree_top_k: int | None = Field(None, description="tree methods: branching per depth (1 = chain)",
+                                   json_schema_extra=_range(1, 64))
+    num_verify_tokens: int | None = Field(None, description="tree methods: tokens verified per cycle (budget)",
+                                          json_schema_extra=_range(2, 1024))
+
+    @model_validator(mode="after")
+    def _check(self) -> SpeedupInput:
+        checks: list[tuple[bool, str]] = [
+            (self.gpus < 1 or self.gpus > MAX_GPUS, f"--gpus must be 1..{MAX_GPUS}, got {self.gpus}"),
+            (self.batch < 1 or self.batch > MAX_BATCH, f"--batch must be 1..{MAX_BATCH}, got {self.batch}"),
+            (not 0.0 <= self.temperature <= 2.0, f"--temperature must be within 0..2, got {self.temperature}"),
+            (self.num_draft_tokens is not None and not 1 <= self.num_draft_tokens <= MAX_DRAFT_TOKENS,
+             f"--num-draft-tokens must be 1..{MAX_DRAFT_TOKENS}, got {self.num_draft_tokens}"),
+            (self.draft_params_b is not None and not (self.draft_params_b > 0 and math.isfinite(self.draft_params_b)),
+             f"--draft-params-b must be a positive size in billions, got {self.draft_params_b}"),
+            (self.context_tokens is not None and not 0 <= self.context_tokens <= 10_000_000,
+             f"--context-tokens must be 0..10000000, got {self.context_tokens}"),
+            ((self.draft or self.draft_params_b) is not None and self.method != "draft_model",
+             f"--draft/--draft-params-b only apply to method draft_model, not {self.method}"),
+            (self.draft is not None and self.draft_params_b is not None,
+             "give --draft or --draft-params-b, not both"),
+            (any(v is not None for v in (self.tree_depth, self.tree_top_k, self.num_verify_tokens))
+             and self.method not in TREE_METHODS_WITH_HEADS,
+             f"tree options apply to eagle, eagle2, eagle3 and medusa, not {self.method}"),
+            (self.tree_depth is not None and self.num_draft_tokens is not None
+             and self.tree_depth != self.num_draft_tokens,
+             "--tree-depth and --num-draft-tokens both set the depth and disagree"),
+            (self.tree_depth is not None and not 1 <= self.tree_depth <= MAX_DRAFT_TOKENS,
+             f"--tree-depth must be 1..{MAX_DRAFT_TOKENS}"),
+            (self.tree_top_k is not None and not 1 <= self.tree_top_k <= 64, "--tree-top-k must be 1..64"),
+            (self.num_verify_tokens is not None and not 2 <= self.num_verify_tokens <= 1024,
+             "--num-verify-tokens must be 2..1024"),
+            (self.engine == "transformers" and self.batch > 1,
+             "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
+        ]
+        for bad, message in checks:
+            if bad:
+                raise InputError(message)
+        n = self.num_draft_tokens or self.tree_depth
+        validate_acceptance(self.alpha, self.tau, n or MAX_DRAFT_TOKENS, self.method in ("lookahead", "suffix"))
+        return self
+
+
+def _bpp(quant: str | None, dtype: str) -> float:
+    return BYTES_PER_PARAM.get(quant or dtype, 2.0)
+
+
+def _synthetic_draft(params_b: float, verifier: ModelSpec) -> tuple[ModelSpec, str]:
+    """A draft of ``params_b`` billions with the geometry of the closest-sized catalog model."""
+    cat = get_catalog()
+    dense = [m for m in cat.models if not m.is_moe and m.params_total_b]
+    near = min(dense, key=lambda m: abs(math.log(m.params_total_b / params_b)))  # type: ignore[operator]
+    spec = near.model_copy(update={"repo_id": f"draft-{params_b:g}B", "params_total_b": params_b,
+                                   "vocab_size": verifier.vocab_size, "fact_source": "user"})
+    return spec, (f"draft of {params_b:g}B: geometry of {near.repo_id} ({near.params_total_b:g}B, "
+                  f"{near.num_layers} layers) assumed, verifier vocabulary")
+
+
+def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec | None:
+    if inp.method != "draft_model":
+        return None
+    cat = get_catalog()
+    if inp.draft:
+        draft = cat.model(inp.draft)
+    elif inp.draft_params_b is not None:
+        draft, note = _synthetic_draft(inp.draft_params_b, verifier)
+        notes.append(note)
+    else:
+        known = cat.drafts_for(verifier)
+        if not known:
+            raise InputError(f"no known draft for {verifier.repo_id} in the catalog; pass --draft or --draft-params-b")
+        draft = cat.model(known[0].draft_repo_id)
+        notes.append(f"draft not given: the catalog's known {verifier.family} draft {draft.repo_id} "
+                     f"({known[0].tokenizer_relation} tokenizer)")
+    if draft.repo_id == verifier.repo_id:
+        raise InputError("the draft is the verifier itself: choose a smaller draft model")
+    vp, dp = count_params(verifier).total_b, count_params(draft).total_b
+    if dp >= vp:
+        raise InputError(f"draft ({dp:.2f}B) is not smaller than the verifier ({vp:.2f}B): it cannot pay")
+    return draft
+
+
+def _tree(inp: SpeedupInput, verifier: ModelSpec, harness: str, notes: list[str]) -> TreeShape | None:
+    if inp.method not in TREE_METHODS_WITH_HEADS:
+        return None
+    depth = inp.tree_depth or inp.num_draft_tokens
+    if inp.tree_top_k is not None or inp.num_verify_tokens is not None:
+        d = depth or TREE_DEFAULTS[inp.method if inp.method in TREE_DEFAULTS else "eagle2"][0]
+        k = inp.tree_top_k or (10 if harness == "paper" else 4)
+        budget = inp.num_verify_tokens or min(d * k + 1, 64)
+        return TreeShape(depth=d, top_k=k, num_verify_tokens=max(budget, 2))
+    if harness in ("paper", "transformers") or (harness == "trtllm" and inp.method == "medusa"):
+        d, k, tokens, note = TREE_DEFAULTS[inp.method if inp.method != "eagle" or harness == "paper" else "eagle"]
+        notes.append(f"tree shape: {note}")
+        return TreeShape(depth=depth or d, top_k=k, num_verify_tokens=tokens)
+    if harness == "sglang" and verifier.family.startswith(("llama", "vicuna")):
+        notes.append("tree shape: SGLang defaults for Llama-family models (5 steps, top-4, 8 draft tokens)")
+        t = SGLANG_TREE_LLAMA
+        return TreeShape(depth=depth or t.depth, top_k=t.top_k, num_verify_tokens=t.num_verify_tokens)
+    notes.append(f"{harness} drafts a chain (top-1 per step) by default")
+    return None
+
+
+def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
+    if inp.engine:
+        s = get_catalog().support(inp.engine, inp.method)
+        if s is not None and s.support == "no":
+            raise InputError(f"{inp.engine} does not run method {inp.method} ({s.notes or s.source}); "
+                             "pick another engine or method")
+    if inp.method == "mtp" and verifier.mtp_layers == 0:
+        raise InputError(f"{verifier.repo_id} has no multi-token-prediction layers; choose another method")
+
+
+def _check_fit(verifier: ModelSpec, draft: ModelSpec | None, gpu: GpuSpec, gpus: int, bpp: float) -> None:
+    need = count_params(verifier).total_b * bpp + (count_params(draft).total_b * bpp if draft else 0.0)
+    have = gpu.memory_gb * gpus
+    if need > have:
+        raise InputError(f"weights need {need:.0f} GB but {gpus}x {gpu.key} hold {have:.0f} GB: raise --gpus or "
+                         "pick a quantization")
+
+
+def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
+    """Expected speedup of ``inp.method`` for the named verifier, GPU and workload.
+
+    Raises:
+        NotFoundError: unknown verifier, draft or GPU.
+        InputError: contradictory or out-of-range inputs, or no acceptance to go on.
+    """
+    cat = get_catalog()
+    verifier = cat.model(inp.verifier)
+    gpu = cat.gpu(inp.gpu)
+    _check_support(inp, verifier)
+    notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
+                        f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
+    harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
+    if inp.engine is None and inp.harness is None:
+        notes.append("engine not given: vLLM overheads assumed")
+    draft = _resolve_draft(inp, verifier, notes)
+    bpp = _bpp(inp.quantization, verifier.dtype)
+    draft_bpp = _bpp(inp.quantization, draft.dtype) if draft else None
+    _check_fit(verifier, draft, gpu, inp.gpus, bpp)
+    tree = _tree(inp, verifier, harness, notes)
+    n = inp.tree_depth or inp.num_draft_tokens or (tree.depth if tree else DEFAULT_CHAIN_N)
+    if inp.tau is not None and inp.method not in ("lookahead", "suffix") and inp.tau > n + 1:
+        raise InputError(f"--tau {inp.tau} is impossible with {n} draft tokens (at most {n + 1} per cycle)")
+    args = dict(draft=draft, gpus=inp.gpus, workload=inp.workload, temperature=inp.temperature, batch=inp.batch,
+                tree=tree, alpha=inp.alpha, tau=inp.tau, harness=harness, engine=inp.engine,
+                context_tokens=inp.context_tokens, weight_bytes_per_param=bpp, draft_bytes_per_param=draft_bpp)
+    result = estimate_for_specs(verifier, gpu, inp.method, num_draft_tokens=n, assumptions=notes, **args)
+    if inp.num_draft_tokens is None and inp.tree_depth is None and result.best_num_draft_tokens != n \
+            and inp.tau is None:
+        best = result.best_num_draft_tokens
+        notes.append(f"draft length not given: N={best}, the best of the sweep")
+        result = estimate_for_specs(verifier, gpu, inp.method, num_draft_tokens=best, assumptions=notes,
+                                    **{**args, "tree": tree.model_copy(update={"depth": best}) if tree else None})
+    return result
+
+
+__all__ = ["SpeedupInput", "SpeedupResult", "estimate_for_specs", "estimate_speedup", "render_text"]

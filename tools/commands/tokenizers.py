@@ -1,0 +1,60 @@
+"""``specpick tokenizers DRAFT VERIFIER``: the tokenizer verdict as a registry tool.
+
+Same offline-first rule as every look-up: models both in the catalog are
+answered from catalog facts unless ``--live``; anything else reads the real
+tokenizer files through the Hub (cache, then catalog, as fallbacks).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specpick.tools.checks.tokenizers import TokenizerVerdict
+
+
+class TokenizersInput(BaseModel):
+    """The two models to compare."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    draft: str = Field(description="draft model (catalog name or Hub repo id)",
+                       json_schema_extra={"cli": {"positional": True, "metavar": "DRAFT"}})
+    verifier: str = Field(description="verifier model (catalog name or Hub repo id)",
+                          json_schema_extra={"cli": {"positional": True, "metavar": "VERIFIER"}})
+    live: bool = Field(False, description="compare the real tokenizer files from the Hub even for catalog models")
+    revision: str | None = Field(None, description="Hub revision for both repos (branch, tag or commit)")
+    offline: bool = Field(False, description="never touch the network: Hub cache, then catalog (as HF_HUB_OFFLINE)")
+
+
+def tokenizers_tool(inp: TokenizersInput) -> TokenizerVerdict:
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.checks.tokenizers import compare_tokenizers
+
+    cat = get_catalog()
+    both_known = cat.find_model(inp.draft) is not None and cat.find_model(inp.verifier) is not None
+    if both_known and not inp.live and not inp.offline:
+        return compare_tokenizers(inp.draft, inp.verifier, live=False)
+    draft = cat.find_model(inp.draft).repo_id if cat.find_model(inp.draft) else inp.draft
+    verifier = cat.find_model(inp.verifier).repo_id if cat.find_model(inp.verifier) else inp.verifier
+    settings = None
+    if inp.offline:
+        from specpick.tools.hub.client import HubSettings
+
+        settings = HubSettings(offline=True)
+    return compare_tokenizers(draft, verifier, revision=inp.revision, live=True, settings=settings)
+
+
+def render_text(v: TokenizerVerdict) -> str:
+    lines = [f"{v.verdict.upper()} ({v.check}) - {v.summary}",
+             f"  draft    {v.draft.repo_id} [{v.draft.source}, {v.draft.kind}]",
+             f"  verifier {v.verifier.repo_id} [{v.verifier.source}, {v.verifier.kind}]"]
+    if v.same_id_count is not None and v.compared_ids:
+        lines.append(f"  ids with the same token: {v.same_id_count} of {v.compared_ids}")
+    lines += [f"  specials: {d}" for d in v.special_differences]
+    if v.examples:
+        lines.append("  examples (id: draft | verifier):")
+        lines += [f"    {e.token_id}: {e.draft!r} | {e.verifier!r}" for e in v.examples]
+    if v.fallback_reason:
+        lines.append(f"  fell back to {v.source}: {v.fallback_reason}")
+    lines += [f"  note: {n}" for n in v.notes]
+    return "\n".join(lines)

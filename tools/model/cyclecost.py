@@ -1,0 +1,156 @@
+"""Cost of one speculative cycle (draft + verify + overhead) relative to one plain decode step.
+
+``k = (draft time + verify time + per-cycle overhead) / plain decode step time``
+at the same batch. For chain drafts this is ``N c + r + o`` (c = one draft
+step / one decode step, r = verify of N+1 tokens / one decode step, o = the
+runtime's per-cycle overhead); for trees the draft phase is ``depth`` head
+steps over ``top_k`` candidates and verification covers the tree's token budget.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.errors import InputError
+from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime, head_step_time, step_time
+
+# Host-side drafting work per sequence per cycle for model-free methods (assumptions, ms).
+NGRAM_LOOKUP_MS = 0.05  # prompt lookup: n-gram match over the context on CPU (vLLM ngram proposer)
+SUFFIX_LOOKUP_MS = 0.1  # suffix tree match + update over prompt and previous outputs (Arctic Inference)
+REST_LOOKUP_MS = 1.0  # suffix-array retrieval from a large datastore (REST; README machine: 96 CPU cores)
+REST_VERIFY_TOKENS = 64  # assumption: REST verifies a draft tree of up to 64 tokens, like Medusa's
+# Lookahead (W window, N n-gram size, G verification set): extra tokens per step = (W + G)(N - 1).
+# LADE blog Table 1 "good configs" on A100: 7B W=15 N=5, 13B W=10 N=5, 33B W=7 N=5 (G = W);
+# TensorRT-LLM defaults W=4, N=3, G=4 (ENGINES.md).
+LOOKAHEAD_PAPER_CONFIGS = ((10.0, (15, 5, 15)), (20.0, (10, 5, 10)), (float("inf"), (7, 5, 7)))
+LOOKAHEAD_ENGINE_CONFIG = (4, 3, 4)
+
+
+class CycleCost(BaseModel):
+    """One draft+verify cycle, in milliseconds and relative to one plain decode step."""
+
+    method: str
+    base: StepTime = Field(description="plain decode step of the verifier at this batch")
+    draft_step: StepTime | None = Field(None, description="one draft step (draft model or head), if any")
+    draft_steps: int = Field(description="draft steps per cycle")
+    draft_ms: float
+    verify: StepTime
+    host_lookup_ms: float = Field(description="model-free drafting work on the host per cycle")
+    overhead_ms: float = Field(description="runtime per-cycle overhead")
+    forwards: int = Field(description="forward passes launched per cycle: draft steps + the verify pass")
+    cycle_ms: float
+    cost_ratio: float = Field(description="c: one draft step / one plain decode step")
+    verify_cost: float = Field(description="r: verification pass / one plain decode step")
+    overhead_cost: float = Field(description="(host lookup + per-cycle overhead) / one plain decode step")
+    cycle_cost: float = Field(description="k: whole cycle / one plain decode step")
+    verify_tokens: int
+
+
+def lookahead_config(params_b: float, harness: str) -> tuple[int, int, int]:
+    if harness in ("paper", "transformers"):
+        return next(cfg for limit, cfg in LOOKAHEAD_PAPER_CONFIGS if params_b <= limit)
+    return LOOKAHEAD_ENGINE_CONFIG
+
+
+@lru_cache(maxsize=4096)
+def _step(model: ModelSpec, gpu: GpuSpec, gpus: int, batch: int, tokens: int, context: int, bpp: float,
+          kv_dtype: str, overhead: RuntimeOverhead, draft: bool, extra_host: float) -> StepTime:
+    return step_time(model, gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens, context_tokens=context,
+                     weight_bytes_per_param=bpp, kv_dtype=kv_dtype, overhead=overhead, draft_step=draft,
+                     extra_host_ms=extra_host)
+
+
+@lru_cache(maxsize=4096)
+def _head(kind: str, verifier: ModelSpec, gpu: GpuSpec, gpus: int, batch: int, tokens: int, context: int,
+          bpp: float, kv_dtype: str, overhead: RuntimeOverhead, heads: int = MEDUSA_DEFAULT_HEADS) -> StepTime:
+    return head_step_time(kind, verifier, gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens,  # type: ignore[arg-type]
+                          context_tokens=context, weight_bytes_per_param=bpp, kv_dtype=kv_dtype, overhead=overhead,
+                          num_heads=heads)
+
+
+def cycle_cost(
+    method: str,
+    verifier: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    gpus: int,
+    batch: int,
+    context_tokens: int,
+    weight_bytes_per_param: float,
+    overhead: RuntimeOverhead,
+    num_draft_tokens: int,
+    tree_top_k: int = 1,
+    tree_tokens: int | None = None,
+    draft: ModelSpec | None = None,
+    draft_bytes_per_param: float | None = None,
+    kv_dtype: str = "auto",
+    variant: str = "",
+    verifier_params_b: float | None = None,
+    lookahead: tuple[int, int, int] | None = None,
+    medusa_heads: int | None = None,
+) -> CycleCost:
+    """Cost of one cycle of ``method`` (see module docstring). ``num_draft_tokens`` is N or the tree depth."""
+    n = num_draft_tokens
+    if n < 1:
+        raise InputError("num_draft_tokens must be >= 1")
+    bpp = weight_bytes_per_param
+    base = _step(verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, False, 0.0)
+    is_tree = tree_top_k > 1 and (tree_tokens or 0) > n + 1
+    verify_tokens = tree_tokens if is_tree and tree_tokens else n + 1
+    draft_step: StepTime | None = None
+    draft_ms = 0.0
+    steps = 0
+    host = 0.0
+    if method == "draft_model":
+        if draft is None:
+            raise InputError("method draft_model needs a draft model")
+        draft_step = _step(draft, gpu, gpus, batch, 1, context_tokens, draft_bytes_per_param or bpp, kv_dtype,
+                           overhead, True, 0.0)
+        steps, draft_ms = n, n * draft_step.total_ms
+    elif method in ("eagle", "eagle2", "eagle3"):
+        kind = "eagle3" if method == "eagle3" else "eagle"
+        first = _head(kind, verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead)
+        draft_step = first
+        if is_tree:
+            wide = _head(kind, verifier, gpu, gpus, batch, tree_top_k, context_tokens, bpp, kv_dtype, overhead)
+            draft_ms = first.total_ms + (n - 1) * wide.total_ms
+        else:
+            draft_ms = n * first.total_ms
+        steps = n
+    elif method == "medusa":
+        draft_step = _head("medusa", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead,
+                           medusa_heads or MEDUSA_DEFAULT_HEADS)
+        steps, draft_ms = 1, draft_step.total_ms
+    elif method == "mtp":
+        draft_step = _head("mtp", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead)
+        steps, draft_ms = n, n * draft_step.total_ms
+    elif method == "lookahead":
+        w, ngram, g = lookahead or lookahead_config(verifier_params_b or 7.0, overhead.harness)
+        verify_tokens = 1 + (w + g) * (ngram - 1)
+    elif method == "ngram":
+        host = NGRAM_LOOKUP_MS * batch
+    elif method == "suffix":
+        if variant == "rest":
+            host, verify_tokens = REST_LOOKUP_MS * batch, REST_VERIFY_TOKENS
+            is_tree = True
+        else:
+            host = SUFFIX_LOOKUP_MS * batch
+    else:
+        raise InputError(f"unknown method '{method}'")
+    verify = _step(verifier, gpu, gpus, batch, verify_tokens, context_tokens, bpp, kv_dtype, overhead, False, 0.0)
+    tree_like = is_tree or method in ("medusa", "lookahead")
+    forwards = steps + 1
+    over = (overhead.cycle_ms + (overhead.cycle_tree_ms if tree_like else 0.0) + overhead.cycle_per_seq_ms * batch
+            + overhead.spec_forward_ms * forwards)
+    cycle = draft_ms + verify.total_ms + host + over
+    b = base.total_ms
+    return CycleCost(
+        method=method, base=base, draft_step=draft_step, draft_steps=steps, draft_ms=draft_ms, verify=verify,
+        host_lookup_ms=host, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
+        cost_ratio=(draft_step.total_ms / b) if draft_step else 0.0, verify_cost=verify.total_ms / b,
+        overhead_cost=(host + over) / b, cycle_cost=cycle / b, verify_tokens=verify_tokens,
+    )

@@ -1,0 +1,339 @@
+"""Acceptance priors per method x workload x temperature, from published measurements.
+
+Rows come from ``tools/data/acceptance_priors.csv`` (copies of the published
+rows that state tau or alpha, with sources; built by ``tools/model/prior_rules.py``).
+A prior answers: for this method, workload, temperature and draft shape, what
+mean accepted length tau (and alpha) should we assume, from which rows, with
+what spread. Each row is moved to the requested situation by stated rules, then
+the median is taken:
+
+1. shape: chain rows give a per-token alpha, tree rows an effective per-depth
+   acceptance; both become the head's top-1 chain alpha and are re-expanded at
+   the requested chain length / tree (``tools/model/acceptance.py``);
+2. draft size (draft models only): alpha moves by S per decade of draft/verifier
+   parameter ratio, S fitted within the published size sweeps (Leviathan T2/T3);
+3. temperature: tau x rho^(T' - T'_row), T' = min(T, 1), rho = median sampled/greedy
+   ratio of same-setup pairs of the method's family;
+4. workload: if no rows for the workload, the nearest workload's rows with a
+   stated adjustment, and a wider range.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from functools import lru_cache, cache
+from importlib import resources
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.model.acceptance import alpha_from_tau, chain_to_tree_factor, expected_tokens, tree_alpha, tree_tau
+from specpick.tools.errors import InputError
+from specpick.tools.model.prior_rules import DECAY_METHODS, FAMILY, position_decay, temperature_pairs
+
+# Nearest workloads to borrow rows from, in order.
+FALLBACK: dict[str, tuple[str, ...]] = {
+    "chat": ("code",), "code": ("chat",), "math": ("chat",), "summarization": ("rag", "chat"),
+    "rag": ("summarization", "chat"), "qa": ("rag", "summarization", "chat"), "translation": ("chat",),
+    "structured": ("code", "chat"), "agentic": ("code", "rag", "chat"), "creative": ("chat",),
+}
+# Multiplier on (tau - 1) when borrowing rows (target workload, borrowed workload, method family), with
+# its reason; pairs not listed borrow unchanged (stated as an assumption).
+WORKLOAD_ADJUST: dict[tuple[str, str, str], tuple[float, str]] = {
+    ("creative", "chat", "model_free"): (0.3, "PLD-RAW writing/roleplay turn-1 speedups 1.10/1.06 vs 1.30 for all "
+                                         "MT-Bench turn 1: creative text copies little from its prompt"),
+    ("creative", "chat", "head"): (1.0, "Medusa README: writing 1.95x / roleplay 2.01x vs 1.97x overall"),
+    ("translation", "chat", "model_free"): (0.5, "assumption: output language differs from the input, little "
+                                            "to copy (low-overlap n-gram loses, vllm#8439)"),
+    ("rag", "summarization", "model_free"): (1.0, "PLD-RAW: HAGRID context QA 2.37x vs CNN/DM 2.38x"),
+    ("chat", "code", "model_free"): (0.68, "EAGLE3-T1 prompt lookup: MT-Bench tau 1.63 vs HumanEval 1.93, "
+                                     "(tau-1) ratio 0.68"),
+}
+# Variants without acceptance rows of their own borrow from the closest variant ("" = plain method).
+VARIANT_FALLBACK: dict[str, str] = {"hydra++": "hydra"}
+# Methods with no published rows of their own borrow another method's rows, with the reason.
+# Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt;
+# REST (the only other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose
+# matches a production suffix cache does not have. So prompt-lookup rows are the conservative base.
+METHOD_BORROW: dict[str, tuple[str, str]] = {
+    "suffix": ("ngram", "no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows "
+                        "used, since both draft from text already seen; suffix can do better on repetitive "
+                        "agentic traffic, where its cache of earlier outputs matches more (measure it)"),
+}
+DEFAULT_ADJUST = (1.0, "assumption: no adjustment")
+DERIVED_RANGE_WIDEN = 0.15  # assumption: borrowed rows get +/-15% of (tau - 1) extra range
+SINGLE_SOURCE_WIDEN = 0.15  # assumption: rows from a single source get +/-15% of (tau - 1) extra range
+ALPHA_BOUNDS = (0.02, 0.98)
+
+
+class PriorRow(BaseModel):
+    prior_id: str
+    published_row: str
+    source_id: str
+    source: str
+    provenance: str
+    method: str
+    variant: str
+    workload: str
+    temperature: float
+    verifier_model: str
+    verifier_params_b: float | None
+    draft_params_b: float | None
+    shape: str
+    num_draft_tokens: int | None
+    tree_depth: int | None
+    tree_top_k: int | None
+    tree_tokens: int | None
+    tau: float | None
+    alpha: float | None
+    alpha_chain: float | None
+    harness_class: str = "paper"
+
+
+class Shape(BaseModel):
+    """The draft shape a prior is asked for: a chain of N tokens, or a tree."""
+
+    num_draft_tokens: int = Field(description="chain length N, or tree depth")
+    tree_top_k: int | None = None
+    tree_tokens: int | None = Field(None, description="verify budget incl. root (None: chain)")
+
+    @property
+    def is_tree(self) -> bool:
+        k, tokens = self.tree_top_k or 1, self.tree_tokens or 0
+        return k > 1 and tokens > self.num_draft_tokens + 1
+
+
+class AcceptancePrior(BaseModel):
+    """The acceptance assumption for one query, and where it came from."""
+
+    method: str
+    workload: str
+    temperature: float
+    tau: float = Field(description="median mean accepted length at the requested shape, bonus token included")
+    tau_low: float
+    tau_high: float
+    alpha: float | None = Field(None, description="chain: per-token alpha; tree: effective per-depth acceptance")
+    alpha_low: float | None = None
+    alpha_high: float | None = None
+    n_rows: int
+    prior_ids: list[str]
+    published_rows: list[str]
+    source_ids: list[str]
+    workload_used: str
+    assumptions: list[str]
+    summary: str
+
+
+def _f(v: str) -> float | None:
+    try:
+        return float(v) if v.strip() else None
+    except ValueError:  # e.g. ">100"
+        return None
+
+
+def _i(v: str) -> int | None:
+    return int(float(v)) if v.strip() else None
+
+
+@lru_cache(maxsize=1)
+def load_prior_rows() -> tuple[PriorRow, ...]:
+    text = resources.files("specpick.tools").joinpath("data", "acceptance_priors.csv").read_text("utf-8")
+    out = []
+    for r in csv.DictReader(text.splitlines()):
+        out.append(PriorRow(
+            prior_id=r["prior_id"], published_row=r["published_row"], source_id=r["source_id"], source=r["source"],
+            provenance=r["provenance"], method=r["method"], variant=r["variant"], workload=r["workload"],
+            temperature=float(r["temperature"]), verifier_model=r["verifier_model"],
+            verifier_params_b=_f(r["verifier_params_b"]), draft_params_b=_f(r["draft_params_b"]), shape=r["shape"],
+            num_draft_tokens=_i(r["num_draft_tokens"]), tree_depth=_i(r["tree_depth"]), tree_top_k=_i(r["tree_top_k"]),
+            tree_tokens=_i(r["tree_tokens"]), tau=_f(r["tau"]), alpha=_f(r["alpha"]), alpha_chain=_f(r["alpha_chain"]),
+            harness_class=r["harness_class"] or "paper",
+        ))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def tree_factor() -> float:
+    """F: misses of a top-1 chain / misses of a full tree, from rows with both (EAGLE1-PAPER)."""
+    pairs = [(r.alpha, r.tau, 5) for r in load_prior_rows()
+             if r.method == "eagle" and r.shape == "chain" and r.alpha is not None and r.tau is not None]
+    return chain_to_tree_factor(pairs)
+
+
+@cache
+def decay_for(method: str) -> float:
+    """Per-position acceptance decay along a chain for ``method`` (1.0: independent tokens)."""
+    return position_decay() if method in DECAY_METHODS else 1.0
+
+
+@lru_cache(maxsize=1)
+def temperature_rho() -> dict[str, tuple[float, int]]:
+    """Family -> (median sampled/greedy tau ratio at T=1, number of pairs); pooled for families without pairs."""
+    pairs = temperature_pairs()
+    out: dict[str, tuple[float, int]] = {}
+    pooled = statistics.median(p["ratio_at_t1"] for p in pairs)
+    for fam in set(FAMILY.values()):
+        ratios = [p["ratio_at_t1"] for p in pairs if p["family"] == fam]
+        out[fam] = (statistics.median(ratios), len(ratios)) if ratios else (pooled, 0)
+    return out
+
+
+@lru_cache(maxsize=1)
+def draft_ratio_slope() -> tuple[float, int]:
+    """S: alpha change per decade of draft/verifier size ratio, pooled within same-setup sweeps."""
+    groups: dict[tuple, list[tuple[float, float]]] = {}
+    for r in load_prior_rows():
+        if r.method == "draft_model" and r.alpha_chain is not None and r.draft_params_b and r.verifier_params_b:
+            key = (r.source_id, r.verifier_model, r.workload, r.temperature)
+            groups.setdefault(key, []).append((math.log10(r.draft_params_b / r.verifier_params_b), r.alpha_chain))
+    sxy = sxx = 0.0
+    used = 0
+    for pts in groups.values():
+        if len({x for x, _ in pts}) < 2:
+            continue
+        mx, my = statistics.fmean(x for x, _ in pts), statistics.fmean(y for _, y in pts)
+        sxy += sum((x - mx) * (y - my) for x, y in pts)
+        sxx += sum((x - mx) ** 2 for x, _ in pts)
+        used += 1
+    return (sxy / sxx if sxx else 0.0), used
+
+
+def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None) -> float:
+    """Tau of row ``r`` re-expanded at ``shape`` (and moved to ``draft_ratio`` for draft models)."""
+    if r.shape == "measured" or r.alpha_chain is None:
+        return float(r.tau or 1.0)
+    a = r.alpha_chain
+    if draft_ratio and r.method == "draft_model" and r.draft_params_b and r.verifier_params_b:
+        slope, _ = draft_ratio_slope()
+        a += slope * math.log10(draft_ratio / (r.draft_params_b / r.verifier_params_b))
+        a = min(max(a, ALPHA_BOUNDS[0]), ALPHA_BOUNDS[1])
+    if shape.is_tree:
+        return tree_tau(a, shape.num_draft_tokens, shape.tree_top_k or 1, shape.tree_tokens or 2, tree_factor())
+    return expected_tokens(a, shape.num_draft_tokens, decay_for(r.method))
+
+
+def _quant(values: list[float]) -> tuple[float, float, float]:
+    v = sorted(values)
+    return v[0], statistics.median(v), v[-1]
+
+
+def acceptance_prior(
+    method: str,
+    workload: str,
+    temperature: float,
+    shape: Shape,
+    *,
+    variant: str = "",
+    draft_ratio: float | None = None,
+    exclude_sources: frozenset[str] = frozenset(),
+    harness_class: str | None = None,
+) -> AcceptancePrior:
+    """The acceptance prior for a method, workload, temperature and draft shape.
+
+    Raises:
+        InputError: no published acceptance exists for the method (pass --alpha or --tau).
+
+    ``harness_class`` ("paper" or "engine") only adds a caution when an engine estimate rests on the
+    papers' own-harness figures alone (engines have measured less, ENGINES.md issue 18). Each source
+    counts once: the prior is the median over sources of each source's median, so one paper's five
+    benchmarks on one model do not outvote another measurement.
+    """
+    if workload not in FALLBACK:
+        raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
+    assumptions: list[str] = []
+    rows = [r for r in load_prior_rows() if r.method == method and r.variant == variant
+            and r.source_id not in exclude_sources]
+    if not rows and variant:
+        closest = VARIANT_FALLBACK.get(variant, "")
+        rows = [r for r in load_prior_rows() if r.method == method and r.variant == closest
+                and r.source_id not in exclude_sources]
+        assumptions.append(f"no acceptance rows for {variant}: using {closest or 'plain ' + method} rows")
+    if not rows and not variant and method in METHOD_BORROW:
+        borrowed, why = METHOD_BORROW[method]
+        rows = [r for r in load_prior_rows() if r.method == borrowed and r.variant == ""
+                and r.source_id not in exclude_sources]
+        assumptions.append(why)
+    if not rows:
+        # a method known only through a variant (e.g. REST for retrieval drafting)
+        rows = [r for r in load_prior_rows() if r.method == method and r.source_id not in exclude_sources]
+        if rows:
+            kinds = ", ".join(sorted({r.variant for r in rows}))
+            assumptions.append(f"no published acceptance for plain {method}: using its closest published "
+                               f"variant ({kinds})")
+    if not rows:
+        raise InputError(f"no published acceptance figure for method '{method}'; pass --alpha or --tau")
+    if harness_class == "engine" and not any(r.harness_class == "engine" for r in rows):
+        assumptions.append("no engine-measured acceptance for this method: the papers' own-harness figures "
+                           "are used, and engines have measured less (ENGINES.md issue 18)")
+    family = FAMILY[method]
+    used_w = next((w for w in (workload, *FALLBACK[workload]) if any(r.workload == w for r in rows)), None)
+    if used_w is None:
+        used_w = "chat" if any(r.workload == "chat" for r in rows) else rows[0].workload
+    rows = [r for r in rows if r.workload == used_w]
+    factor, why = (1.0, "")
+    if used_w != workload:
+        factor, why = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)
+        assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
+                           f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
+    rho, n_pairs = temperature_rho()[family]
+    t_q = min(max(temperature, 0.0), 1.0)
+    taus = []
+    for r in rows:
+        tau = _row_tau(r, shape, draft_ratio)
+        tau *= rho ** (t_q - min(r.temperature, 1.0))
+        taus.append(max(1.0, 1.0 + (tau - 1.0) * factor))
+    if any(r.temperature != t_q for r in rows):
+        assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
+                           f"(median sampled/greedy ratio of {n_pairs} same-setup {family} pairs)")
+    if draft_ratio and method == "draft_model":
+        slope, groups = draft_ratio_slope()
+        assumptions.append(f"draft size: alpha {slope:+.3f} per decade of draft/verifier size ratio "
+                           f"(fit within {groups} published size sweeps, Leviathan et al. T2/T3)")
+    if any(r.shape == "tree" for r in rows) or shape.is_tree:
+        assumptions.append(f"tree/chain conversion: chain misses = tree misses x F^share(k_eff), F={tree_factor():.2f} "
+                           "from EAGLE-1 chain alpha vs tree tau (EAGLE1-PAPER rows)")
+    if decay_for(method) < 1.0 and not shape.is_tree:
+        assumptions.append(f"draft-head chains: acceptance of the i-th drafted token = alpha x "
+                           f"{decay_for(method):.3f}^i "
+                           "(median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows)")
+    if any(r.shape == "measured" for r in rows):
+        assumptions.append(f"{method} tau used as measured at the source's configuration (not rescaled with N)")
+    low, _, high = _quant(taus)
+    by_source: dict[str, list[float]] = {}
+    for r, t in zip(rows, taus):
+        by_source.setdefault(r.source_id, []).append(t)
+    med = statistics.median(statistics.median(v) for v in by_source.values())
+    single = len({r.source_id for r in rows}) == 1
+    if single:
+        assumptions.append(f"all rows from one source: range widened by {SINGLE_SOURCE_WIDEN:.0%} of tau-1")
+    widen = (DERIVED_RANGE_WIDEN if used_w != workload else 0.0) + (SINGLE_SOURCE_WIDEN if single else 0.0)
+    low = max(1.0, low - widen * (med - 1.0))
+    high = high + widen * (med - 1.0)
+    alpha = a_lo = a_hi = None
+    if rows[0].shape != "measured":
+        n, d = shape.num_draft_tokens, (1.0 if shape.is_tree else decay_for(method))
+        alpha, a_lo, a_hi = (alpha_from_tau(t, n, d) for t in (med, low, high))
+    sources = sorted({r.source_id for r in rows})
+    summary = (f"{method}{'/' + variant if variant else ''} on {used_w}: median over {len(sources)} source(s) "
+               f"({', '.join(sources)}; {len(rows)} row(s)) -> tau {med:.2f} (range {low:.2f}-{high:.2f})")
+    return AcceptancePrior(
+        method=method, workload=workload, temperature=temperature, tau=med, tau_low=low, tau_high=high,
+        alpha=alpha, alpha_low=a_lo, alpha_high=a_hi, n_rows=len(rows), prior_ids=[r.prior_id for r in rows],
+        published_rows=[r.published_row for r in rows], source_ids=sources, workload_used=used_w,
+        assumptions=assumptions, summary=summary,
+    )
+
+
+__all__ = [
+    "AcceptancePrior",
+    "PriorRow",
+    "Shape",
+    "acceptance_prior",
+    "decay_for",
+    "draft_ratio_slope",
+    "load_prior_rows",
+    "temperature_rho",
+    "tree_alpha",
+    "tree_factor",
+]
