@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.tools.calibration.report import (
-    TARGET_MEDIAN_APE_PCT, CalibrateInput, calibrate, calibrate_tool, render_text,
-)
+from specpick.tools.calibration.report import TARGET_MEDIAN_APE_PCT, calibrate
+from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
 from specpick.tools.calibration.cases import build_case, skip_reason
 from specpick.tools.errors import ThresholdError
 from specpick.tools.catalog.published import load_published

@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from specpick.tools.calibration.report import CalibrateInput, calibrate_tool, render_text
+from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
 from specpick.tools.calibration.engines import SPLIT_RULE, engine_cases, engine_report, split_of
 from specpick.tools.calibration.engine_cases import ENGINES, build_case, load_engine_rows, skip_reason
 from specpick.tools.catalog.published import load_published

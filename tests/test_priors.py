@@ -11,9 +11,8 @@ from specpick.tools.errors import InputError
 from specpick.tools.model.priors import (
     Shape, acceptance_prior, decay_for, draft_ratio_slope, load_prior_rows, temperature_rho, tree_factor,
 )
-from specpick.tools.model.prior_rules import (
-    build_rows, csv_path, extra_rows, position_decay_samples, render_csv, temperature_pairs,
-)
+from specpick.tools.model.prior_rules import position_decay_samples, temperature_pairs
+from scripts.build_priors import build_rows, csv_path, extra_rows, render_csv
 from specpick.tools.catalog.published import load_published
 
 CHAIN3 = Shape(num_draft_tokens=3)
@@ -22,7 +21,7 @@ EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
 
 def test_priors_csv_is_in_sync_with_the_published_rows():
     assert csv_path().read_text(encoding="utf-8") == render_csv(build_rows()), \
-        "run `python -m specpick.tools.model.prior_rules` after changing the published copy or the rules"
+        "run `python scripts/build_priors.py` after changing the published copy or the rules"
 
 
 def test_every_prior_row_names_its_source_and_a_real_published_row():

@@ -8,7 +8,8 @@ from specpick.skill.surfaces.registry import BY_CLI
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import kv_bytes_per_sequence
-from specpick.tools.checks.vram import VramInput, fit_specs, vram_fit
+from specpick.tools.checks.vram import fit_specs
+from specpick.tools.commands.vram import VramInput, vram_fit
 
 
 def fit(**kw):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import Flag
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, TRAINED_HEAD_METHODS
+from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
 
 SEED = "seed decision rules (shared/seed)"
 # KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).

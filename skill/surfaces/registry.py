@@ -137,9 +137,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "engine's memory reservation and tensor parallelism. Returns fits, headroom and the largest "
             "concurrency x context that fits."
         ),
-        target="specpick.tools.checks.vram:vram_fit",
-        input_model="specpick.tools.checks.vram:VramInput",
-        render="specpick.tools.checks.vram:render_text",
+        target="specpick.tools.commands.vram:vram_fit",
+        input_model="specpick.tools.commands.vram:VramInput",
+        render="specpick.tools.commands.vram:render_text",
     ),
     ToolSpec(
         name="param_count",
@@ -184,9 +184,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Emit the exact speculative-decoding configuration for an engine: vLLM --speculative-config JSON, "
             "SGLang flags (k maps to steps/topk/draft-tokens), TensorRT-LLM YAML or transformers generate kwargs."
         ),
-        target="specpick.tools.checks.engine_config:engine_config_tool",
+        target="specpick.tools.commands.engine_config:engine_config_tool",
         input_model="specpick.tools.checks.engine_config:EngineConfigInput",
-        render="specpick.tools.checks.engine_config:render_text",
+        render="specpick.tools.commands.engine_config:render_text",
     ),
     ToolSpec(
         name="model_info",
@@ -229,9 +229,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         cli="calibrate",
         summary="check the speedup model against published measurements (median error, bias)",
         description="Run the speedup model over published measurements; report median absolute % error and bias.",
-        target="specpick.tools.calibration.report:calibrate_tool",
-        input_model="specpick.tools.calibration.report:CalibrateInput",
-        render="specpick.tools.calibration.report:render_text",
+        target="specpick.tools.commands.calibrate:calibrate_tool",
+        input_model="specpick.tools.commands.calibrate:CalibrateInput",
+        render="specpick.tools.commands.calibrate:render_text",
     ),
 )
 

@@ -21,8 +21,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.calibration.report import Stats, _predict, _stats
-from specpick.tools.calibration.cases import CalibCase
+from specpick.tools.calibration.cases import CalibCase, predict_speedup
+from specpick.tools.calibration.stats import Stats, error_stats, format_stats_line
 from specpick.tools.calibration.engine_cases import ENGINES, EngineRow, build_case, load_engine_rows
 
 Split = Literal["fit", "holdout"]
@@ -86,7 +86,7 @@ def engine_cases(split: Split | None = None) -> list[CalibCase]:
 
 def _group(results: list[EngineRowResult], attr: str, key) -> dict[str, Stats]:
     keys = sorted({key(r) for r in results})
-    return {k: _stats([(getattr(r, attr), r.measured) for r in results
+    return {k: error_stats([(getattr(r, attr), r.measured) for r in results
                        if key(r) == k and getattr(r, attr) is not None]) for k in keys}
 
 
@@ -94,7 +94,7 @@ def _mode(name: str, results: list[EngineRowResult]) -> EngineModeReport:
     pairs = [r for r in results if getattr(r, name) is not None]
 
     def st(rows: list[EngineRowResult]) -> Stats:
-        return _stats([(getattr(r, name), r.measured) for r in rows])
+        return error_stats([(getattr(r, name), r.measured) for r in rows])
 
     return EngineModeReport(
         mode=name,  # type: ignore[arg-type]
@@ -124,20 +124,13 @@ def engine_report() -> EngineReport:
             batch=case.batch, split=halves[row.source_id], measured=row.speedup or 0.0, notes=case.notes,
         )
         if case.tau is not None or case.alpha is not None:
-            res.cost_model = _predict(case, own=True)
-        res.end_to_end = _predict(case, own=False)
+            res.cost_model = predict_speedup(case, own=True)
+        res.end_to_end = predict_speedup(case, own=False)
         results.append(res)
     return EngineReport(
         n_rows=len(rows), n_used=len(results), skipped=dict(sorted(skipped.items(), key=lambda kv: -kv[1])),
         cost_model=_mode("cost_model", results), end_to_end=_mode("end_to_end", results), rows=results,
     )
-
-
-def _line(label: str, s: Stats) -> str:
-    if not s.n:
-        return f"  {label:<22} n=0"
-    return (f"  {label:<22} n={s.n:<4} median APE {s.median_ape_pct:5.1f}%   bias {s.bias_pct:+6.1f}%   "
-            f"p90 {s.p90_ape_pct:5.1f}%")
 
 
 def render_engine_text(report: EngineReport, *, rows: bool = False) -> str:
@@ -149,9 +142,10 @@ def render_engine_text(report: EngineReport, *, rows: bool = False) -> str:
               "end_to_end": "engines, end to end (acceptance priors)"}
     for m in (report.cost_model, report.end_to_end):
         out.append(f"\n{titles[m.mode]}:")
-        out += [_line("overall", m.overall), _line("fit half", m.fit_half), _line("holdout half", m.holdout_half)]
+        out += [format_stats_line("overall", m.overall), format_stats_line("fit half", m.fit_half),
+                format_stats_line("holdout half", m.holdout_half)]
         for groups in (m.per_engine, m.per_method, m.per_class, m.per_batch):
-            out += [_line(k, s) for k, s in groups.items()]
+            out += [format_stats_line(k, s) for k, s in groups.items()]
     if rows:
         out.append("\nengine rows (split | measured | cost model | end to end):")
         f = lambda v: "   -  " if v is None else f"{v:6.2f}"  # noqa: E731

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel, Field
 
 from specpick.tools.model import cyclecost, overhead, steptime
-from specpick.tools.calibration.report import _predict
+from specpick.tools.calibration.cases import predict_speedup
 from specpick.tools.calibration.cases import CalibCase, build_case
 from specpick.tools.catalog.published import load_published
 
@@ -86,7 +86,7 @@ def _roofline(**values: float) -> Iterator[None]:
 
 
 def _ape(c: CalibCase, own: bool) -> float:
-    return abs(_predict(c, own=own) / (c.row.speedup or 1.0) - 1.0) * 100
+    return abs(predict_speedup(c, own=own) / (c.row.speedup or 1.0) - 1.0) * 100
 
 
 def _own(c: CalibCase) -> bool:

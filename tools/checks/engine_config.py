@@ -231,17 +231,3 @@ def build_engine_config(inp: EngineConfigInput) -> EngineConfig:
     emit = {"vllm": _vllm, "sglang": _sglang, "trtllm": _trtllm, "transformers": _transformers}[inp.engine]
     out = emit(inp)
     return out.model_copy(update={"notes": support_notes + out.notes})
-
-
-def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
-    """Registry entry (same as ``build_engine_config``)."""
-    return build_engine_config(inp)
-
-
-def render_text(cfg: EngineConfig) -> str:
-    lines = [f"# {ENGINE_LABEL[cfg.engine]} (option names as of {cfg.engine_version})"]
-    if cfg.config:
-        lines += [cfg.config.rstrip(), ""]
-    lines.append(f"launch: {cfg.launch_command}")
-    lines += [f"note: {n}" for n in cfg.notes]
-    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""Error statistics of predictions against measurements, shared by every calibration report."""
+
+from __future__ import annotations
+
+import statistics
+
+from pydantic import BaseModel, Field
+
+
+class Stats(BaseModel):
+    n: int
+    median_ape_pct: float | None
+    bias_pct: float | None = Field(description="median signed error, + = model above measurement")
+    p90_ape_pct: float | None
+
+
+def pct_error(pred: float, meas: float) -> float:
+    return (pred - meas) / meas * 100.0
+
+
+def error_stats(pairs: list[tuple[float, float]]) -> Stats:
+    """Median absolute % error, median signed % error (bias) and p90 of (predicted, measured) pairs."""
+    if not pairs:
+        return Stats(n=0, median_ape_pct=None, bias_pct=None, p90_ape_pct=None)
+    errs = [pct_error(p, m) for p, m in pairs]
+    ape = sorted(abs(e) for e in errs)
+    return Stats(n=len(pairs), median_ape_pct=round(statistics.median(ape), 2),
+                 bias_pct=round(statistics.median(errs), 2), p90_ape_pct=round(ape[int(0.9 * (len(ape) - 1))], 2))
+
+
+def format_stats_line(label: str, s: Stats) -> str:
+    """One aligned line of a text report."""
+    if not s.n:
+        return f"  {label:<22} n=0"
+    return (f"  {label:<22} n={s.n:<4} median APE {s.median_ape_pct:5.1f}%   bias {s.bias_pct:+6.1f}%   "
+            f"p90 {s.p90_ape_pct:5.1f}%")
