@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from specpick.evals.dataset import Case
 from specpick.skill.schema import Recommendation
-from specpick.tools.errors import EXIT_INPUT, EXIT_SERVICE, EXIT_UNAVAILABLE, PickerError
+from specpick.tools.errors import EXIT_INPUT, EXIT_SERVICE, EXIT_UNAVAILABLE, PickerError, format_validation_error
 
 Variant = Literal["planner", "with-skill", "without-skill"]
 ReplyFn = Callable[[str], "str | None"]
@@ -93,10 +93,8 @@ def run_planner(case: Case, repeat: int = 0) -> RunOutput:
         try:
             inputs = case.planner_inputs()
         except ValidationError as exc:  # what the CLI reports as a usage error (exit 2)
-            first = exc.errors(include_url=False)[0]
-            loc = ".".join(str(p) for p in first.get("loc", ())) or "inputs"
             out.error = ErrorInfo(kind="picker", type="InputError", exit_code=EXIT_INPUT,
-                                  message=f"{loc}: {first.get('msg', 'invalid')}")
+                                  message=format_validation_error(exc, audience="fields", limit=1))
             return out
         from specpick.skill.planner.plan import plan
 

@@ -111,7 +111,7 @@ def test_contradictory_options(kwargs: dict, fragment: str) -> None:
 
 
 def test_out_of_range_option_is_one_line_input_error() -> None:
-    with pytest.raises(InputError, match=r"^--max-tokens: Input should be greater than or equal to 1$"):
+    with pytest.raises(InputError, match=r"^--max-tokens: Input should be greater than or equal to 1 \(got 0\)\. See `specpick measure --help`\.$"):
         measure_input(endpoint="http://x", max_tokens=0)
 
 

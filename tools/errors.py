@@ -15,6 +15,11 @@ reported as such (exit code 1).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pydantic is imported by whoever validates; errors.py stays import-free
+    from pydantic import ValidationError
+
 # Exit codes are part of the command-line contract: scripts and the Agent-Skill
 # harness branch on them. Do not renumber.
 EXIT_OK = 0
@@ -101,3 +106,66 @@ def close_matches_hint(matches: list[str]) -> str:
     if not matches:
         return ""
     return " Did you mean: " + ", ".join(matches) + "?"
+
+
+# --- One classification and one validation-error wording for every surface (CLI, Claude tools, MCP, evals) ---
+
+class ErrorReport:
+    """How a surface reports one exception: its exit code, a one-line message, and whether it is our bug."""
+
+    __slots__ = ("exit_code", "message", "is_bug")
+
+    def __init__(self, exit_code: int, message: str, is_bug: bool) -> None:
+        self.exit_code, self.message, self.is_bug = exit_code, message, is_bug
+
+
+def classify_error(exc: BaseException) -> ErrorReport:
+    """User mistake or outside failure (a ``PickerError``), interruption, or a bug in this project.
+
+    The CLI turns the report into ``error: <message>`` and the exit code, the Claude tool loop and the MCP server
+    into an ``is_error`` result; a bug is reported as "internal error" everywhere, with the trace logged.
+    """
+    if isinstance(exc, PickerError):
+        return ErrorReport(exc.exit_code, exc.message, False)
+    if isinstance(exc, KeyboardInterrupt):
+        return ErrorReport(EXIT_INTERRUPTED, "interrupted", False)
+    return ErrorReport(EXIT_INTERNAL, f"{type(exc).__name__}: {exc}", True)
+
+
+def format_validation_error(exc: ValidationError, *, audience: str = "cli", subject: str = "",
+                            limit: int = 8) -> str:
+    """One line from a pydantic ``ValidationError``, worded for whoever has to fix the input.
+
+    Args:
+        exc: the validation error.
+        audience: ``cli`` names flags (``--gpu``) and the verb's ``--help``; ``tool`` names the JSON argument a
+            model or MCP client sent; ``answer`` lists up to ``limit`` problems of a submitted object (Claude's
+            final answer); ``fields`` lists up to ``limit`` problems of a file's fields.
+        subject: the CLI verb, the tool's name, or the thing validated (for ``cli`` / ``tool``).
+        limit: how many problems ``answer`` and ``fields`` list.
+    """
+    errors = exc.errors(include_url=False)
+    if audience in ("answer", "fields"):
+        sep = "; "
+        parts = []
+        for err in errors[:limit]:
+            loc = ".".join(str(p) for p in err.get("loc", ())) or ("(root)" if audience == "answer" else "top level")
+            parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+        if audience == "fields":
+            return sep.join(parts)
+        more = f"; and {len(errors) - limit} more" if len(errors) > limit else ""
+        return f"{len(errors)} problem(s): " + sep.join(parts) + more
+    first = errors[0]
+    given = first.get("input")
+    msg = first.get("msg", "invalid value").removeprefix("Value error, ")
+    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    if audience == "tool":
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        shown = "" if isinstance(given, dict) or not loc else f" (got {given!r})"
+        where = f"argument '{loc}'" if loc else "arguments"
+        return f"{subject}: {where}: {msg}{shown}{more}. Check the tool's input schema and call it again."
+    loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
+    flag = f"--{loc.replace('_', '-')}" if loc else "input"
+    shown = "" if isinstance(given, dict) or loc == "" else f" (got {given!r})"
+    where = f"specpick {subject} --help" if subject else "--help"
+    return f"{flag}: {msg}{shown}{more}. See `{where}`."

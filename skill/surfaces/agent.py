@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from specpick.skill.surfaces.registry import BY_NAME, ToolSpec
 from specpick.skill.schema import Recommendation
 from specpick.skill.surfaces.tooluse import run_tool_uses
-from specpick.tools.errors import PickerError, ServiceError, UnavailableError
+from specpick.tools.errors import PickerError, ServiceError, UnavailableError, format_validation_error
 
 SUBMIT_TOOL = "submit_recommendation"
 # The newest Sonnet in anthropic 2.14's model list and not in its deprecation table (`_data/deprecated_models.py`),
@@ -142,17 +142,6 @@ def submit_tool_definition() -> dict[str, Any]:
     }
 
 
-def describe_validation_error(exc: ValidationError, limit: int = 8) -> str:
-    """The problems of an invalid submission, one per clause, for Claude to fix."""
-    errors = exc.errors(include_url=False)
-    parts = []
-    for err in errors[:limit]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    more = f"; and {len(errors) - limit} more" if len(errors) > limit else ""
-    return f"{len(errors)} problem(s): " + "; ".join(parts) + more
-
-
 def api_error_to_picker(exc: Exception, retries: int) -> PickerError:
     """Turn an ``anthropic`` exception into a one-line PickerError that says what to do."""
     import anthropic
@@ -227,15 +216,7 @@ class Conversation:
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools sent to Claude: the registry's (schemas from the input models) plus ``submit_recommendation``."""
         if self._tool_defs is None:
-            from specpick.skill.surfaces.cli_args import strip_cli_metadata
-            from specpick.skill.surfaces.registry import anthropic_tools
-
-            if self.tools is BY_NAME:
-                defs = anthropic_tools()
-            else:  # a custom tool set (evals, tests): the same conversion
-                defs = [{"name": s.name, "description": s.description,
-                         "input_schema": strip_cli_metadata(s.load_input_model().model_json_schema())}
-                        for s in self.tools.values()]
+            defs = [s.tool_definition() for s in self.tools.values()]
             self._tool_defs = defs + [submit_tool_definition()]
         return self._tool_defs
 
@@ -320,7 +301,7 @@ class Conversation:
         try:
             rec = Recommendation.model_validate(block.input)
         except ValidationError as exc:
-            problem = describe_validation_error(exc)
+            problem = format_validation_error(exc, audience="answer")
             if truncated:
                 problem = f"the reply hit max_tokens and the object was cut off; {problem}"
             res.tool_calls.append(ToolCall(res.rounds, SUBMIT_TOOL, block.input, True, problem))

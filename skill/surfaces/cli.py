@@ -20,7 +20,7 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
-from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, PickerError
+from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error
 
 PROG = "specpick"
 
@@ -135,22 +135,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         sys.stderr.write(f"error: unknown command '{verb}'.{hint} See `{PROG} --help`.\n")
         return EXIT_INPUT
-    except PickerError as exc:
-        sys.stderr.write(f"error: {exc.message}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `specpick models | head` closes stdout early: not an error worth a traceback.
         return 0
-    except Exception as exc:  # noqa: BLE001 - last-resort guard: a bug, not a user mistake
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - one classification for every surface
+        report = classify_error(exc)
+        if not report.is_bug:
+            sys.stderr.write(f"error: {report.message}\n" if report.exit_code != EXIT_INTERRUPTED else "interrupted\n")
+            return report.exit_code
         import traceback
 
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write(f"internal error: {report.message}\n")
         sys.stderr.write("This is a bug in spec-decode-picker; please report it with the trace below.\n")
         traceback.print_exc(file=sys.stderr)
-        return EXIT_INTERNAL
+        return report.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

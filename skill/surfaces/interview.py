@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 from specpick.skill.schema import PlannerInputs
-from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.errors import InputError, NotFoundError, format_validation_error
 from specpick.tools.vocab import ENGINES, QUANTIZATIONS, SAMPLINGS, WORKLOADS
 
 MAX_ATTEMPTS = 3
@@ -265,14 +265,13 @@ def interview_main(reason: str, stdin: TextIO | None = None, stdout: TextIO | No
     answers = run_interview(make_read_line(stdin, stdout), stdout.write)
 
     from specpick.skill.planner.plan import plan
-    from specpick.skill.surfaces.registry import format_validation_error
     from specpick.skill.render import to_markdown
     from pydantic import ValidationError
 
     try:
         inputs = PlannerInputs.model_validate(answers)
     except ValidationError as exc:
-        raise InputError(format_validation_error(exc, "recommend")) from None
+        raise InputError(format_validation_error(exc, audience="cli", subject="recommend")) from None
     rec = plan(inputs)
     stdout.write("\n" + to_markdown(rec).rstrip() + "\n\n")
     stdout.write(f"(Answered by the deterministic planner, no LLM. The same answer offline: "

@@ -44,8 +44,8 @@ def _registry_tool_class() -> type:
     from mcp_types import CallToolResult, TextContent
     from pydantic import Field
 
-    from specpick.skill.surfaces.tooluse import result_to_json
-    from specpick.tools.errors import PickerError
+    from specpick.skill.surfaces.tooluse import internal_error_text, result_to_json
+    from specpick.tools.errors import classify_error
 
     class RegistryTool(Tool):
         """An MCP tool backed by one registry entry."""
@@ -59,10 +59,11 @@ def _registry_tool_class() -> type:
                 # The checks are synchronous (file and Hub I/O); keep the event loop free.
                 result = await anyio.to_thread.run_sync(
                     functools.partial(self.spec.run, dict(arguments or {}), caller="tool"))
-            except PickerError as exc:
-                raise ToolError(exc.message) from None
-            except Exception as exc:
-                raise UnexpectedToolError(f"internal error in tool {self.name} (logged on the server)") from exc
+            except Exception as exc:  # noqa: BLE001 - one classification for every surface
+                report = classify_error(exc)
+                if not report.is_bug:
+                    raise ToolError(report.message) from None
+                raise UnexpectedToolError(internal_error_text(self.name)) from exc
             text = result_to_json(result)
             structured = result.model_dump(mode="json") if hasattr(result, "model_dump") else {"result": result}
             return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
@@ -73,11 +74,9 @@ def _registry_tool_class() -> type:
 def _tool_for(spec: ToolSpec, tool_cls: type) -> Any:
     from mcp.server.mcpserver.tools.base import Tool
 
-    from specpick.skill.surfaces.cli_args import strip_cli_metadata
-
     base = Tool.from_function(_placeholder, name=spec.name, description=spec.description, structured_output=False)
     fields = {name: getattr(base, name) for name in Tool.model_fields}
-    fields["parameters"] = strip_cli_metadata(spec.load_input_model().model_json_schema())
+    fields["parameters"] = spec.input_schema()
     return tool_cls(**fields, spec=spec)
 
 

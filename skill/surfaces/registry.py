@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from specpick.tools.errors import InputError
+from specpick.tools.errors import InputError, format_validation_error
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,18 @@ class ToolSpec:
         try:
             return model.model_validate(arguments)
         except ValidationError as exc:
-            if caller == "tool":
-                raise InputError(format_tool_validation_error(exc, self.name)) from None
-            raise InputError(format_validation_error(exc, self.cli)) from None
+            subject = self.name if caller == "tool" else self.cli
+            raise InputError(format_validation_error(exc, audience=caller, subject=subject)) from None
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the input model as Claude and MCP clients get it (our CLI hints removed)."""
+        from specpick.skill.surfaces.cli_args import strip_cli_metadata
+
+        return strip_cli_metadata(self.load_input_model().model_json_schema())
+
+    def tool_definition(self) -> dict[str, Any]:
+        """The Anthropic Messages-API tool definition (name, description, input schema)."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
 
     def run(self, arguments: dict[str, Any], *, caller: str = "cli") -> BaseModel:
         return self.load_func()(self.validate(arguments, caller=caller))
@@ -69,33 +78,6 @@ class ToolSpec:
 def _load(path: str) -> Any:
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
-
-
-def format_validation_error(exc: ValidationError, verb: str = "") -> str:
-    """One actionable line from a pydantic ValidationError (first problem, plus a count)."""
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
-    flag = f"--{loc.replace('_', '-')}" if loc else "input"
-    given = first.get("input")
-    shown = "" if isinstance(given, dict) or loc == "" else f" (got {given!r})"
-    msg = first.get("msg", "invalid value").removeprefix("Value error, ")
-    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    where = f"specpick {verb} --help" if verb else "--help"
-    return f"{flag}: {msg}{shown}{more}. See `{where}`."
-
-
-def format_tool_validation_error(exc: ValidationError, tool: str) -> str:
-    """One line for a model or MCP client: which JSON argument is wrong and why."""
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = ".".join(str(p) for p in first.get("loc", ()))
-    given = first.get("input")
-    shown = "" if isinstance(given, dict) or not loc else f" (got {given!r})"
-    msg = first.get("msg", "invalid value").removeprefix("Value error, ")
-    more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    where = f"argument '{loc}'" if loc else "arguments"
-    return f"{tool}: {where}: {msg}{shown}{more}. Check the tool's input schema and call it again."
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -241,10 +223,4 @@ BY_CLI: dict[str, ToolSpec] = {t.cli: t for t in TOOLS}
 
 def anthropic_tools() -> list[dict[str, Any]]:
     """Tool definitions for the Anthropic Messages API, schemas from the input models."""
-    from specpick.skill.surfaces.cli_args import strip_cli_metadata
-
-    out = []
-    for t in TOOLS:
-        schema = strip_cli_metadata(t.load_input_model().model_json_schema())
-        out.append({"name": t.name, "description": t.description, "input_schema": schema})
-    return out
+    return [t.tool_definition() for t in TOOLS]

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel
 
 from specpick.skill.surfaces.registry import BY_NAME, ToolSpec
-from specpick.tools.errors import PickerError
+from specpick.tools.errors import classify_error
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,11 @@ class ToolOutcome:
     content: str
     is_error: bool
     result: BaseModel | None = None
+
+
+def internal_error_text(tool: str) -> str:
+    """What a caller reads when a tool hit a bug (the trace goes to the log, never to the model)."""
+    return f"internal error in tool {tool} (a bug in spec-decode-picker, logged)."
 
 
 def result_to_json(result: Any) -> str:
@@ -87,13 +92,13 @@ def execute(name: str, arguments: Any, tools: Mapping[str, ToolSpec] | None = No
                            f"tool '{name}' takes a JSON object of arguments, got {type(arguments).__name__}.", True)
     try:
         result = spec.run(arguments, caller="tool")
-    except PickerError as exc:
-        return ToolOutcome(name, arguments, exc.message, True)
-    except Exception:  # noqa: BLE001 - a bug in one check must not end the conversation
+    except Exception as exc:  # noqa: BLE001 - a bug in one check must not end the conversation
+        report = classify_error(exc)
+        if not report.is_bug:
+            return ToolOutcome(name, arguments, report.message, True)
         log.exception("internal error in tool %s", name)
-        return ToolOutcome(name, arguments,
-                           f"internal error in tool {name} (a bug in spec-decode-picker, logged); "
-                           "continue without it or try another tool.", True)
+        return ToolOutcome(name, arguments, internal_error_text(name) + " Continue without it or try another tool.",
+                           True)
     return ToolOutcome(name, arguments, result_to_json(result), False, result if isinstance(result, BaseModel) else None)
 
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.errors import InputError, NotFoundError, format_validation_error
 
 # Measured alpha / tau within this fraction of the prediction count as "as predicted".
 # A judgement call, stated in the report: published priors carry about this much spread
@@ -95,7 +95,7 @@ def load_expectation(path: Path) -> Expectation:
     try:
         return Expectation.model_validate(data)
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'top level'}: {e['msg']}" for e in exc.errors()[:3])
+        where = format_validation_error(exc, audience="fields", limit=3)
         raise InputError(f"--expect file {path} is not a recommend --json output ({where})") from exc
 
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from specpick.tools.errors import InputError, ServiceError
+from specpick.tools.errors import InputError, ServiceError, format_validation_error
 from specpick.tools.measure import compare as cmp
 from specpick.tools.measure import endpoint as ep
 from specpick.tools.measure.metrics import Acceptance, SpecSnapshot, acceptance_from_counts, spec_delta, spec_snapshot
@@ -88,9 +88,7 @@ def measure_input(**kwargs: object) -> MeasureInput:
     try:
         return MeasureInput(**kwargs)  # type: ignore[arg-type]
     except ValidationError as exc:
-        err = exc.errors()[0]
-        flag = "--" + "-".join(str(p) for p in err["loc"][:1]).replace("_", "-")
-        raise InputError(f"{flag}: {err['msg']}") from exc
+        raise InputError(format_validation_error(exc, audience="cli", subject="measure")) from exc
 
 
 def _check(inp: MeasureInput) -> Literal["endpoint", "local", "estimate-ngram"]:
