@@ -25,13 +25,33 @@ Strategy = Literal[
 METHODS: tuple[str, ...] = get_args(Method)
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
-# Methods whose drafts form a tree verified in one pass; they are modelled with
-# mean accepted length tau and per-cycle cost k (speedup = tau / k).
-TREE_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3", "medusa", "lookahead"})
-# Methods that need weights trained against this exact verifier.
-TRAINED_HEAD_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3", "medusa", "mtp"})
+# Method families: the only home for these sets (the planner, the model, the engine emitters and the evals
+# all import them from here).
+# EAGLE heads (one decoder layer on the verifier's hidden states; EAGLE-2 is EAGLE-1 weights + dynamic tree).
+EAGLE_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3"})
+# Methods that need weights trained against this exact verifier (heads, or the model's own MTP layers).
+TRAINED_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa", "mtp"}
+# Heads loaded from a separate repository that draft a tree (MTP layers ship inside the verifier).
+TREE_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa"}
+# Methods whose engine configuration names a second repository (a draft model or a head).
+SEPARATE_REPO_METHODS: frozenset[str] = TREE_HEAD_METHODS | {"draft_model"}
+# Methods with weights of their own, whose acceptance describes the verifier and the workload.
+MODEL_BASED_METHODS: frozenset[str] = TRAINED_HEAD_METHODS | {"draft_model"}
 # Methods that draft from text already in the context (no extra weights at all).
 MODEL_FREE_METHODS: frozenset[str] = frozenset({"ngram", "suffix", "lookahead"})
+# Copy-based drafting: acceptance is about how much of the output repeats the input.
+COPY_METHODS: frozenset[str] = frozenset({"ngram", "suffix"})
+# Methods whose published acceptance is a tau at the source's own configuration (no per-token alpha):
+# lookahead's n-gram pool and suffix trees propose variable-length drafts.
+MEASURED_TAU_METHODS: frozenset[str] = frozenset({"lookahead", "suffix"})
+# Methods whose drafts form a tree verified in one pass; they are modelled with
+# mean accepted length tau and per-cycle cost k (speedup = tau / k). Lookahead verifies several n-gram
+# candidates per step, which the model treats as a tree.
+TREE_METHODS: frozenset[str] = TREE_HEAD_METHODS | {"lookahead"}
+# Coarse family of a method, for priors that are shared within a family (temperature effect).
+METHOD_FAMILY: dict[str, str] = {
+    **{m: "head" for m in TRAINED_HEAD_METHODS}, "draft_model": "draft", **{m: "model_free" for m in MODEL_FREE_METHODS},
+}
 
 Workload = Literal[
     "chat", "code", "math", "summarization", "rag", "qa", "translation", "structured", "creative", "agentic"

@@ -21,13 +21,16 @@ from typing import Any
 
 import yaml
 
+from specpick.tools.vocab import SEPARATE_REPO_METHODS
+
 VLLM_METHOD = {"draft_model": "draft_model", "eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3",
                "medusa": "medusa", "mtp": "mtp", "ngram": "ngram", "suffix": "suffix"}
 SGLANG_ALGO = {"draft_model": {"STANDALONE"}, "eagle": {"EAGLE"}, "eagle2": {"EAGLE"}, "eagle3": {"EAGLE3"},
                "mtp": {"NEXTN", "EAGLE"}, "ngram": {"NGRAM"}}
 TRT_DECODING = {"draft_model": {"DraftTarget"}, "eagle3": {"Eagle3", "Eagle"}, "mtp": {"MTP"}, "ngram": {"NGram"},
                 "eagle": {"Eagle"}, "eagle2": {"Eagle"}, "medusa": {"Medusa"}, "lookahead": {"Lookahead"}}
-NEEDS_MODEL = {"draft_model", "eagle", "eagle2", "eagle3", "medusa"}
+# The vocabulary is shared; the rules below are re-read from the engines, not taken from the emitter.
+NEEDS_MODEL = SEPARATE_REPO_METHODS
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specpick.skill.planner.context import MODEL_BASED_MEASURED, MODEL_BASED_METHODS, PlanContext
+from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
+from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS
 
 # Engine tried first per method when the user did not name one (the one that runs it best).
 ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {

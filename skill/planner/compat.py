@@ -12,6 +12,7 @@ from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import CompatCheck, Flag
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_config import ENGINE_LABEL
+from specpick.tools.vocab import MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
 
 
 def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
@@ -27,13 +28,13 @@ def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
                                   if v.verdict == "identical_except_padding" else "same config vocab_size"),
                           source="vllm#7252, #5203, #10913; transformers#45307")
         return [tok, pad]
-    if s in ("eagle", "eagle2", "eagle3", "medusa", "mtp"):
+    if s in TRAINED_HEAD_METHODS:
         reason = ("the head reuses the verifier's embedding and tokenizer" if s != "eagle3" else
                   "EAGLE-3 heads predict over a reduced draft vocabulary mapped onto the verifier's (d2t/t2d "
                   "tables shipped with the head)")
         return [CompatCheck(name="tokenizer", verdict="pass", reason=reason, source="EAGLE / Medusa READMEs"),
                 CompatCheck(name="vocab_padding", verdict="pass", reason="no separate vocabulary to pad")]
-    if s in ("ngram", "suffix", "lookahead"):
+    if s in MODEL_FREE_METHODS:
         return [CompatCheck(name="tokenizer", verdict="pass", reason="drafts are the verifier's own tokens "
                             "(copied from the context)", source="method definition"),
                 CompatCheck(name="vocab_padding", verdict="pass", reason="no second vocabulary")]
@@ -45,7 +46,7 @@ def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
     if s == "mtp":
         return CompatCheck(name="head_match", verdict="pass", reason=f"built-in MTP layers of {ctx.verifier.repo_id} "
                            f"(num_nextn_predict_layers={ctx.verifier.mtp_layers})", source="catalog (models.csv)")
-    if s not in ("eagle", "eagle2", "eagle3", "medusa"):
+    if s not in TREE_HEAD_METHODS:
         return CompatCheck(name="head_match", verdict="info", reason="no speculative head in this strategy")
     if chosen.needs_training:
         return CompatCheck(name="head_match", verdict="warn", reason="the head does not exist yet: train it on this "

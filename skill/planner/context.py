@@ -21,7 +21,6 @@ SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam"
 # A measured alpha/tau given without naming its method describes this verifier and workload for the
 # model-based drafters; copy-based methods keep their priors (their acceptance is about input overlap).
 MODEL_BASED_MEASURED = "<model-based>"
-MODEL_BASED_METHODS = frozenset({"draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp"})
 # Fields whose defaults we announce ("Defaults used: ...") when the user did not set them.
 ANNOUNCED_DEFAULTS = ("sampling", "gpu", "gpus", "can_finetune", "second_model", "latency", "concurrency",
                       "engine", "context_tokens")

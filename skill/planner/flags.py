@@ -9,7 +9,7 @@ from __future__ import annotations
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import Flag
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
+from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
 
 SEED = "seed decision rules (shared/seed)"
 # KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).
@@ -69,7 +69,7 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
                       "verifier is compute-bound there and every rejected draft token is wasted work",
                       f"{SEED} (batch-heavy serving); sglang#4759, ArcticInference#185; TRT-LLM AUTO turns SD "
                       "off above concurrency 32"))
-    if s in ("eagle", "eagle2", "eagle3", "mtp", "medusa"):
+    if s in TRAINED_HEAD_METHODS:
         out.append(_f("eagle_needs_internals", "info", "the head reads the verifier's hidden states: it runs "
                       "inside vLLM, SGLang or TensorRT-LLM, not through plain transformers generate()",
                       f"{SEED} (always flag)"))
@@ -84,7 +84,7 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
                       f"with the verifier in {inp.quantization} acceptance can collapse (acceptance 0 and '!!!' "
                       "output reported): measure alpha before trusting the estimate",
                       "vllm#9534; TensorRT-LLM#7842"))
-    if s in ("eagle", "eagle2", "eagle3", "mtp") and inp.workload in ("agentic", "rag", "chat") and \
+    if s in EAGLE_METHODS | {"mtp"} and inp.workload in ("agentic", "rag", "chat") and \
             inp.engine == "vllm" and chosen.engine == "vllm":
         out.append(_f("prefix_cache_eagle", "info", "vLLM's EAGLE/MTP path drops the last prefix-cache block "
                       "(hit rate 92% -> 71% reported): watch prefix-cache hit rate on prefix-heavy traffic",
@@ -125,7 +125,7 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
     if inp.context_tokens >= 32_768 and s != "none":
         out.append(_f("long_context", "info", "long contexts keep decode memory-bound (KV reads) at higher "
                       "batch, so gains hold to a higher concurrency", "MagicDec (published-dev.csv MAGICDEC)"))
-    if s in ("draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp"):
+    if s in MODEL_BASED_METHODS:
         out.append(_f("acceptance_drifts", "info", "published acceptance is not always reproduced by current "
                       "engine versions: pin the version and measure tau", "vllm#26191"))
     if ctx.verifier.gated == "yes" or (chosen.draft is not None and chosen.draft.gated == "yes"):
@@ -170,7 +170,7 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
                 out.append(_f("no_room_for_draft", "warn", why + ": that draft is ruled out",
                               "sglang#6875 (draft memory not counted -> OOM); VRAM check"))
     inp = ctx.inp
-    heads = [c for c in candidates if c.strategy in ("eagle", "eagle2", "eagle3", "mtp", "medusa")]
+    heads = [c for c in candidates if c.strategy in TRAINED_HEAD_METHODS]
     if heads and all(c.rejected_for == "engine" for c in heads):
         out.append(_f("eagle_needs_internals", "warn", f"EAGLE, Medusa and MTP read the verifier's hidden states; "
                       f"{inp.engine} does not expose them, so those heads are out here: serve with vLLM, SGLang or "

@@ -9,7 +9,7 @@ token included), per-position rate = accepted at position i / drafts.
 from __future__ import annotations
 
 from specpick.skill.schema import MeasurementPlan, MetricRef
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
+from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS
 
 DEFINITIONS = [
     "alpha (draft acceptance rate) = accepted draft tokens / proposed draft tokens",
@@ -77,7 +77,7 @@ def build_measurement_plan(*, engine: str, verifier: str, strategy: str, concurr
             "# per request: --per-request-spec-decode-metrics summary adds metrics.speculative_decoding."
             "mean_acceptance_length to each response (n == 1 only)",
         ]
-        if strategy not in ("none", "ngram", "suffix"):
+        if strategy != "none" and strategy not in COPY_METHODS:
             commands.append("vllm bench sweep tune_speculative_k <results_dir> --max-batch-size "
                             f"{max(concurrency, 8)}   # writes a per-batch-size k schedule from measured runs")
     elif engine == "sglang":

@@ -23,7 +23,7 @@ from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendati
 from specpick.skill.planner.tuning import choose_parameters
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
+from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
 from specpick.tools.checks.vram import fit_specs
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
@@ -65,7 +65,7 @@ def decision_speedup(c: Candidate, workload: str) -> float:
     """
     if c.estimate is None:
         return 0.0
-    if c.strategy in ("ngram", "suffix") and workload not in INPUT_GROUNDED_WORKLOADS:
+    if c.strategy in COPY_METHODS and workload not in INPUT_GROUNDED_WORKLOADS:
         return c.estimate.low
     return c.speedup
 
@@ -233,7 +233,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     engine_config = build_engine_config(cfg_in)
     baseline = build_engine_config(cfg_in.model_copy(update={"method": "none", "draft_model": None}))
     # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
-    chain = chosen.strategy not in ("suffix", "lookahead") and (chosen.tree is None or chosen.tree.top_k == 1)
+    chain = chosen.strategy not in MEASURED_TAU_METHODS and (chosen.tree is None or chosen.tree.top_k == 1)
     fallback = build_fallback(strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
                               expected_speedup=speed.value, tau_low=max(1.0, speed.tau * 0.8),
                               break_even=speed.break_even_concurrency, concurrency=inp.concurrency,

@@ -9,9 +9,10 @@ the rule's N by more than 5%, the model's N is used and the rationale says so.
 from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, estimate
-from specpick.skill.planner.context import MODEL_BASED_MEASURED, MODEL_BASED_METHODS
+from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
+from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS
 
 # vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
 SUFFIX_MAX_TOKENS = 16
@@ -19,7 +20,7 @@ SWEEP_MARGIN = 1.05
 # From here on draft length and tree width are kept small (skill/planner/flags.py HIGH_CONCURRENCY).
 HIGH_LOAD = 16
 TREE_TOLERANCE = 0.06
-TREE_METHODS_ON_ENGINE = {"sglang": {"eagle", "eagle2", "eagle3"}, "trtllm": {"eagle3", "eagle", "eagle2"}}
+TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
 def rule_draft_length(ctx: PlanContext, strategy: str, alpha: float | None) -> tuple[int, str]:
@@ -32,7 +33,7 @@ def rule_draft_length(ctx: PlanContext, strategy: str, alpha: float | None) -> t
     # The seed's "structured/code: acceptance is high, push N to 7+" holds when acceptance is in fact not low;
     # copy-based drafts (n-gram, suffix) copy matched spans whole, so long drafts pay for them regardless
     # (prompt lookup's own setting is 10 tokens: published-dev.csv PLD-RAW num_pred_tokens=10).
-    premise = alpha is None or alpha >= 0.6 or strategy in ("ngram", "suffix")
+    premise = alpha is None or alpha >= 0.6 or strategy in COPY_METHODS
     if ctx.inp.workload in ("structured", "code") and ctx.temperature <= 0.7 and n < 7 and premise:
         n, why = 7, f"{ctx.inp.workload} output accepts well: N=7 (seed rule: push N to 7+)"
     if ctx.temperature > 0.7 and n > 3:

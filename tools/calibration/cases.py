@@ -19,7 +19,7 @@ from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
 from specpick.tools.catalog.published import AGGREGATE, MIXED5, MIXED5_WORKLOADS, UNMODELLED, PublishedRow, config_int
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import TreeShape, estimate_for_specs
-from specpick.tools.vocab import BYTES_PER_PARAM
+from specpick.tools.vocab import BYTES_PER_PARAM, EAGLE_METHODS
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
 
@@ -76,7 +76,7 @@ def _shape(row: PublishedRow) -> tuple[int, TreeShape | None, tuple[int, int, in
     chain = re.search(r"chain length (\d+)", cfg)
     if chain:
         return int(chain.group(1)), None, None, None, notes
-    if method in ("eagle", "eagle2", "eagle3"):
+    if method in EAGLE_METHODS:
         depth, top_k, tokens, note = TREE_DEFAULTS[method]
         return depth, TreeShape(depth=depth, top_k=top_k, num_verify_tokens=tokens), None, None, [note]
     if method == "medusa":

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.vocab import Engine, Strategy
+from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
 
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "transformers": "HF transformers"}
 
@@ -63,7 +63,7 @@ class EngineConfigInput(BaseModel):
     def _consistent(self) -> "EngineConfigInput":
         if self.prompt_lookup_min > self.prompt_lookup_max:
             raise ValueError("prompt_lookup_min must not exceed prompt_lookup_max (vLLM requires min <= max)")
-        needs_model = self.method in ("draft_model", "eagle", "eagle2", "eagle3", "medusa")
+        needs_model = self.method in SEPARATE_REPO_METHODS
         if needs_model and not self.draft_model:
             raise ValueError(f"method {self.method} needs --draft-model (the draft or head repo id)")
         if self.draft_tensor_parallel not in (None, 1, self.tensor_parallel):

@@ -22,7 +22,7 @@ from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import (
     TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
 )
-from specpick.tools.vocab import BYTES_PER_PARAM, Engine, Method, Quantization, Workload
+from specpick.tools.vocab import BYTES_PER_PARAM, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload
 
 MAX_DRAFT_TOKENS = 64
 MAX_BATCH = 4096
@@ -119,7 +119,7 @@ class SpeedupInput(BaseModel):
             if bad:
                 raise InputError(message)
         n = self.num_draft_tokens or self.tree_depth
-        validate_acceptance(self.alpha, self.tau, n or MAX_DRAFT_TOKENS, self.method in ("lookahead", "suffix"))
+        validate_acceptance(self.alpha, self.tau, n or MAX_DRAFT_TOKENS, self.method in MEASURED_TAU_METHODS)
         return self
 
 
@@ -223,7 +223,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     _check_fit(verifier, draft, gpu, inp.gpus, bpp)
     tree = _tree(inp, verifier, harness, notes)
     n = inp.tree_depth or inp.num_draft_tokens or (tree.depth if tree else DEFAULT_CHAIN_N)
-    if inp.tau is not None and inp.method not in ("lookahead", "suffix") and inp.tau > n + 1:
+    if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > n + 1:
         raise InputError(f"--tau {inp.tau} is impossible with {n} draft tokens (at most {n + 1} per cycle)")
     args = dict(draft=draft, gpus=inp.gpus, workload=inp.workload, temperature=inp.temperature, batch=inp.batch,
                 tree=tree, alpha=inp.alpha, tau=inp.tau, harness=harness, engine=inp.engine,
