@@ -204,7 +204,7 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         mode: agent only: with the skill, without it (same model, no SKILL.md, no tools), or both side by side.
         client: agent only: an ``anthropic.Anthropic`` client (default: built from the environment, which may
             point at the local Messages-API stand-in through ANTHROPIC_BASE_URL).
-        model / user_model: agent model (default: ``skill.agent.resolve_model``) and simulated-user model
+        model / user_model: agent model (default: ``skill.surfaces.agent.resolve_claude_model``) and simulated-user model
             (default: the agent model).
         limits: agent only: ``skill.agent.Limits`` for each conversation.
         rubric: add the model-graded prose rubric (needs a client; "na" without one).

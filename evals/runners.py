@@ -157,10 +157,10 @@ class SimulatedUser:
 
     def __init__(self, client: Any, case: Case, *, model: str | None = None, max_turns: int | None = None,
                  max_tokens: int = 300) -> None:
-        from specpick.skill.surfaces.agent import resolve_model
+        from specpick.skill.surfaces.agent import resolve_claude_model
 
         self.client = client
-        self.model = resolve_model(model)
+        self.model = resolve_claude_model(model)
         self.max_turns = case.agent.max_turns if max_turns is None else max_turns
         self.max_tokens = max_tokens
         facts = "\n".join(f"- {k}: {v}" for k, v in case.hidden.facts.items()) or "- (nothing beyond the first message)"

@@ -266,10 +266,10 @@ def test_model_resolution_and_default_is_not_deprecated(monkeypatch):
     known = get_args(get_args(ModelParam)[0])
     assert agent.DEFAULT_MODEL in known and agent.DEFAULT_MODEL not in DEPRECATED_MODELS
     monkeypatch.delenv("SPECPICK_MODEL", raising=False)
-    assert agent.resolve_model() == agent.DEFAULT_MODEL
+    assert agent.resolve_claude_model() == agent.DEFAULT_MODEL
     monkeypatch.setenv("SPECPICK_MODEL", "claude-from-env")
-    assert agent.resolve_model() == "claude-from-env"
-    assert agent.resolve_model("claude-from-flag") == "claude-from-flag"
+    assert agent.resolve_claude_model() == "claude-from-env"
+    assert agent.resolve_claude_model("claude-from-flag") == "claude-from-flag"
 
 
 def test_recommend_output_submitted_as_is_validates(fake_claude, claude_client):

@@ -32,12 +32,12 @@ def grade_rubric(case: Case, markdown: str | None, *, client: Any, model: str | 
         return CheckResult(name="rubric", status="na", reason="no markdown answer")
     if client is None:
         return CheckResult(name="rubric", status="na", reason="no API client (set ANTHROPIC_API_KEY)")
-    from specpick.skill.surfaces.agent import resolve_model
+    from specpick.skill.surfaces.agent import resolve_claude_model
 
     prompt = "Rubric points:\n" + "\n".join(f"- {p}" for p in points) + "\n\nAnswer to grade:\n<answer>\n" + \
         markdown + "\n</answer>"
     try:
-        msg = client.messages.create(model=resolve_model(model), max_tokens=max_tokens, system=RUBRIC_SYSTEM,
+        msg = client.messages.create(model=resolve_claude_model(model), max_tokens=max_tokens, system=RUBRIC_SYSTEM,
                                      messages=[{"role": "user", "content": prompt}])
     except Exception as exc:  # noqa: BLE001 - a grader-model failure must not fail the case
         return CheckResult(name="rubric", status="na", reason=f"grader model call failed: {type(exc).__name__}")

@@ -9,13 +9,18 @@ concurrency. The planner (``skill/planner/plan.py``) picks among them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS
+
+if TYPE_CHECKING:  # imported lazily at run time: offline `recommend` must start fast
+    from specpick.tools.checks.tokenizers import TokenizerVerdict
+    from specpick.tools.checks.vram import VramResult
+    from specpick.tools.model.estimate import SpeedupResult
 
 # Engine tried first per method when the user did not name one (the one that runs it best).
 ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
@@ -50,9 +55,9 @@ class Candidate:
     draft: ModelSpec | None = None
     draft_repo: str | None = None
     head: HeadSpec | None = None
-    estimate: Any = None  # specpick.tools.commands.speedup.SpeedupResult
-    tokenizer: Any = None  # specpick.tools.checks.tokenizers.TokenizerVerdict
-    vram: Any = None  # specpick.tools.checks.vram.VramResult
+    estimate: SpeedupResult | None = None
+    tokenizer: TokenizerVerdict | None = None
+    vram: VramResult | None = None
     num_draft_tokens: int | None = None
     tree: TreeParams | None = None
     flags: list[Flag] = field(default_factory=list)
@@ -89,7 +94,7 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
 
 
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
-             tree: TreeParams | None = None, sweep: bool = True) -> Any:
+             tree: TreeParams | None = None, sweep: bool = True) -> SpeedupResult:
     """Speedup estimate for a candidate at ``batch`` (default: the user's concurrency)."""
     from specpick.tools.model.estimate import TreeShape, estimate_for_specs
     from specpick.tools.vocab import BYTES_PER_PARAM

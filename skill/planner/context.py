@@ -8,13 +8,17 @@ before any estimate runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.hub.resolve import ResolvedModel, resolve_model
+from specpick.tools.hub.resolve import ResolvedModel, resolve_model_spec
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
 from specpick.tools.vocab import sampling_from_temperature
+
+if TYPE_CHECKING:
+    from specpick.tools.checks.heads import HeadCheck
 
 # Representative temperatures for the coarse sampling classes (stated when used).
 SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam": 0.0}
@@ -45,7 +49,7 @@ class PlanContext:
     gpus: int = 1
     # Which method a user-measured alpha/tau belongs to (None: applied to every method).
     measured_method: str | None = None
-    head_check: object | None = None  # tools.heads.HeadCheck for a --head outside the catalog
+    head_check: HeadCheck | None = None  # for a --head outside the catalog
 
 
 def _settle_sampling(inp: PlannerInputs, given: set[str]) -> tuple[str, float, list[str]]:
@@ -102,12 +106,12 @@ def build_context(inp: PlannerInputs) -> PlanContext:
     """
     given = set(inp.model_fields_set)
     _check_contradictions(inp)
-    resolved: ResolvedModel = resolve_model(inp.verifier, live=inp.live)
+    resolved: ResolvedModel = resolve_model_spec(inp.verifier, live=inp.live)
     verifier = resolved.spec
     gpu = get_catalog().gpu(inp.gpu)
     sampling, temperature, notes = _settle_sampling(inp, given)
     notes += resolved.notes
-    draft = resolve_model(inp.draft, live=inp.live).spec if inp.draft else None
+    draft = resolve_model_spec(inp.draft, live=inp.live).spec if inp.draft else None
     if draft is not None and draft.repo_id == verifier.repo_id:
         raise InputError("--draft is the verifier itself; a draft must be a smaller model (or use ngram/EAGLE)")
     head, head_repo = _resolve_head(inp, verifier)

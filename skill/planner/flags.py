@@ -50,9 +50,14 @@ def blocker_flags(ctx: PlanContext) -> list[Flag]:
 
 def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate],
                      break_even: int | None) -> list[Flag]:
-    """Warnings about the chosen strategy in this deployment."""
-    inp, out = ctx.inp, []
-    s = chosen.strategy
+    """Warnings about the chosen strategy in this deployment: load, method, serving path, verifier."""
+    return (_load_flags(ctx, chosen, break_even) + _method_flags(ctx, chosen) + _serving_flags(ctx, chosen)
+            + _verifier_flags(ctx, chosen))
+
+
+def _load_flags(ctx: PlanContext, chosen: Candidate, break_even: int | None) -> list[Flag]:
+    """Sampling temperature and concurrency against the break-even point."""
+    inp, s, out = ctx.inp, chosen.strategy, []
     if ctx.temperature > 0.7 and ctx.sampling != "beam":
         out.append(_f("high_temperature", "warn", f"T={ctx.temperature:g}: stochastic sampling accepts fewer "
                       "draft tokens; keep N at 2-3 and match the draft's temperature to the verifier's",
@@ -69,6 +74,12 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
                       "verifier is compute-bound there and every rejected draft token is wasted work",
                       f"{SEED} (batch-heavy serving); sglang#4759, ArcticInference#185; TRT-LLM AUTO turns SD "
                       "off above concurrency 32"))
+    return out
+
+
+def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """What the chosen method needs or risks (heads, Medusa data, quantized verifiers, n-gram)."""
+    inp, s, out = ctx.inp, chosen.strategy, []
     if s in TRAINED_HEAD_METHODS:
         out.append(_f("eagle_needs_internals", "info", "the head reads the verifier's hidden states: it runs "
                       "inside vLLM, SGLang or TensorRT-LLM, not through plain transformers generate()",
@@ -97,6 +108,12 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
         out.append(_f("ngram_tool_calls", "warn", "n-gram with a short minimum match (prompt_lookup_min=2) has "
                       "corrupted tool calls on Qwen3.x; use prompt_lookup_min >= 8 and validate tool-call JSON",
                       "vllm#40875, #56077, #39273"))
+    return out
+
+
+def _serving_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """Draft length under load, the engine's serving path and workload-specific advice."""
+    inp, s, out = ctx.inp, chosen.strategy, []
     if (chosen.num_draft_tokens or 0) >= 7 and (inp.concurrency >= 8 or inp.latency == "throughput"):
         out.append(_f("large_k_high_load", "warn", f"N={chosen.num_draft_tokens} under load wastes verifier "
                       "compute on rejected tokens (throughput 485 -> 301 tok/s with ngram k=8; Qwen3 k=10 halved "
@@ -118,6 +135,12 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
     if s == "eagle3" and chosen.engine == "trtllm" and (ctx.verifier.is_mla or ctx.verifier.sliding_window):
         out.append(_f("mla_dynamic_tree", "warn", "TensorRT-LLM's dynamic draft tree does not support MLA or "
                       "sliding-window models: use a static tree or chain", "TensorRT-LLM speculative docs @04c8822"))
+    return out
+
+
+def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """Facts of the verifier (MoE, long context, gated) and engine-version drift."""
+    inp, s, out = ctx.inp, chosen.strategy, []
     if ctx.verifier.is_moe and s != "none":
         out.append(_f("moe_verification", "info", "MoE verification of N+1 tokens touches more experts than "
                       "one-token decode, so verify costs more than on a dense model of the same active size",

@@ -24,7 +24,7 @@ from specpick.skill.planner.tuning import choose_parameters
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
-from specpick.tools.checks.vram import fit_specs
+from specpick.tools.checks.vram import VramResult, fit_specs
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
          "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
@@ -213,7 +213,7 @@ def plan(inp: PlannerInputs) -> Recommendation:
 
 def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], flags: list[Flag],
               rationale: list[str], blockers: list[str], switched_off: Candidate | None,
-              base_fit: object) -> Recommendation:
+              base_fit: VramResult) -> Recommendation:
     """Engine config, fallback and measurement plan around the decision."""
     inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)

@@ -45,7 +45,7 @@ MODEL_ENV = "SPECPICK_MODEL"
 ReplyFn = Callable[[str], "str | None"]
 
 
-def resolve_model(flag: str | None = None) -> str:
+def resolve_claude_model(flag: str | None = None) -> str:
     """Model id: ``--model`` flag, else ``$SPECPICK_MODEL``, else ``DEFAULT_MODEL``."""
     return flag or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
 
@@ -366,7 +366,7 @@ def run_conversation(client: Any, *, opening_message: str, reply_fn: ReplyFn | N
         client: an ``anthropic.Anthropic`` client.
         opening_message: the user's first message.
         reply_fn: plays the user: gets Claude's text, returns the reply (None: leave). None: one-shot.
-        model: model id (default: ``resolve_model()``).
+        model: model id (default: ``resolve_claude_model()``).
         limits: bounds (default ``Limits()``).
         system: system prompt (default: built from SKILL.md for the session kind).
         tools: name -> ToolSpec (default: the registry).
@@ -379,6 +379,6 @@ def run_conversation(client: Any, *, opening_message: str, reply_fn: ReplyFn | N
     from specpick.skill.surfaces.prompt import build_system_prompt
 
     system = system if system is not None else build_system_prompt(interactive=reply_fn is not None)
-    conv = Conversation(client, model=resolve_model(model), system=system, limits=limits, tools=tools,
+    conv = Conversation(client, model=resolve_claude_model(model), system=system, limits=limits, tools=tools,
                         on_text=on_text, on_status=on_status)
     return conv.run(opening_message, reply_fn)

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from specpick.skill.surfaces.agent import DEFAULT_MODEL, MODEL_ENV, Conversation, Limits, resolve_model
+from specpick.skill.surfaces.agent import DEFAULT_MODEL, MODEL_ENV, Conversation, Limits, resolve_claude_model
 from specpick.tools.errors import EXIT_INPUT, EXIT_INTERRUPTED, InputError
 
 _D = Limits()
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, verb: str) -> int:
 
     from specpick.skill.surfaces.prompt import build_system_prompt
 
-    model = resolve_model(args.model)
+    model = resolve_claude_model(args.model)
     limits = Limits(max_tool_rounds=args.max_tool_rounds, max_tokens=args.max_tokens, timeout_s=args.timeout,
                     token_budget=args.token_budget)
     client = anthropic.Anthropic(max_retries=max(0, args.max_retries))  # key and base URL from the environment

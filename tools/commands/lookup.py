@@ -73,9 +73,9 @@ def list_heads(inp: ListInput) -> HeadList:
 
 def model_info(inp: ModelInfoInput) -> ModelInfo:
     """Describe a model from the catalog, or from the Hub with ``live``."""
-    from specpick.tools.hub.resolve import resolve_model
+    from specpick.tools.hub.resolve import resolve_model_spec
 
-    resolved = resolve_model(inp.model, live=inp.live, revision=inp.revision)
+    resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     cat = get_catalog()
     return ModelInfo(spec=resolved.spec, params=resolved.params or count_params(resolved.spec),
                      heads=cat.heads_for(resolved.spec.repo_id), drafts=cat.drafts_for(resolved.spec),

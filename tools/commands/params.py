@@ -29,9 +29,9 @@ class ParamsResult(BaseModel):
 
 
 def params_tool(inp: ParamsInput) -> ParamsResult:
-    from specpick.tools.hub.resolve import resolve_model
+    from specpick.tools.hub.resolve import resolve_model_spec
 
-    resolved = resolve_model(inp.model, live=inp.live, revision=inp.revision)
+    resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     breakdown = count_params(resolved.spec)
     if not inp.live:
         return ParamsResult(breakdown=breakdown, source=resolved.source, notes=resolved.notes)

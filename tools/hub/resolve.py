@@ -25,7 +25,7 @@ class ResolvedModel(BaseModel):
     notes: list[str] = []
 
 
-def resolve_model(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
+def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
     """Resolve ``name`` to a ``ModelSpec``.
 
     Args:

@@ -147,7 +147,7 @@ def served_models(client: Any, root: str) -> list[str]:
         raise RemoteDataError(f"{root}/v1/models did not return an OpenAI model list") from exc
 
 
-def resolve_model(client: Any, root: str, model: str | None) -> str:
+def resolve_served_model(client: Any, root: str, model: str | None) -> str:
     """Check ``model`` is served (or pick the only served model when none is given)."""
     names = served_models(client, root)
     if model is None:

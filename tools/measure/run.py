@@ -208,7 +208,7 @@ def _run_endpoint(
     base_root = ep.normalize_root(inp.baseline_endpoint, "--baseline-endpoint") if inp.baseline_endpoint else None
     concurrencies = sorted(set(inp.concurrency))
     with ep.make_client(inp.timeout_s, max(concurrencies)) as client:
-        model = ep.resolve_model(client, root, inp.model)
+        model = ep.resolve_served_model(client, root, inp.model)
         first = _snapshot(client, root, model)
         if first is None:
             raise ServiceError(
@@ -219,7 +219,7 @@ def _run_endpoint(
         base_model = ""
         if base_root:
             served = ep.served_models(client, base_root)
-            base_model = model if model in served else ep.resolve_model(client, base_root, None)
+            base_model = model if model in served else ep.resolve_served_model(client, base_root, None)
             base_metrics = ep.fetch_metrics(client, base_root)
             if base_metrics is not None and spec_snapshot(base_metrics, base_model) is not None:
                 report.warnings.append(
