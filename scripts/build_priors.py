@@ -3,7 +3,8 @@
 Each prior row is a published row that states an acceptance figure (tau or alpha), copied with its source,
 provenance tag and fields, plus what the rules of ``specpick.tools.model.prior_rules`` derive from it: the draft
 shape it was measured at and the top-1 chain alpha it implies (``alpha_chain``). Shapes not stated in a row come
-from the source's published defaults, named in ``shape_note``.
+from the source's published defaults, named in ``shape_note``. A prior's id is its row's id behind ``A:``
+(``A:EAGLE3-T1/3``, ``tools/catalog/row_ids.py``), so adding a published row renumbers no prior.
 
 Run ``python scripts/build_priors.py`` after changing the published copy or the rules.
 """
@@ -15,6 +16,7 @@ import io
 from pathlib import Path
 
 from specpick.tools.catalog.published import AGGREGATE, MIXED5, PublishedRow, load_published, row_from_cells
+from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
 from specpick.tools.model.prior_rules import (
     CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, chain_length, position_decay, tree_factor,
@@ -109,7 +111,10 @@ def prior_row(row: PublishedRow, factor: float, decay: float) -> dict[str, objec
 
 
 def extra_rows() -> tuple[PublishedRow, ...]:
-    return tuple(row_from_cells(i, r, prefix="E") for i, r in enumerate(EXTRA_ROWS, start=1))
+    """The reference-note rows, numbered as if appended to the published file: a source present in both
+    continues its ordinals there, so the two sets cannot produce the same id."""
+    ids = source_ordinal_ids((r["source_id"] for r in EXTRA_ROWS), after=(r.source_id for r in load_published()))
+    return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, EXTRA_ROWS, strict=True))
 
 
 def build_rows() -> list[dict[str, object]]:
@@ -118,7 +123,7 @@ def build_rows() -> list[dict[str, object]]:
     for row in (*load_published(), *extra_rows()):
         prior = prior_row(row, factor, decay)
         if prior is not None:
-            prior["prior_id"] = f"A{len(out) + 1:03d}"
+            prior["prior_id"] = prior_id(row.row_id)
             prior["harness_class"] = "engine" if row.source_id in ENGINE_SOURCES else "paper"
             out.append(prior)
     return out

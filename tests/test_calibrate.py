@@ -36,8 +36,8 @@ def test_every_published_row_is_used_or_skipped_for_a_counted_reason(report):
 
 
 @pytest.mark.parametrize("row_id, reason", [
-    ("P269", "range"), ("P081", "baseline differs"), ("P139", "baseline differs"), ("P090", "aggregate"),
-    ("P034", "duplicate"), ("P133", "no speedup"), ("P199", "bound"),
+    ("LADE-PAPER/1", "range"), ("EAGLE-GPTFAST/1", "baseline differs"), ("EAGLE1-T7/5", "baseline differs"),
+    ("EAGLE3-T1/6", "aggregate"), ("EAGLE1-FIG1/7", "duplicate"), ("EAGLE1-PAPER/1", "no speedup"), ("CLOVER/11", "bound"),
 ])
 def test_skip_reasons(row_id, reason):
     row = next(r for r in load_published() if r.row_id == row_id)
@@ -46,7 +46,7 @@ def test_skip_reasons(row_id, reason):
 
 
 def test_hardware_not_stated_gets_the_stated_default():
-    row = next(r for r in load_published() if r.row_id == "P121")  # EAGLE3-T1 Vicuna-13B EAGLE-2
+    row = next(r for r in load_published() if r.row_id == "EAGLE3-T1/37")  # EAGLE3-T1 Vicuna-13B EAGLE-2
     case = build_case(row)
     assert case.gpu.key == "A100-80GB" and any("not stated" in n for n in case.notes)
 

@@ -14,6 +14,7 @@ from specpick.tools.model.priors import (
 from specpick.tools.model.prior_rules import position_decay_samples, temperature_pairs
 from scripts.build_priors import build_rows, csv_path, extra_rows, render_csv
 from specpick.tools.catalog.published import load_published
+from specpick.tools.catalog.row_ids import prior_id
 
 CHAIN3 = Shape(num_draft_tokens=3)
 EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
@@ -32,6 +33,7 @@ def test_every_prior_row_names_its_source_and_a_real_published_row():
         assert r.source and r.source_id and r.provenance, r.prior_id
         assert r.published_row in ids, r.prior_id
         assert ids[r.published_row].source_id == r.source_id
+        assert r.prior_id == prior_id(r.published_row)
         assert r.tau is not None or r.alpha is not None
     # the CSV copies the row's own fields, so a reader can check them against the paper
     with csv_path().open(encoding="utf-8") as fh:
@@ -57,7 +59,8 @@ def test_prior_reports_where_it_came_from_and_a_range():
     p = acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE)
     assert p.n_rows >= 10 and {"EAGLE3-T1", "EAGLE2-PAPER", "HASS"} <= set(p.source_ids)
     assert p.tau_low <= p.tau <= p.tau_high
-    assert p.published_rows and all(r.startswith(("P", "E")) for r in p.published_rows)
+    assert p.published_rows and all(r.split("/")[0] in p.source_ids for r in p.published_rows)
+    assert p.prior_ids == [prior_id(r) for r in p.published_rows]
     assert "median over 3 source(s)" in p.summary
 
 
@@ -71,7 +74,7 @@ def test_sampling_lowers_acceptance(method, shape):
 
 def test_rows_at_the_requested_temperature_need_no_adjustment():
     p = acceptance_prior("draft_model", "translation", 1.0, Shape(num_draft_tokens=5), draft_ratio=0.007)
-    assert "P218" in p.published_rows  # Leviathan T=1 rows are used directly
+    assert "LEVIATHAN-T2/4" in p.published_rows  # Leviathan T=1 rows are used directly
     assert p.tau < acceptance_prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5),
                                     draft_ratio=0.007).tau
 

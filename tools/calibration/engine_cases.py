@@ -4,7 +4,8 @@
 (vLLM, SGLang, TensorRT-LLM) from issue threads, PRs, engine docs and engine
 blogs, with the columns of ``published_measurements.csv`` plus ``engine`` and
 ``engine_version``. Every row names its source and carries a provenance tag
-([primary] / [secondary]). Rows are identified as ``E<index>``.
+([primary] / [secondary]). Rows are identified as ``{source_id}/{n}``, the n-th row
+of that source in file order (``tools/catalog/row_ids.py``); no source id is shared with the published file.
 
 These rows are *not* part of the dev set: ``specpick calibrate`` reports them
 separately (``--engines``), and the acceptance priors do not read them. Cells
@@ -18,7 +19,6 @@ are written in a small fixed vocabulary so no per-row code is needed:
 
 from __future__ import annotations
 
-import csv
 import re
 from functools import lru_cache
 from importlib import resources
@@ -26,7 +26,8 @@ from importlib import resources
 from specpick.tools.calibration.cases import CalibCase
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
-from specpick.tools.catalog.published import MIXED5, PublishedRow, map_workload, row_from_cells
+from specpick.tools.catalog.published import MIXED5, PublishedRow, map_workload, read_cells, row_from_cells
+from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.model.estimate import TreeShape
 from specpick.tools.vocab import BYTES_PER_PARAM
@@ -58,17 +59,25 @@ class EngineRow(PublishedRow):
     qps: float | None = None
 
 
-@lru_cache(maxsize=1)
-def load_engine_rows() -> tuple[EngineRow, ...]:
-    """All engine-measured rows, parsed (cached)."""
-    text = resources.files("specpick.tools").joinpath("data", "engine_measurements.csv").read_text("utf-8")
+def engine_rows_from_text(text: str) -> tuple[EngineRow, ...]:
+    """Parse the text of an engine-measurements CSV (a function of the text alone, so tests can feed an edited
+    copy and check which ids move)."""
+    cells = read_cells(text)
+    ids = source_ordinal_ids(r["source_id"] for r in cells)
     out = []
-    for i, r in enumerate(csv.DictReader(text.splitlines())):
-        base = row_from_cells(i, r, prefix="E")
+    for row_id, r in zip(ids, cells, strict=True):
+        base = row_from_cells(row_id, r)
         m = re.match(r"\s*QPS\s+([0-9.]+)", r["batch_size"])
         out.append(EngineRow(**base.model_dump(), engine=r["engine"].strip().lower(),
                              engine_version=r["engine_version"], qps=float(m.group(1)) if m else None))
     return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def load_engine_rows() -> tuple[EngineRow, ...]:
+    """All engine-measured rows, parsed (cached)."""
+    text = resources.files("specpick.tools").joinpath("data", "engine_measurements.csv").read_text("utf-8")
+    return engine_rows_from_text(text)
 
 
 def is_moe(row: EngineRow) -> bool:

@@ -149,8 +149,10 @@ def render_engine_text(report: EngineReport, *, rows: bool = False) -> str:
     if rows:
         out.append("\nengine rows (split | measured | cost model | end to end):")
         f = lambda v: "   -  " if v is None else f"{v:6.2f}"  # noqa: E731
+        # The id already names the source ({source_id}/{n}), so it replaces the separate source column.
+        width = max(len(r.row_id) for r in report.rows)
         for r in report.rows:
-            out.append(f"  {r.row_id} {r.source_id:<15} {r.engine:<6} {r.method:<11} {r.model_class:<5} "
+            out.append(f"  {r.row_id:<{width}} {r.engine:<6} {r.method:<11} {r.model_class:<5} "
                        f"{r.hardware:<12} bs{r.batch:<3} {r.split:<7} {r.measured:6.2f} | {f(r.cost_model)} | "
                        f"{f(r.end_to_end)}")
     return "\n".join(out)

@@ -4,7 +4,8 @@
 reference set (shared data/published-dev.csv, 272 rows from the EAGLE family,
 HASS, Medusa, Hydra, Clover, Lookahead, REST, prompt lookup, Leviathan and Chen
 papers/repos). Every row keeps its ``source`` and provenance tag. Rows are
-identified as ``P<index>`` (0-based data-row index in that file).
+identified as ``{source_id}/{n}``, the n-th row of that source in file order
+(``tools/catalog/row_ids.py``), so inserting a row does not renumber the others.
 
 The mapping rules here (benchmark -> workload, paper method -> our method,
 cells like "1 (implied)" -> numbers) are shared by the acceptance priors
@@ -19,6 +20,8 @@ from functools import lru_cache
 from importlib import resources
 
 from pydantic import BaseModel
+
+from specpick.tools.catalog.row_ids import source_ordinal_ids
 
 # Paper method name -> (our Method, variant). Variants keep different heads/training apart from the
 # canonical method in the priors (HASS is an EAGLE-2-style tree with a better-trained head, Hydra/Clover
@@ -153,8 +156,8 @@ def map_method(raw: str) -> tuple[str | None, str]:
     return METHOD_MAP.get(raw.strip().lower(), (None, ""))
 
 
-def row_from_cells(idx: int, r: dict[str, str], prefix: str = "P") -> PublishedRow:
-    """Parse one CSV row (column names of published_measurements.csv) into a ``PublishedRow``."""
+def row_from_cells(row_id: str, r: dict[str, str]) -> PublishedRow:
+    """Parse one CSV row (column names of published_measurements.csv) into a ``PublishedRow`` named ``row_id``."""
     notes = r["notes"]
     tag = notes.split("]", 1)[0].lstrip("[") if notes.startswith("[") else ""
     method, variant = map_method(r["method"])
@@ -162,7 +165,7 @@ def row_from_cells(idx: int, r: dict[str, str], prefix: str = "P") -> PublishedR
     alpha, alpha_range = parse_number(r["acceptance_rate_alpha"])
     speedup, sp_range = parse_number(r["speedup"])
     return PublishedRow(
-        row_id=f"{prefix}{idx:03d}", source_id=r["source_id"], source=r["source"], provenance=tag,
+        row_id=row_id, source_id=r["source_id"], source=r["source"], provenance=tag,
         verifier_model=r["verifier_model"], verifier_params_b=r["verifier_params_b"], method_raw=r["method"],
         draft_or_head=r["draft_or_head"], hardware=r["hardware"], task=r["task_or_benchmark"],
         temperature_raw=r["temperature"], batch_raw=r["batch_size"], config=r["config"],
@@ -174,11 +177,24 @@ def row_from_cells(idx: int, r: dict[str, str], prefix: str = "P") -> PublishedR
     )
 
 
+def read_cells(text: str) -> list[dict[str, str]]:
+    """The data rows of a measurements CSV, in file order."""
+    return list(csv.DictReader(text.splitlines()))
+
+
+def rows_from_text(text: str) -> tuple[PublishedRow, ...]:
+    """Parse the text of a published-measurements CSV (a function of the text alone, so tests can feed an
+    edited copy and check which ids move)."""
+    cells = read_cells(text)
+    ids = source_ordinal_ids(r["source_id"] for r in cells)
+    return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, cells, strict=True))
+
+
 @lru_cache(maxsize=1)
 def load_published() -> tuple[PublishedRow, ...]:
     """All published rows, parsed (cached)."""
     text = resources.files("specpick.tools").joinpath("data", "published_measurements.csv").read_text("utf-8")
-    return tuple(row_from_cells(i, r) for i, r in enumerate(csv.DictReader(text.splitlines())))
+    return rows_from_text(text)
 
 
 def config_int(config: str, *keys: str) -> int | None:

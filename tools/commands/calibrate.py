@@ -79,8 +79,10 @@ def render_text(report: CalibrationReport) -> str:
         out.append(render_engine_text(EngineReport.model_validate(report.engines), rows=bool(report.rows)))
     if report.rows:
         out.append("\nrows (measured | cost model | end to end | leave-one-source-out):")
+        # The id already names the source ({source_id}/{n}), so it replaces the separate source column.
+        width = max(len(r.row_id) for r in report.rows)
         for r in report.rows:
             f = lambda v: "   -  " if v is None else f"{v:6.2f}"
-            out.append(f"  {r.row_id} {r.source_id:<15} {r.method:<11} {r.variant:<10} {r.workload:<13} "
+            out.append(f"  {r.row_id:<{width}} {r.method:<11} {r.variant:<10} {r.workload:<13} "
                        f"bs{r.batch:<3} {r.measured:6.2f} | {f(r.cost_model)} | {f(r.end_to_end)} | {f(r.loso)}")
     return "\n".join(out)
