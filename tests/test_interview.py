@@ -132,7 +132,7 @@ def test_read_line_on_a_pipe_and_at_eof():
 
 
 def test_equivalent_command_round_trips_through_the_cli_parser():
-    from specpick.skill.surfaces.cli import _tool_parser
+    from specpick.skill.surfaces.cli import tool_parser
     from specpick.skill.surfaces.registry import BY_CLI
     import shlex
 
@@ -140,7 +140,7 @@ def test_equivalent_command_round_trips_through_the_cli_parser():
                "second_model": False, "temperature": 0.9, "context_tokens": 8192}
     argv = shlex.split(equivalent_command(answers))
     assert argv[:2] == ["specpick", "recommend"] and argv[-1] == "--json"
-    parsed = vars(_tool_parser(BY_CLI["recommend"]).parse_args(argv[2:]))
+    parsed = vars(tool_parser(BY_CLI["recommend"]).parse_args(argv[2:]))
     parsed.pop("json")
     assert parsed == answers
 

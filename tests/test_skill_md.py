@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from specpick.skill.surfaces import prompt
-from specpick.skill.surfaces.cli import COMMANDS, _tool_parser
+from specpick.skill.surfaces.cli import COMMANDS, tool_parser
 from specpick.skill.surfaces.registry import BY_CLI, BY_NAME
 from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
 
@@ -81,7 +81,7 @@ def test_every_command_it_lists_exists_in_the_cli():
 def test_the_example_command_parses():
     (example,) = re.findall(r"^specpick recommend .+$", BODY, re.M)
     argv = shlex.split(example)[2:]
-    args = vars(_tool_parser(BY_CLI["recommend"]).parse_args(argv))
+    args = vars(tool_parser(BY_CLI["recommend"]).parse_args(argv))
     assert args["json"] is True
     args.pop("json")
     PlannerInputs.model_validate(args)

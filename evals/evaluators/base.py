@@ -38,15 +38,15 @@ class GradeContext:
 Grader = Callable[[GradeContext], CheckResult]
 
 
-def _r(name: str, ok: bool, reason: str) -> CheckResult:
+def check_result(name: str, ok: bool, reason: str) -> CheckResult:
     return CheckResult(name=name, status="pass" if ok else "fail", reason=reason)
 
 
-def _na(name: str, reason: str) -> CheckResult:
+def not_applicable(name: str, reason: str) -> CheckResult:
     return CheckResult(name=name, status="na", reason=reason)
 
 
-def _per_strategy(table: dict[str, Any] | None, strategy: str) -> Any:
+def per_strategy(table: dict[str, Any] | None, strategy: str) -> Any:
     if not table:
         return None
     return table.get(strategy, table.get("*"))

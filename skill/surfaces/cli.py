@@ -65,7 +65,7 @@ def _top_level_help() -> str:
     return "\n".join(lines)
 
 
-def _tool_parser(tool: ToolSpec) -> _Parser:
+def tool_parser(tool: ToolSpec) -> _Parser:
     from specpick.skill.surfaces.cli_args import add_model_arguments
 
     model = tool.load_input_model()
@@ -89,7 +89,7 @@ def _emit(result: Any, as_json: bool, render: Callable[[Any], str] | None) -> No
 
 
 def _run_tool(tool: ToolSpec, argv: Sequence[str]) -> int:
-    ns = vars(_tool_parser(tool).parse_args(argv))
+    ns = vars(tool_parser(tool).parse_args(argv))
     as_json = ns.pop("json", False)
     result = tool.run(ns)
     _emit(result, as_json, tool.load_render())
