@@ -178,7 +178,7 @@ def test_unknown_names_are_not_found_errors():
 def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifier: str = "llama-3.1-8b",
            gpu: str = "H100", gpus: int = 1, draft: str | None = None, tree: TreeShape | None = None):
     from specpick.tools.model.cyclecost import cycle_cost
-    from specpick.tools.model.overhead import get_overhead
+    from specpick.tools.model.constants import get_overhead
 
     return cycle_cost(method, CAT.model(verifier), CAT.gpu(gpu), gpus=gpus, batch=batch, context_tokens=512,
                       weight_bytes_per_param=2.0, overhead=get_overhead(harness), num_draft_tokens=n,
@@ -192,7 +192,7 @@ def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifi
 ])
 @pytest.mark.parametrize("harness", ["vllm", "sglang", "trtllm"])
 def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, draft, forwards, harness):
-    from specpick.tools.model.overhead import get_overhead
+    from specpick.tools.model.constants import get_overhead
 
     o = get_overhead(harness)
     c = _cycle(method, n, harness=harness, batch=8, draft=draft)

@@ -18,6 +18,7 @@ from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
 from specpick.tools.catalog.published import AGGREGATE, MIXED5, MIXED5_WORKLOADS, UNMODELLED, PublishedRow, config_int
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 from specpick.tools.vocab import BYTES_PER_PARAM
 
@@ -143,8 +144,12 @@ def build_case(row: PublishedRow) -> CalibCase | str:
     )
 
 
-def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()) -> float:
-    """The model's speedup for one case: the row's own acceptance (``own``) or the priors without ``exclude``."""
+def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
+                    constants: ModelConstants = DEFAULT_CONSTANTS) -> float:
+    """The model's speedup for one case: the row's own acceptance (``own``) or the priors without ``exclude``.
+
+    ``constants`` lets the global fit score a candidate set of constants without touching the defaults.
+    """
     preds = []
     for w in case.workloads:
         r = estimate_for_specs(
@@ -153,6 +158,7 @@ def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = fro
             alpha=case.alpha if own and case.tau is None else None, tau=case.tau if own else None,
             harness=case.harness, weight_bytes_per_param=case.bpp, variant=case.row.variant,
             exclude_sources=exclude, sweep=False, lookahead=case.lookahead, medusa_heads=case.medusa_heads,
+            constants=constants,
         )
         preds.append(r.speedup)
     return statistics.fmean(preds)

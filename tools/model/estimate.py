@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.errors import InputError
-from specpick.tools.model.overhead import get_overhead
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, tree_factor
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
@@ -191,18 +191,20 @@ def estimate_for_specs(
     assumptions: list[str] | None = None,
     lookahead: tuple[int, int, int] | None = None,
     medusa_heads: int | None = None,
+    constants: ModelConstants = DEFAULT_CONSTANTS,
 ) -> SpeedupResult:
     """Speedup of ``method`` for resolved specs (see module docstring).
 
     Args mirror ``SpeedupInput``; ``tree`` gives depth/top-k/verify budget for tree methods
     (``num_draft_tokens`` is then the depth); ``variant``/``exclude_sources`` select priors
-    (calibration uses them). ``sweep=False`` skips the N and batch sweeps (faster).
+    (calibration uses them). ``sweep=False`` skips the N and batch sweeps (faster). ``constants`` are the
+    model's global constants (a modified copy changes the cycle cost only).
 
     Raises:
         InputError: no acceptance can be found, or the inputs contradict each other.
     """
     notes = list(assumptions or [])
-    overhead = get_overhead(harness)
+    overhead = get_overhead(harness, constants=constants)
     ctx = context_tokens if context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(workload, 1024)
     if context_tokens is None:
         notes.append(f"context: {ctx} tokens in the KV cache while decoding (assumed typical for {workload})")
@@ -217,7 +219,8 @@ def estimate_for_specs(
         "harness_class": "engine" if harness in ("vllm", "sglang", "trtllm") else "paper"})
     kwargs = dict(gpus=gpus, context_tokens=ctx, weight_bytes_per_param=weight_bytes_per_param,
                   overhead=overhead, draft=draft, draft_bytes_per_param=draft_bytes_per_param, variant=variant,
-                  verifier_params_b=verifier.params_total_b, lookahead=lookahead, medusa_heads=medusa_heads)
+                  verifier_params_b=verifier.params_total_b, lookahead=lookahead, medusa_heads=medusa_heads,
+                  constants=constants)
 
     def cost(n: int, b: int) -> CycleCost:
         shape = tree if tree is not None and method in TREE_METHODS_WITH_HEADS else None
