@@ -11,7 +11,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
 from specpick.tools.model.overhead import ENGINE_SPEC_FORWARD_MS
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup, render_text
-from specpick.tools.model.estimate import TreeShape, estimate_for_specs
+from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
 
 CAT = get_catalog()
 
@@ -108,7 +108,8 @@ def test_result_fills_the_answer_schema():
 
 def test_estimate_for_specs_takes_resolved_specs():
     v, g = CAT.model("llama-3.1-8b"), CAT.gpu("L40S")
-    r = estimate_for_specs(v, g, "eagle3", num_draft_tokens=3, alpha=0.7, harness="vllm", sweep=False)
+    r = estimate_for_specs(EstimateRequest(verifier=v, gpu=g, method="eagle3", num_draft_tokens=3, alpha=0.7,
+                                           harness="vllm", sweep=False))
     assert r.draft_sweep == [] and r.batch_sweep == [] and r.speedup > 1
 
 
