@@ -9,7 +9,7 @@ import pytest
 from specpick.tools.model.acceptance import chain_speedup, expected_tokens
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
-from specpick.tools.model.overhead import ENGINE_SPEC_FORWARD_MS
+from specpick.tools.model.constants import DEFAULT_CONSTANTS
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup, render_text
 from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
 
@@ -205,7 +205,8 @@ def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, 
 def test_engine_overhead_grows_per_draft_step_but_the_eager_harness_keeps_its_fixed_cycle():
     # vllm#20780: EAGLE-3 on Llama-3.1-8B/H100 leaves ~3.3/3.9/5.6 ms per cycle at K=3/4/7 beyond bytes and FLOPs
     short, long_ = _cycle("eagle3", 3), _cycle("eagle3", 7)
-    assert long_.overhead_ms - short.overhead_ms == pytest.approx(4 * ENGINE_SPEC_FORWARD_MS)
+    per_forward = DEFAULT_CONSTANTS.overhead("vllm").spec_forward_ms
+    assert long_.overhead_ms - short.overhead_ms == pytest.approx(4 * per_forward)
     assert _cycle("eagle3", 7, harness="paper").overhead_ms == _cycle("eagle3", 3, harness="paper").overhead_ms
 
 
