@@ -109,6 +109,7 @@ ENGINE_CYCLE_PER_SEQ_MS = 0.15  # global fit: per running request per cycle (spe
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
 
+
 class OverheadTable(BaseModel):
     """The ``RuntimeOverhead`` of every harness, one field each (frozen and hashable, so step times can be cached
     per constant set; a fit varies a copy: ``table.model_copy(update={"paper": ...})``)."""
