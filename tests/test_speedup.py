@@ -9,9 +9,9 @@ import pytest
 from specpick.tools.model.acceptance import chain_speedup, expected_tokens
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
-from specpick.tools.model.overhead import ENGINE_SPEC_FORWARD_MS
+from specpick.tools.model.constants import DEFAULT_CONSTANTS
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup, render_text
-from specpick.tools.model.estimate import TreeShape, estimate_for_specs
+from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
 
 CAT = get_catalog()
 
@@ -108,7 +108,8 @@ def test_result_fills_the_answer_schema():
 
 def test_estimate_for_specs_takes_resolved_specs():
     v, g = CAT.model("llama-3.1-8b"), CAT.gpu("L40S")
-    r = estimate_for_specs(v, g, "eagle3", num_draft_tokens=3, alpha=0.7, harness="vllm", sweep=False)
+    r = estimate_for_specs(EstimateRequest(verifier=v, gpu=g, method="eagle3", num_draft_tokens=3, alpha=0.7,
+                                           harness="vllm", sweep=False))
     assert r.draft_sweep == [] and r.batch_sweep == [] and r.speedup > 1
 
 
@@ -178,7 +179,7 @@ def test_unknown_names_are_not_found_errors():
 def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifier: str = "llama-3.1-8b",
            gpu: str = "H100", gpus: int = 1, draft: str | None = None, tree: TreeShape | None = None):
     from specpick.tools.model.cyclecost import cycle_cost
-    from specpick.tools.model.overhead import get_overhead
+    from specpick.tools.model.constants import get_overhead
 
     return cycle_cost(method, CAT.model(verifier), CAT.gpu(gpu), gpus=gpus, batch=batch, context_tokens=512,
                       weight_bytes_per_param=2.0, overhead=get_overhead(harness), num_draft_tokens=n,
@@ -192,7 +193,7 @@ def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifi
 ])
 @pytest.mark.parametrize("harness", ["vllm", "sglang", "trtllm"])
 def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, draft, forwards, harness):
-    from specpick.tools.model.overhead import get_overhead
+    from specpick.tools.model.constants import get_overhead
 
     o = get_overhead(harness)
     c = _cycle(method, n, harness=harness, batch=8, draft=draft)
@@ -204,7 +205,8 @@ def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, 
 def test_engine_overhead_grows_per_draft_step_but_the_eager_harness_keeps_its_fixed_cycle():
     # vllm#20780: EAGLE-3 on Llama-3.1-8B/H100 leaves ~3.3/3.9/5.6 ms per cycle at K=3/4/7 beyond bytes and FLOPs
     short, long_ = _cycle("eagle3", 3), _cycle("eagle3", 7)
-    assert long_.overhead_ms - short.overhead_ms == pytest.approx(4 * ENGINE_SPEC_FORWARD_MS)
+    per_forward = DEFAULT_CONSTANTS.overhead("vllm").spec_forward_ms
+    assert long_.overhead_ms - short.overhead_ms == pytest.approx(4 * per_forward)
     assert _cycle("eagle3", 7, harness="paper").overhead_ms == _cycle("eagle3", 3, harness="paper").overhead_ms
 
 

@@ -8,20 +8,20 @@ import pytest
 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.model.overhead import OVERHEADS, get_overhead
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, get_overhead
 from specpick.tools.arch.params import count_params
-from specpick.tools.model.steptime import (
-    BANDWIDTH_EFFICIENCY, ROUTING_REUSE, experts_touched, head_step_time, step_time,
-)
+from specpick.tools.model.steptime import experts_touched, head_step_time, step_time
 
 CAT = get_catalog()
-VLLM = OVERHEADS["vllm"]
+VLLM = get_overhead("vllm")
+BANDWIDTH_EFFICIENCY = DEFAULT_CONSTANTS.bandwidth_efficiency
+ROUTING_REUSE = DEFAULT_CONSTANTS.routing_reuse
 
 
 def _step(model: str, gpu: str = "H100", *, gpus: int = 1, batch: int = 1, tokens: int = 1, ctx: int = 512,
           harness: str = "vllm", bpp: float = 2.0):
     return step_time(CAT.model(model), CAT.gpu(gpu), gpus=gpus, batch=batch, tokens_per_seq=tokens,
-                     context_tokens=ctx, weight_bytes_per_param=bpp, overhead=OVERHEADS[harness])
+                     context_tokens=ctx, weight_bytes_per_param=bpp, overhead=get_overhead(harness))
 
 
 def test_dense_decode_is_memory_bound_and_reads_the_weights_once():
@@ -145,7 +145,7 @@ def test_tensor_parallel_splits_bytes_and_adds_all_reduces_pcie_slower_than_nvli
 def test_eager_harness_is_host_bound_for_small_models_and_splits_layers():
     s = _step("llama-3.2-1b", harness="paper")
     assert s.bound == "host"
-    assert s.host_ms == pytest.approx(OVERHEADS["paper"].host_per_layer_ms * 16)
+    assert s.host_ms == pytest.approx(get_overhead("paper").host_per_layer_ms * 16)
     split = _step("llama-3.1-70b", "A100-80GB", gpus=2, harness="paper")
     assert split.allreduce_ms == 0.0  # HF device_map='auto' runs layers one GPU after another
 

@@ -96,7 +96,7 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
              tree: TreeParams | None = None, sweep: bool = True) -> SpeedupResult:
     """Speedup estimate for a candidate at ``batch`` (default: the user's concurrency)."""
-    from specpick.tools.model.estimate import TreeShape, estimate_for_specs
+    from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
     from specpick.tools.vocab import BYTES_PER_PARAM
 
     quant = ctx.inp.quantization or ctx.verifier.dtype
@@ -106,8 +106,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         measured = cand.strategy in MODEL_BASED_METHODS
     else:
         measured = ctx.measured_method == cand.strategy
-    return estimate_for_specs(
-        ctx.verifier, ctx.gpu, cand.strategy,
+    return estimate_for_specs(EstimateRequest(
+        verifier=ctx.verifier, gpu=ctx.gpu, method=cand.strategy,
         draft=cand.draft, gpus=ctx.gpus, workload=ctx.inp.workload, temperature=ctx.temperature,
         batch=batch or ctx.inp.concurrency, num_draft_tokens=num_draft_tokens or DEFAULT_DRAFT_LENGTH,
         tree=TreeShape(**tree.model_dump()) if tree else None,
@@ -117,7 +117,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         harness=cand.engine, engine=cand.engine,
         context_tokens=ctx.inp.context_tokens if "context_tokens" in ctx.inp.model_fields_set else None,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
-    )
+    ))
 
 
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:

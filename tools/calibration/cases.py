@@ -18,7 +18,8 @@ from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
 from specpick.tools.catalog.published import AGGREGATE, MIXED5, MIXED5_WORKLOADS, UNMODELLED, PublishedRow, config_int
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
-from specpick.tools.model.estimate import TreeShape, estimate_for_specs
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
+from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
 from specpick.tools.vocab import BYTES_PER_PARAM, EAGLE_METHODS
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
@@ -143,16 +144,20 @@ def build_case(row: PublishedRow) -> CalibCase | str:
     )
 
 
-def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()) -> float:
-    """The model's speedup for one case: the row's own acceptance (``own``) or the priors without ``exclude``."""
+def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
+                    constants: ModelConstants = DEFAULT_CONSTANTS) -> float:
+    """The model's speedup for one case: the row's own acceptance (``own``) or the priors without ``exclude``.
+
+    ``constants`` lets the global fit score a candidate set of constants without touching the defaults.
+    """
     preds = []
     for w in case.workloads:
-        r = estimate_for_specs(
-            case.verifier, case.gpu, case.row.method or "", draft=case.draft, gpus=case.gpus, workload=w,
-            temperature=case.temperature, batch=case.batch, num_draft_tokens=case.num_draft_tokens, tree=case.tree,
-            alpha=case.alpha if own and case.tau is None else None, tau=case.tau if own else None,
+        req = EstimateRequest(
+            verifier=case.verifier, gpu=case.gpu, method=case.row.method or "", draft=case.draft, gpus=case.gpus,
+            workload=w, temperature=case.temperature, batch=case.batch, num_draft_tokens=case.num_draft_tokens,
+            tree=case.tree, alpha=case.alpha if own and case.tau is None else None, tau=case.tau if own else None,
             harness=case.harness, weight_bytes_per_param=case.bpp, variant=case.row.variant,
             exclude_sources=exclude, sweep=False, lookahead=case.lookahead, medusa_heads=case.medusa_heads,
         )
-        preds.append(r.speedup)
+        preds.append(estimate_for_specs(req, constants=constants).speedup)
     return statistics.fmean(preds)

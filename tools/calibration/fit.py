@@ -2,8 +2,9 @@
 
 The same constants serve every row: a grid search picks the values that
 minimise the median absolute % error, and the committed constants in
-``tools/model/overhead.py`` / ``tools/model/steptime.py`` quote the result. Nothing here is
-fitted per row.
+``tools/model/overhead.py`` / ``tools/model/constants.py`` quote the result. Nothing here is
+fitted per row. Each grid point is a copy of ``DEFAULT_CONSTANTS`` passed down to the
+model; no module state is patched.
 
 * eager "paper" harness: host dispatch per layer, per-forward cost, draft-step
   host cost, per-cycle and per-tree-cycle costs, on the rows that state their own
@@ -22,15 +23,13 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from contextlib import contextmanager
-from collections.abc import Iterator
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.model import cyclecost, overhead, steptime
-from specpick.tools.calibration.cases import predict_speedup
-from specpick.tools.calibration.cases import CalibCase, build_case
+from specpick.tools.calibration.cases import CalibCase, build_case, predict_speedup
 from specpick.tools.catalog.published import load_published
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 
 PAPER_GRID: dict[str, tuple[float, ...]] = {
     "host_per_layer_ms": (0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4),
@@ -39,13 +38,16 @@ PAPER_GRID: dict[str, tuple[float, ...]] = {
     "cycle_ms": (0.0, 0.5, 1.0, 2.0),
     "cycle_tree_ms": (0.0, 1.0, 2.0),
 }
+# Keys are the labels the fit reports: roofline keys name ``ModelConstants`` fields (ROOFLINE_FIELDS); "engine."
+# keys are ``RuntimeOverhead`` fields set alike on every serving engine (too few engine rows to fit them apart).
 BATCH_GRID: dict[str, tuple[float, ...]] = {
     "FLOPS_EFFICIENCY": (0.3, 0.35, 0.4), "ROOFLINE_SHARPNESS": (2.0, 3.0),
     "engine.cycle_ms": (0.0, 0.5, 1.0, 2.0, 5.0), "engine.spec_forward_ms": (0.0, 0.5, 0.75, 0.8, 1.0),
     "engine.cycle_per_seq_ms": (0.05, 0.1, 0.15, 0.2),
 }
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
-
+ENGINE_PREFIX = "engine."
+ROOFLINE_FIELDS: dict[str, str] = {"FLOPS_EFFICIENCY": "flops_efficiency", "ROOFLINE_SHARPNESS": "roofline_sharpness"}
 
 class FitResult(BaseModel):
     name: str
@@ -59,42 +61,35 @@ class FitResult(BaseModel):
                                             "(scored, never fitted on)")
 
 
-@contextmanager
-def _patched(harness: str, **values: float) -> Iterator[None]:
-    old = overhead.OVERHEADS[harness]
-    overhead.OVERHEADS[harness] = old.model_copy(update=values)
-    try:
-        yield
-    finally:
-        overhead.OVERHEADS[harness] = old
+def with_overheads(base: ModelConstants, harnesses: tuple[str, ...], **values: float) -> ModelConstants:
+    """A copy of ``base`` whose overheads of ``harnesses`` take ``values`` (nested copy; ``base`` is untouched)."""
+    table = base.overheads
+    table = table.model_copy(update={h: table.get(h).model_copy(update=values) for h in harnesses})
+    return base.model_copy(update={"overheads": table})
 
 
-@contextmanager
-def _roofline(**values: float) -> Iterator[None]:
-    old = {k: getattr(steptime, k) for k in values}
-    for k, v in values.items():
-        setattr(steptime, k, v)
-    cyclecost._step.cache_clear()
-    cyclecost._head.cache_clear()
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            setattr(steptime, k, v)
-        cyclecost._step.cache_clear()
-        cyclecost._head.cache_clear()
+def paper_constants(values: dict[str, float], base: ModelConstants = DEFAULT_CONSTANTS) -> ModelConstants:
+    """``base`` with the eager "paper" harness overheads set to ``values`` (a ``PAPER_GRID`` point)."""
+    return with_overheads(base, ("paper",), **values)
 
 
-def _ape(c: CalibCase, own: bool) -> float:
-    return abs(predict_speedup(c, own=own) / (c.row.speedup or 1.0) - 1.0) * 100
+def batch_constants(values: dict[str, float], base: ModelConstants = DEFAULT_CONSTANTS) -> ModelConstants:
+    """``base`` with a ``BATCH_GRID`` point: roofline fields directly, "engine." fields on every engine."""
+    roof = {ROOFLINE_FIELDS[k]: v for k, v in values.items() if not k.startswith(ENGINE_PREFIX)}
+    eng = {k.removeprefix(ENGINE_PREFIX): v for k, v in values.items() if k.startswith(ENGINE_PREFIX)}
+    return with_overheads(base.model_copy(update=roof), ENGINE_HARNESSES, **eng)
+
+
+def _ape(c: CalibCase, own: bool, constants: ModelConstants) -> float:
+    return abs(predict_speedup(c, own=own, constants=constants) / (c.row.speedup or 1.0) - 1.0) * 100
 
 
 def _own(c: CalibCase) -> bool:
     return c.tau is not None or c.alpha is not None
 
 
-def _median_ape(cases: list[CalibCase], own: bool, mean: bool = False) -> float:
-    errs = [_ape(c, own) for c in cases]
+def _median_ape(cases: list[CalibCase], own: bool, constants: ModelConstants, mean: bool = False) -> float:
+    errs = [_ape(c, own, constants) for c in cases]
     if not errs:
         return float("nan")
     return statistics.fmean(errs) if mean else statistics.median(errs)
@@ -104,7 +99,7 @@ def _cases() -> list[CalibCase]:
     return [c for c in (build_case(r) for r in load_published()) if not isinstance(c, str)]
 
 
-def _grid(name: str, objective: str, grid: dict[str, tuple[float, ...]], score,
+def _grid(name: str, objective: str, grid: dict[str, tuple[float, ...]], score: Callable[[dict[str, float]], float],
           committed: dict[str, float]) -> FitResult:
     keys = list(grid)
     best, best_err = {}, float("inf")
@@ -117,50 +112,47 @@ def _grid(name: str, objective: str, grid: dict[str, tuple[float, ...]], score,
                      committed=committed, committed_score_pct=round(score(committed), 2))
 
 
-def fit_all() -> list[FitResult]:
-    """Both fits: the eager harness on its own-acceptance rows, then roofline + engine costs (batch rows, engine fit half)."""
+def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
+            batch_grid: dict[str, tuple[float, ...]] = BATCH_GRID) -> list[FitResult]:
+    """Both fits: the eager harness on its own-acceptance rows, then roofline + engine costs (batch rows, engine fit half).
+
+    Each grid point is scored with its own copy of ``DEFAULT_CONSTANTS``; the defaults are never modified.
+    Smaller grids (same keys) make quick checks possible.
+    """
     cases = _cases()
     paper = [c for c in cases if c.harness == "paper" and (c.tau is not None or c.alpha is not None)]
     batch = [c for c in cases if c.batch > 1]
 
     def paper_score(v: dict[str, float]) -> float:
-        with _patched("paper", **v):
-            return _median_ape(paper, own=True)
+        return _median_ape(paper, own=True, constants=paper_constants(v))
 
-    po = overhead.OVERHEADS["paper"]
-    r1 = _grid("eager paper harness", "median APE, cost model (rows' own tau/alpha)", PAPER_GRID, paper_score,
-               {k: getattr(po, k) for k in PAPER_GRID})
+    po = DEFAULT_CONSTANTS.overhead("paper")
+    r1 = _grid("eager paper harness", "median APE, cost model (rows' own tau/alpha)", paper_grid, paper_score,
+               {k: getattr(po, k) for k in paper_grid})
 
     from specpick.tools.calibration.engines import engine_cases
 
     fit_half, holdout = engine_cases("fit"), engine_cases("holdout")
 
-    @contextmanager
-    def batch_values(v: dict[str, float]) -> Iterator[None]:
-        roof = {k: v[k] for k in ("FLOPS_EFFICIENCY", "ROOFLINE_SHARPNESS")}
-        eng = {k.split(".", 1)[1]: v[k] for k in v if k.startswith("engine.")}
-        with _roofline(**roof), _patched("vllm", **eng), _patched("sglang", **eng), _patched("trtllm", **eng):
-            yield
-
     def batch_score(v: dict[str, float]) -> float:
-        with batch_values(v):
-            errs = [_ape(c, False) for c in batch] + [_ape(c, _own(c)) for c in fit_half]
-            return statistics.fmean(errs)
+        constants = batch_constants(v)
+        errs = [_ape(c, False, constants) for c in batch] + [_ape(c, _own(c), constants) for c in fit_half]
+        return statistics.fmean(errs)
 
     def holdout_score(v: dict[str, float]) -> float:
-        with batch_values(v):
-            return round(statistics.fmean(_ape(c, _own(c)) for c in holdout), 2)
+        constants = batch_constants(v)
+        return round(statistics.fmean(_ape(c, _own(c), constants) for c in holdout), 2)
 
-    so = overhead.OVERHEADS["sglang"]
-    committed = {"FLOPS_EFFICIENCY": steptime.FLOPS_EFFICIENCY, "ROOFLINE_SHARPNESS": steptime.ROOFLINE_SHARPNESS,
-                 "engine.cycle_ms": so.cycle_ms, "engine.spec_forward_ms": so.spec_forward_ms,
-                 "engine.cycle_per_seq_ms": so.cycle_per_seq_ms}
+    so = DEFAULT_CONSTANTS.overhead("sglang")
+    committed = {k: (getattr(so, k.removeprefix(ENGINE_PREFIX)) if k.startswith(ENGINE_PREFIX)
+                     else getattr(DEFAULT_CONSTANTS, ROOFLINE_FIELDS[k])) for k in batch_grid}
     r2 = _grid("roofline + engine per-cycle costs", "mean APE over the dev batch > 1 rows (end to end) and the engine "
-               "rows' fit half (own tau/alpha where stated)", BATCH_GRID, batch_score, committed)
+               "rows' fit half (own tau/alpha where stated)", batch_grid, batch_score, committed)
     r2 = r2.model_copy(update={"n_rows": len(batch) + len(fit_half), "holdout": {
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
     return [r1.model_copy(update={"n_rows": len(paper)}), r2]
+
 
 if __name__ == "__main__":  # pragma: no cover - maintenance entry point
     for res in fit_all():

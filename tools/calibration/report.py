@@ -12,8 +12,8 @@ signed error, + = model too optimistic), overall and per method:
   priors rebuilt without its own source; rows whose method then has no prior
   left are counted as not covered.
 
-No constant is fitted per row. The few global constants (``tools/model/overhead.py``,
-``tools/model/steptime.py``) are listed in the report with their sources.
+No constant is fitted per row. The few global constants (``DEFAULT_CONSTANTS`` of
+``tools/model/constants.py``) are listed in the report with their sources.
 """
 
 from __future__ import annotations
@@ -87,28 +87,28 @@ def _mode(name: str, results: list[RowResult], attr: str) -> ModeReport:
 
 def constants_used() -> dict[str, str]:
     """The global constants of the model and where each came from."""
-    from specpick.tools.model import cyclecost, overhead, steptime
+    from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
     from specpick.tools.model import estimate as speedup_model
     from specpick.tools.model.priors import draft_ratio_slope, temperature_rho, tree_factor
     from specpick.tools.model.prior_rules import position_decay
 
     out = {
-        "BANDWIDTH_EFFICIENCY": f"{steptime.BANDWIDTH_EFFICIENCY} (EAGLE-GPTFAST row: gpt-fast 55.1 tok/s, 79% of "
+        "BANDWIDTH_EFFICIENCY": f"{consts.bandwidth_efficiency} (EAGLE-GPTFAST row: gpt-fast 55.1 tok/s, 79% of "
                                 "RTX 3090 bandwidth)",
-        "FLOPS_EFFICIENCY": f"{steptime.FLOPS_EFFICIENCY} (global fit on the batch > 1 rows)",
-        "ROOFLINE_SHARPNESS": f"{steptime.ROOFLINE_SHARPNESS} (global fit on the batch > 1 rows)",
+        "FLOPS_EFFICIENCY": f"{consts.flops_efficiency} (global fit on the batch > 1 rows)",
+        "ROOFLINE_SHARPNESS": f"{consts.roofline_sharpness} (global fit on the batch > 1 rows)",
         "position decay": f"{position_decay():.3f} per drafted position for draft heads except EAGLE-3 (EAGLE1-PAPER n-alpha, "
                           "blockwise MTP rows)",
         "tree factor F": f"{tree_factor():.3f} (EAGLE1-PAPER chain alpha vs tree tau)",
         "draft-size slope S": "{:+.3f} alpha per decade, {} sweeps (Leviathan T2/T3)".format(*draft_ratio_slope()),
         "temperature rho": ", ".join(f"{k} {v[0]:.3f} ({v[1]} pairs)" for k, v in sorted(temperature_rho().items())),
-        "NGRAM/SUFFIX/REST lookup ms": f"{cyclecost.NGRAM_LOOKUP_MS}/{cyclecost.SUFFIX_LOOKUP_MS}/"
-                                        f"{cyclecost.REST_LOOKUP_MS} (assumptions)",
+        "NGRAM/SUFFIX/REST lookup ms": f"{consts.ngram_lookup_ms}/{consts.suffix_lookup_ms}/"
+                                        f"{consts.rest_lookup_ms} (assumptions)",
         "COST_MODEL_REL_ERROR": f"{speedup_model.COST_MODEL_REL_ERROR} (mode a median APE, rounded)",
-        "ROUTING_REUSE": f"{steptime.ROUTING_REUSE} (Mixtral paper arXiv 2401.04088 Table 5, first-choice "
+        "ROUTING_REUSE": f"{consts.routing_reuse} (Mixtral paper arXiv 2401.04088 Table 5, first-choice "
                          "consecutive-token expert repeats above chance; not fitted)",
     }
-    for name, o in overhead.OVERHEADS.items():
+    for name, o in consts.overheads.items():
         out[f"overhead[{name}]"] = (f"host/layer {o.host_per_layer_ms} ms, gap/layer {o.gpu_gap_per_layer_ms} ms, "
                                     f"per forward {o.per_forward_ms} ms, draft step {o.draft_step_host_ms} ms, "
                                     f"cycle {o.cycle_ms} ms (+{o.cycle_tree_ms} tree, +{o.cycle_per_seq_ms}/seq, "

@@ -9,6 +9,7 @@ assumption in ``assumptions``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -20,7 +21,7 @@ from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import (
-    TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
+    TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
 )
 from specpick.tools.vocab import BYTES_PER_PARAM, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload
 
@@ -225,20 +226,24 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     n = inp.tree_depth or inp.num_draft_tokens or (tree.depth if tree else DEFAULT_CHAIN_N)
     if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > n + 1:
         raise InputError(f"--tau {inp.tau} is impossible with {n} draft tokens (at most {n + 1} per cycle)")
-    args = dict(draft=draft, gpus=inp.gpus, workload=inp.workload, temperature=inp.temperature, batch=inp.batch,
-                tree=tree, alpha=inp.alpha, tau=inp.tau, harness=harness, engine=inp.engine,
-                context_tokens=inp.context_tokens, weight_bytes_per_param=bpp, draft_bytes_per_param=draft_bpp)
-    result = estimate_for_specs(verifier, gpu, inp.method, num_draft_tokens=n, assumptions=notes, **args)
+    req = EstimateRequest(
+        verifier=verifier, gpu=gpu, method=inp.method, draft=draft, gpus=inp.gpus, workload=inp.workload,
+        temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n, tree=tree, alpha=inp.alpha, tau=inp.tau,
+        harness=harness, engine=inp.engine, context_tokens=inp.context_tokens, weight_bytes_per_param=bpp,
+        draft_bytes_per_param=draft_bpp, assumptions=tuple(notes),
+    )
+    result = estimate_for_specs(req)
     if inp.num_draft_tokens is None and inp.tree_depth is None and result.best_num_draft_tokens != n \
             and inp.tau is None:
         best = result.best_num_draft_tokens
         notes.append(f"draft length not given: N={best}, the best of the sweep")
-        result = estimate_for_specs(verifier, gpu, inp.method, num_draft_tokens=best, assumptions=notes,
-                                    **{**args, "tree": tree.model_copy(update={"depth": best}) if tree else None})
+        result = estimate_for_specs(replace(
+            req, num_draft_tokens=best, assumptions=tuple(notes),
+            tree=tree.model_copy(update={"depth": best}) if tree else None))
     return result
 
 
-__all__ = ["SpeedupInput", "SpeedupResult", "estimate_for_specs", "estimate_speedup", "render_text"]
+__all__ = ["EstimateRequest", "SpeedupInput", "SpeedupResult", "estimate_for_specs", "estimate_speedup", "render_text"]
 
 
 def render_text(result: SpeedupResult) -> str:

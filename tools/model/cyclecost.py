@@ -14,14 +14,12 @@ from functools import lru_cache
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime, head_step_time, step_time
 
-# Host-side drafting work per sequence per cycle for model-free methods (assumptions, ms).
-NGRAM_LOOKUP_MS = 0.05  # prompt lookup: n-gram match over the context on CPU (vLLM ngram proposer)
-SUFFIX_LOOKUP_MS = 0.1  # suffix tree match + update over prompt and previous outputs (Arctic Inference)
-REST_LOOKUP_MS = 1.0  # suffix-array retrieval from a large datastore (REST; README machine: 96 CPU cores)
+# Host-side lookup costs of the model-free methods are ``ModelConstants`` fields (tools/model/constants.py).
 REST_VERIFY_TOKENS = 64  # assumption: REST verifies a draft tree of up to 64 tokens, like Medusa's
 # Lookahead (W window, N n-gram size, G verification set): extra tokens per step = (W + G)(N - 1).
 # LADE blog Table 1 "good configs" on A100: 7B W=15 N=5, 13B W=10 N=5, 33B W=7 N=5 (G = W);
@@ -51,6 +49,7 @@ class CycleCost(BaseModel):
 
 
 def lookahead_config(params_b: float, harness: str) -> tuple[int, int, int]:
+    """(W, N, G) of Lookahead decoding: the LADE blog's config for the model size in eager harnesses."""
     if harness in ("paper", "transformers"):
         return next(cfg for limit, cfg in LOOKAHEAD_PAPER_CONFIGS if params_b <= limit)
     return LOOKAHEAD_ENGINE_CONFIG
@@ -58,18 +57,21 @@ def lookahead_config(params_b: float, harness: str) -> tuple[int, int, int]:
 
 @lru_cache(maxsize=4096)
 def _step(model: ModelSpec, gpu: GpuSpec, gpus: int, batch: int, tokens: int, context: int, bpp: float,
-          kv_dtype: str, overhead: RuntimeOverhead, draft: bool, extra_host: float) -> StepTime:
+          kv_dtype: str, overhead: RuntimeOverhead, draft: bool, extra_host: float,
+          constants: ModelConstants) -> StepTime:
+    # cached per constant set too: ModelConstants is frozen and hashable, so a fit's copies never collide
     return step_time(model, gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens, context_tokens=context,
                      weight_bytes_per_param=bpp, kv_dtype=kv_dtype, overhead=overhead, draft_step=draft,
-                     extra_host_ms=extra_host)
+                     extra_host_ms=extra_host, constants=constants)
 
 
 @lru_cache(maxsize=4096)
 def _head(kind: str, verifier: ModelSpec, gpu: GpuSpec, gpus: int, batch: int, tokens: int, context: int,
-          bpp: float, kv_dtype: str, overhead: RuntimeOverhead, heads: int = MEDUSA_DEFAULT_HEADS) -> StepTime:
+          bpp: float, kv_dtype: str, overhead: RuntimeOverhead, constants: ModelConstants,
+          heads: int = MEDUSA_DEFAULT_HEADS) -> StepTime:
     return head_step_time(kind, verifier, gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens,  # type: ignore[arg-type]
                           context_tokens=context, weight_bytes_per_param=bpp, kv_dtype=kv_dtype, overhead=overhead,
-                          num_heads=heads)
+                          num_heads=heads, constants=constants)
 
 
 def cycle_cost(
@@ -92,13 +94,19 @@ def cycle_cost(
     verifier_params_b: float | None = None,
     lookahead: tuple[int, int, int] | None = None,
     medusa_heads: int | None = None,
+    constants: ModelConstants = DEFAULT_CONSTANTS,
 ) -> CycleCost:
-    """Cost of one cycle of ``method`` (see module docstring). ``num_draft_tokens`` is N or the tree depth."""
+    """Cost of one cycle of ``method`` (see module docstring). ``num_draft_tokens`` is N or the tree depth.
+
+    ``overhead`` is the runtime's row of ``constants.overheads``; ``constants`` also supplies the roofline and
+    the model-free lookup costs.
+    """
+    c = constants
     n = num_draft_tokens
     if n < 1:
         raise InputError("num_draft_tokens must be >= 1")
     bpp = weight_bytes_per_param
-    base = _step(verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, False, 0.0)
+    base = _step(verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, False, 0.0, c)
     is_tree = tree_top_k > 1 and (tree_tokens or 0) > n + 1
     verify_tokens = tree_tokens if is_tree and tree_tokens else n + 1
     draft_step: StepTime | None = None
@@ -109,39 +117,39 @@ def cycle_cost(
         if draft is None:
             raise InputError("method draft_model needs a draft model")
         draft_step = _step(draft, gpu, gpus, batch, 1, context_tokens, draft_bytes_per_param or bpp, kv_dtype,
-                           overhead, True, 0.0)
+                           overhead, True, 0.0, c)
         steps, draft_ms = n, n * draft_step.total_ms
     elif method in ("eagle", "eagle2", "eagle3"):
         kind = "eagle3" if method == "eagle3" else "eagle"
-        first = _head(kind, verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead)
+        first = _head(kind, verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c)
         draft_step = first
         if is_tree:
-            wide = _head(kind, verifier, gpu, gpus, batch, tree_top_k, context_tokens, bpp, kv_dtype, overhead)
+            wide = _head(kind, verifier, gpu, gpus, batch, tree_top_k, context_tokens, bpp, kv_dtype, overhead, c)
             draft_ms = first.total_ms + (n - 1) * wide.total_ms
         else:
             draft_ms = n * first.total_ms
         steps = n
     elif method == "medusa":
-        draft_step = _head("medusa", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead,
+        draft_step = _head("medusa", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c,
                            medusa_heads or MEDUSA_DEFAULT_HEADS)
         steps, draft_ms = 1, draft_step.total_ms
     elif method == "mtp":
-        draft_step = _head("mtp", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead)
+        draft_step = _head("mtp", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c)
         steps, draft_ms = n, n * draft_step.total_ms
     elif method == "lookahead":
         w, ngram, g = lookahead or lookahead_config(verifier_params_b or 7.0, overhead.harness)
         verify_tokens = 1 + (w + g) * (ngram - 1)
     elif method == "ngram":
-        host = NGRAM_LOOKUP_MS * batch
+        host = c.ngram_lookup_ms * batch
     elif method == "suffix":
         if variant == "rest":
-            host, verify_tokens = REST_LOOKUP_MS * batch, REST_VERIFY_TOKENS
+            host, verify_tokens = c.rest_lookup_ms * batch, REST_VERIFY_TOKENS
             is_tree = True
         else:
-            host = SUFFIX_LOOKUP_MS * batch
+            host = c.suffix_lookup_ms * batch
     else:
         raise InputError(f"unknown method '{method}'")
-    verify = _step(verifier, gpu, gpus, batch, verify_tokens, context_tokens, bpp, kv_dtype, overhead, False, 0.0)
+    verify = _step(verifier, gpu, gpus, batch, verify_tokens, context_tokens, bpp, kv_dtype, overhead, False, 0.0, c)
     tree_like = is_tree or method in ("medusa", "lookahead")
     forwards = steps + 1
     over = (overhead.cycle_ms + (overhead.cycle_tree_ms if tree_like else 0.0) + overhead.cycle_per_seq_ms * batch

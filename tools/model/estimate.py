@@ -6,18 +6,24 @@ one draft+verify cycle relative to one plain decode step at the same batch
 closed form ``E(alpha, N) / (N c + r + o)`` (Leviathan et al. 2023) with the
 runtime's per-cycle overhead o made explicit.
 
-``estimate_for_specs`` works on ``ModelSpec``/``GpuSpec`` records, so the
-planner can call it with Hub-fetched specs; ``tools/commands/speedup.py`` resolves names.
+``estimate_for_specs`` works on an ``EstimateRequest`` of ``ModelSpec``/``GpuSpec``
+records, so the planner can call it with Hub-fetched specs; ``tools/commands/speedup.py``
+resolves names. Its global constants come in as one ``ModelConstants``
+(``tools/model/constants.py``), so a fit can pass a modified copy.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.errors import InputError
-from specpick.tools.model.overhead import get_overhead
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
+from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, tree_factor
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
@@ -39,6 +45,7 @@ HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4
 COST_MODEL_REL_ERROR = 0.06
 BEST_N_TOLERANCE = 0.02  # "best N" = shortest draft within 2% of the sweep's maximum
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
+ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
 
 class TreeShape(BaseModel):
@@ -166,123 +173,194 @@ def _shape(method: str, n: int, tree: TreeShape | None) -> Shape:
     return Shape(num_draft_tokens=n)
 
 
-def estimate_for_specs(
-    verifier: ModelSpec,
-    gpu: GpuSpec,
-    method: str,
-    *,
-    draft: ModelSpec | None = None,
-    gpus: int = 1,
-    workload: str = "chat",
-    temperature: float = 0.0,
-    batch: int = 1,
-    num_draft_tokens: int = 3,
-    tree: TreeShape | None = None,
-    alpha: float | None = None,
-    tau: float | None = None,
-    harness: str = "vllm",
-    engine: str | None = None,
-    context_tokens: int | None = None,
-    weight_bytes_per_param: float = 2.0,
-    draft_bytes_per_param: float | None = None,
-    variant: str = "",
-    exclude_sources: frozenset[str] = frozenset(),
-    sweep: bool = True,
-    assumptions: list[str] | None = None,
-    lookahead: tuple[int, int, int] | None = None,
-    medusa_heads: int | None = None,
-) -> SpeedupResult:
-    """Speedup of ``method`` for resolved specs (see module docstring).
+@dataclass(frozen=True, kw_only=True)
+class EstimateRequest:
+    """What to estimate: resolved specs, the method and its draft shape, the workload and the runtime.
 
-    Args mirror ``SpeedupInput``; ``tree`` gives depth/top-k/verify budget for tree methods
-    (``num_draft_tokens`` is then the depth); ``variant``/``exclude_sources`` select priors
-    (calibration uses them). ``sweep=False`` skips the N and batch sweeps (faster).
+    Fields mirror ``SpeedupInput``; ``tree`` gives depth/top-k/verify budget for tree methods
+    (``num_draft_tokens`` is then the depth); ``variant``/``exclude_sources`` select priors (calibration
+    uses them). ``sweep=False`` skips the N and batch sweeps (faster). ``assumptions`` are notes that
+    lead the result's own.
+    """
+
+    verifier: ModelSpec
+    gpu: GpuSpec
+    method: str
+    draft: ModelSpec | None = None
+    gpus: int = 1
+    workload: str = "chat"
+    temperature: float = 0.0
+    batch: int = 1
+    num_draft_tokens: int = 3
+    tree: TreeShape | None = None
+    alpha: float | None = None
+    tau: float | None = None
+    harness: str = "vllm"
+    engine: str | None = None
+    context_tokens: int | None = None
+    weight_bytes_per_param: float = 2.0
+    draft_bytes_per_param: float | None = None
+    variant: str = ""
+    exclude_sources: frozenset[str] = frozenset()
+    sweep: bool = True
+    assumptions: tuple[str, ...] = ()
+    lookahead: tuple[int, int, int] | None = None
+    medusa_heads: int | None = None
+
+    @property
+    def head_tree(self) -> TreeShape | None:
+        """The tree, if the method drafts one with heads (other methods ignore ``tree``)."""
+        return self.tree if self.tree is not None and self.method in TREE_METHODS_WITH_HEADS else None
+
+    @property
+    def user_acceptance(self) -> bool:
+        return self.alpha is not None or self.tau is not None
+
+    def shape(self, n: int) -> Shape:
+        """The draft shape at chain length / tree depth ``n``."""
+        return _shape(self.method, n, self.tree)
+
+
+CostAt = Callable[[int, int], CycleCost]
+
+
+def _context_tokens(req: EstimateRequest, notes: list[str]) -> int:
+    """Tokens in the KV cache while decoding: the request's, else the workload's typical figure (noted)."""
+    if req.context_tokens is not None:
+        return req.context_tokens
+    ctx = DEFAULT_CONTEXT_TOKENS.get(req.workload, 1024)
+    notes.append(f"context: {ctx} tokens in the KV cache while decoding (assumed typical for {req.workload})")
+    return ctx
+
+
+def _acceptance(req: EstimateRequest) -> _Acceptance:
+    """How tau follows from the draft shape: the user's alpha/tau, or the priors for this situation."""
+    draft_ratio = None
+    if req.method == "draft_model" and req.draft is not None:
+        vp, dp = req.verifier.params_total_b, req.draft.params_total_b
+        if vp and dp:
+            draft_ratio = dp / vp
+    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, prior_args={
+        "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
+        "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
+        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper"})
+
+
+def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:
+    """The cycle cost of the request's method as a function of (N or depth, batch)."""
+    tree = req.head_tree
+
+    def cost(n: int, b: int) -> CycleCost:
+        return cycle_cost(
+            req.method, req.verifier, req.gpu, gpus=req.gpus, batch=b, context_tokens=ctx,
+            weight_bytes_per_param=req.weight_bytes_per_param, overhead=overhead, num_draft_tokens=n,
+            tree_top_k=tree.top_k if tree else 1, tree_tokens=tree.num_verify_tokens if tree else None,
+            draft=req.draft, draft_bytes_per_param=req.draft_bytes_per_param, variant=req.variant,
+            verifier_params_b=req.verifier.params_total_b, lookahead=req.lookahead, medusa_heads=req.medusa_heads,
+            constants=constants,
+        )
+
+    return cost
+
+
+def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
+                       notes: list[str]) -> tuple[AcceptancePrior | None, str]:
+    """(prior used, one-line source of the acceptance figure), with the notes that qualify it."""
+    if req.user_acceptance:
+        source = (f"user-stated {'alpha' if req.alpha is not None else 'tau'} = "
+                  f"{req.alpha if req.alpha is not None else req.tau}")
+        if acc.decay < 1.0 and not shape.is_tree and not acc.measured:
+            notes.append(f"draft-head chain: acceptance of the i-th drafted token = alpha x {acc.decay:.3f}^i "
+                         "(EAGLE1-PAPER per-position alphas, blockwise-MTP rows)")
+        return None, source
+    prior = acc.prior(shape)
+    notes.extend(prior.assumptions)
+    if req.harness in ENGINE_HARNESSES and req.method in ("eagle", "eagle2", "eagle3"):
+        notes.append("engine acceptance for EAGLE heads drifts with engine version (vllm#26191: EAGLE-3 on "
+                     "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
+    return prior, prior.summary
+
+
+def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
+    """Speedup at each N (chain) or depth (tree) at the request's batch, and the best N.
+
+    The best N is the shortest draft within ``BEST_N_TOLERANCE`` of the sweep's maximum: longer drafts cost
+    more under load. Lookahead has no draft length to sweep.
+    """
+    if not req.sweep or req.method == "lookahead":
+        return [], req.num_draft_tokens
+    is_tree = req.shape(req.num_draft_tokens).is_tree
+    top = TREE_DEPTH_SWEEP_MAX if is_tree else HEAD_SWEEP_MAX.get(req.method, CHAIN_SWEEP_MAX)
+    if req.method == "medusa":
+        top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
+    points = []
+    for n in range(1, top + 1):
+        tn = acc.tau(req.shape(n))[0]
+        cn = cost(n, req.batch)
+        points.append(SweepPoint(num_draft_tokens=n, tau=tn, cycle_cost=cn.cycle_cost, speedup=tn / cn.cycle_cost))
+    top_speedup = max(p.speedup for p in points)
+    best = next(p.num_draft_tokens for p in points if p.speedup >= (1 - BEST_N_TOLERANCE) * top_speedup)
+    return points, best
+
+
+def _batch_sweep(req: EstimateRequest, tau: float, cost: CostAt,
+                 notes: list[str]) -> tuple[list[BatchPoint], int | None]:
+    """Speedup over ``BATCH_SWEEP`` (plus the request's batch) and the first batch where it drops below 1.
+
+    HF transformers' assisted generation runs batch 1 only, so it gets no sweep.
+    """
+    if not req.sweep or req.harness == "transformers":
+        return [], None
+    points = []
+    for b in sorted({*BATCH_SWEEP, req.batch}):
+        cb = cost(req.num_draft_tokens, b)
+        points.append(BatchPoint(batch=b, cycle_cost=cb.cycle_cost, speedup=tau / cb.cycle_cost,
+                                 bound=cb.verify.bound))
+    break_even = next((p.batch for p in points if p.speedup < 1.0), None)
+    notes.append("break-even concurrency: acceptance held at its batch-1 value; real acceptance can fall "
+                 "with concurrency (llama.cpp#27117), so treat it as an upper bound")
+    return points, break_even
+
+
+def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFAULT_CONSTANTS) -> SpeedupResult:
+    """Speedup of ``req.method`` for resolved specs (see module docstring).
+
+    Args:
+        req: what to estimate (specs, method, draft shape, workload, runtime).
+        constants: the model's global constants; a modified copy changes the cycle cost only.
 
     Raises:
         InputError: no acceptance can be found, or the inputs contradict each other.
     """
-    notes = list(assumptions or [])
-    overhead = get_overhead(harness)
-    ctx = context_tokens if context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(workload, 1024)
-    if context_tokens is None:
-        notes.append(f"context: {ctx} tokens in the KV cache while decoding (assumed typical for {workload})")
-    draft_ratio = None
-    if method == "draft_model" and draft is not None:
-        vp, dp = verifier.params_total_b, draft.params_total_b
-        if vp and dp:
-            draft_ratio = dp / vp
-    acc = _Acceptance(method, _shape(method, num_draft_tokens, tree), alpha=alpha, tau=tau, prior_args={
-        "workload": workload, "temperature": temperature, "variant": variant, "draft_ratio": draft_ratio,
-        "exclude_sources": exclude_sources,
-        "harness_class": "engine" if harness in ("vllm", "sglang", "trtllm") else "paper"})
-    kwargs = dict(gpus=gpus, context_tokens=ctx, weight_bytes_per_param=weight_bytes_per_param,
-                  overhead=overhead, draft=draft, draft_bytes_per_param=draft_bytes_per_param, variant=variant,
-                  verifier_params_b=verifier.params_total_b, lookahead=lookahead, medusa_heads=medusa_heads)
-
-    def cost(n: int, b: int) -> CycleCost:
-        shape = tree if tree is not None and method in TREE_METHODS_WITH_HEADS else None
-        return cycle_cost(method, verifier, gpu, batch=b, num_draft_tokens=n,
-                          tree_top_k=shape.top_k if shape else 1,
-                          tree_tokens=shape.num_verify_tokens if shape else None, **kwargs)  # type: ignore[arg-type]
-
-    shape = _shape(method, num_draft_tokens, tree)
+    notes = list(req.assumptions)
+    overhead = get_overhead(req.harness, constants=constants)
+    ctx = _context_tokens(req, notes)
+    acc = _acceptance(req)
+    cost = _cost_at(req, ctx, overhead, constants)
+    n = req.num_draft_tokens
+    shape = req.shape(n)
     t, t_lo, t_hi = acc.tau(shape)
-    cc = cost(num_draft_tokens, batch)
+    cc = cost(n, req.batch)
     notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
-    speedup = t / cc.cycle_cost
-    prior = None if (alpha is not None or tau is not None) else acc.prior(shape)
-    if prior is not None:
-        source = prior.summary
-        notes.extend(prior.assumptions)
-        if harness in ("vllm", "sglang", "trtllm") and method in ("eagle", "eagle2", "eagle3"):
-            notes.append("engine acceptance for EAGLE heads drifts with engine version (vllm#26191: EAGLE-3 on "
-                         "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
-    else:
-        source = f"user-stated {'alpha' if alpha is not None else 'tau'} = {alpha if alpha is not None else tau}"
-        if acc.decay < 1.0 and not shape.is_tree and not acc.measured:
-            notes.append(f"draft-head chain: acceptance of the i-th drafted token = alpha x {acc.decay:.3f}^i "
-                         "(EAGLE1-PAPER per-position alphas, blockwise-MTP rows)")
+    prior, source = _acceptance_source(req, acc, shape, notes)
     a_out = None
     if not acc.measured:
-        a_out = alpha_from_tau(t, num_draft_tokens, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
-    sweep_pts: list[SweepPoint] = []
-    best = num_draft_tokens
-    if sweep and method != "lookahead":
-        top = TREE_DEPTH_SWEEP_MAX if shape.is_tree else HEAD_SWEEP_MAX.get(method, CHAIN_SWEEP_MAX)
-        if method == "medusa":
-            top = min(top, medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
-        for n in range(1, top + 1):
-            tn = acc.tau(_shape(method, n, tree))[0]
-            cn = cost(n, batch)
-            sweep_pts.append(SweepPoint(num_draft_tokens=n, tau=tn, cycle_cost=cn.cycle_cost,
-                                        speedup=tn / cn.cycle_cost))
-        top_speedup = max(p.speedup for p in sweep_pts)
-        # the shortest draft within BEST_N_TOLERANCE of the best: longer drafts cost more under load
-        best = next(p.num_draft_tokens for p in sweep_pts if p.speedup >= (1 - BEST_N_TOLERANCE) * top_speedup)
-    batch_pts: list[BatchPoint] = []
-    break_even = None
-    if sweep and harness != "transformers":
-        for b in sorted({*BATCH_SWEEP, batch}):
-            cb = cost(num_draft_tokens, b)
-            batch_pts.append(BatchPoint(batch=b, cycle_cost=cb.cycle_cost, speedup=t / cb.cycle_cost,
-                                        bound=cb.verify.bound))
-        break_even = next((p.batch for p in batch_pts if p.speedup < 1.0), None)
-        notes.append("break-even concurrency: acceptance held at its batch-1 value; real acceptance can fall "
-                     "with concurrency (llama.cpp#27117), so treat it as an upper bound")
+        a_out = alpha_from_tau(t, n, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
+    sweep_pts, best = _draft_sweep(req, acc, cost)
+    batch_pts, break_even = _batch_sweep(req, t, cost, notes)
     err = COST_MODEL_REL_ERROR
     notes.append(f"low/high: acceptance range x cost-model error +/-{err:.0%} (median error of `specpick "
                  "calibrate` with published acceptance)")
     return SpeedupResult(
-        verifier=verifier.repo_id, method=method, draft=draft.repo_id if draft else None, gpu=gpu.key, gpus=gpus,
-        workload=workload, temperature=temperature, batch=batch, engine=engine, harness=harness,
-        context_tokens=ctx, weight_bytes_per_param=weight_bytes_per_param, speedup=speedup,
-        low=t_lo / cc.cycle_cost * (1 - err), high=t_hi / cc.cycle_cost * (1 + err), tau=t, tau_low=t_lo,
-        tau_high=t_hi, alpha=a_out, num_draft_tokens=num_draft_tokens,
-        tree=tree if method in TREE_METHODS_WITH_HEADS else None, cost_ratio=cc.cost_ratio,
-        verify_cost=cc.verify_cost, engine_overhead=cc.overhead_cost, cycle_cost=cc.cycle_cost,
-        acceptance_source=source, prior=prior, best_num_draft_tokens=best, draft_sweep=sweep_pts,
-        break_even_concurrency=break_even, batch_sweep=batch_pts, base_step=cc.base, draft_step=cc.draft_step,
-        verify_step=cc.verify, assumptions=notes,
+        verifier=req.verifier.repo_id, method=req.method, draft=req.draft.repo_id if req.draft else None,
+        gpu=req.gpu.key, gpus=req.gpus, workload=req.workload, temperature=req.temperature, batch=req.batch,
+        engine=req.engine, harness=req.harness, context_tokens=ctx, weight_bytes_per_param=req.weight_bytes_per_param,
+        speedup=t / cc.cycle_cost, low=t_lo / cc.cycle_cost * (1 - err), high=t_hi / cc.cycle_cost * (1 + err),
+        tau=t, tau_low=t_lo, tau_high=t_hi, alpha=a_out, num_draft_tokens=n, tree=req.head_tree,
+        cost_ratio=cc.cost_ratio, verify_cost=cc.verify_cost, engine_overhead=cc.overhead_cost,
+        cycle_cost=cc.cycle_cost, acceptance_source=source, prior=prior, best_num_draft_tokens=best,
+        draft_sweep=sweep_pts, break_even_concurrency=break_even, batch_sweep=batch_pts, base_step=cc.base,
+        draft_step=cc.draft_step, verify_step=cc.verify, assumptions=notes,
     )
 
 

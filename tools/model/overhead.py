@@ -22,6 +22,10 @@ Constants marked "global fit" were chosen by ``specpick calibrate --fit``
 (tools/calibration/fit.py) over the published rows (engines: plus the fit half of
 the engine-measured rows), the same few numbers for every row; the fit's
 figures are printed by that command and quoted next to them.
+
+The committed values live here with their sources; the model reads them only
+through ``ModelConstants.overheads`` (``tools/model/constants.py``), so the fit
+can vary a copy instead of this module.
 """
 
 from __future__ import annotations
@@ -105,8 +109,35 @@ ENGINE_CYCLE_PER_SEQ_MS = 0.15  # global fit: per running request per cycle (spe
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
 
-OVERHEADS: dict[str, RuntimeOverhead] = {
-    "paper": RuntimeOverhead(
+
+class OverheadTable(BaseModel):
+    """The ``RuntimeOverhead`` of every harness, one field each (frozen and hashable, so step times can be cached
+    per constant set; a fit varies a copy: ``table.model_copy(update={"paper": ...})``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    paper: RuntimeOverhead = Field(description="eager PyTorch research code of the papers")
+    transformers: RuntimeOverhead = Field(description="HF transformers generate() / assisted generation")
+    compiled: RuntimeOverhead = Field(description="compiled single-graph decoders (gpt-fast, XLA on TPU)")
+    vllm: RuntimeOverhead = Field(description="vLLM with CUDA graphs")
+    sglang: RuntimeOverhead = Field(description="SGLang with CUDA graphs")
+    trtllm: RuntimeOverhead = Field(description="TensorRT-LLM")
+
+    def get(self, harness: str) -> RuntimeOverhead:
+        """The overhead constants of ``harness``; InputError for an unknown name."""
+        if harness not in HARNESSES:
+            raise InputError(f"unknown harness '{harness}': choose one of {', '.join(HARNESSES)}")
+        return getattr(self, harness)
+
+    def items(self) -> list[tuple[str, RuntimeOverhead]]:
+        """(harness, overhead) pairs in ``HARNESSES`` order."""
+        return [(h, getattr(self, h)) for h in HARNESSES]
+
+
+# The committed per-harness constants; the model reads them through ``ModelConstants.overheads``
+# (tools/model/constants.py), never from here.
+DEFAULT_OVERHEADS = OverheadTable(
+    paper=RuntimeOverhead(
         harness="paper",
         host_per_layer_ms=PAPER_HOST_PER_LAYER_MS,
         gpu_gap_per_layer_ms=0.0,
@@ -118,7 +149,7 @@ OVERHEADS: dict[str, RuntimeOverhead] = {
         source="eager PyTorch research code (EAGLE/Medusa/Hydra/Lookahead/REST repos, HF device_map='auto' "
         "for multi-GPU); host anchors from published rows EAGLE-GPTFAST and REST-README; cycle costs global fit",
     ),
-    "transformers": RuntimeOverhead(
+    transformers=RuntimeOverhead(
         harness="transformers",
         host_per_layer_ms=PAPER_HOST_PER_LAYER_MS,
         gpu_gap_per_layer_ms=0.0,
@@ -131,7 +162,7 @@ OVERHEADS: dict[str, RuntimeOverhead] = {
         "assisted generation is batch-1 only (ENGINES.md, transformers)",
     ),
     # Compiled single-graph decoding: gpt-fast (torch.compile + CUDA graphs) and XLA on TPU (T5X).
-    "compiled": RuntimeOverhead(
+    compiled=RuntimeOverhead(
         harness="compiled",
         host_per_layer_ms=0.0,
         gpu_gap_per_layer_ms=0.004,  # assumption: ~8 kernels x 0.5 us tail per layer inside one graph
@@ -146,7 +177,7 @@ OVERHEADS: dict[str, RuntimeOverhead] = {
     # Serving engines: CUDA graphs for decode and draft steps; costs per cycle are scheduler work
     # that the non-speculative path overlaps (overlap scheduler) but the speculative path does not.
     # Constants: ENGINE_* above.
-    "vllm": RuntimeOverhead(
+    vllm=RuntimeOverhead(
         harness="vllm",
         host_per_layer_ms=0.0,
         gpu_gap_per_layer_ms=ENGINE_GAP_PER_LAYER_MS,
@@ -161,7 +192,7 @@ OVERHEADS: dict[str, RuntimeOverhead] = {
         "engine rows (vLLM: vllm#16937 fit; vllm#20780, vllm#12755 held out); vllm#26191 reports acceptance "
         "drifting below earlier measurements (ENGINES.md issue 18)",
     ),
-    "sglang": RuntimeOverhead(
+    sglang=RuntimeOverhead(
         harness="sglang",
         host_per_layer_ms=0.0,
         gpu_gap_per_layer_ms=ENGINE_GAP_PER_LAYER_MS,
@@ -176,7 +207,7 @@ OVERHEADS: dict[str, RuntimeOverhead] = {
         "LLaMA-3.1-8B, chain 3, bs 2-64) and the fit half of the engine rows (SGLang: AngelSlim#163, sglang#3582, "
         "SGLang docs, EAGLE#211 fit); SGLang spec loses above concurrency ~32 (sglang#4759)",
     ),
-    "trtllm": RuntimeOverhead(
+    trtllm=RuntimeOverhead(
         harness="trtllm",
         host_per_layer_ms=0.0,
         gpu_gap_per_layer_ms=0.025,  # assumption: fused C++ kernels, slightly fewer per layer
@@ -191,16 +222,9 @@ OVERHEADS: dict[str, RuntimeOverhead] = {
         "3.3 draft-target blog in the fit half; the DeepSeek-R1 MTP and Medusa blogs held out); AUTO mode turns "
         "speculation off above concurrency 32 (ENGINES.md)",
     ),
-}
+)
 
 ENGINE_TO_HARNESS: dict[str, str] = {
     "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm", "transformers": "transformers",
 }
 
-
-def get_overhead(harness: str) -> RuntimeOverhead:
-    """The overhead constants of a harness; InputError for an unknown name."""
-    try:
-        return OVERHEADS[harness]
-    except KeyError:
-        raise InputError(f"unknown harness '{harness}': choose one of {', '.join(HARNESSES)}") from None

@@ -218,6 +218,125 @@ def _quant(values: list[float]) -> tuple[float, float, float]:
     return v[0], statistics.median(v), v[-1]
 
 
+def _matching_rows(method: str, variant: str | None, exclude_sources: frozenset[str]) -> list[PriorRow]:
+    """Prior rows of ``method`` (and ``variant``; None: any variant) outside ``exclude_sources``."""
+    return [r for r in load_prior_rows() if r.method == method and (variant is None or r.variant == variant)
+            and r.source_id not in exclude_sources]
+
+
+def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
+                 assumptions: list[str]) -> list[PriorRow]:
+    """The rows a prior rests on, falling back in a stated order when the exact method/variant has none.
+
+    Order: the variant's own rows; the closest variant's (``VARIANT_FALLBACK``); a borrowed method's
+    (``METHOD_BORROW``); any variant of the method. Each fallback adds its reason to ``assumptions``.
+
+    Raises:
+        InputError: no rows at all for the method.
+    """
+    rows = _matching_rows(method, variant, exclude_sources)
+    if not rows and variant:
+        closest = VARIANT_FALLBACK.get(variant, "")
+        rows = _matching_rows(method, closest, exclude_sources)
+        assumptions.append(f"no acceptance rows for {variant}: using {closest or 'plain ' + method} rows")
+    if not rows and not variant and method in METHOD_BORROW:
+        borrowed, why = METHOD_BORROW[method]
+        rows = _matching_rows(borrowed, "", exclude_sources)
+        assumptions.append(why)
+    if not rows:
+        # a method known only through a variant (e.g. REST for retrieval drafting)
+        rows = _matching_rows(method, None, exclude_sources)
+        if rows:
+            kinds = ", ".join(sorted({r.variant for r in rows}))
+            assumptions.append(f"no published acceptance for plain {method}: using its closest published "
+                               f"variant ({kinds})")
+    if not rows:
+        raise InputError(f"no published acceptance figure for method '{method}'; pass --alpha or --tau")
+    return rows
+
+
+def _workload_rows(rows: list[PriorRow], method: str, workload: str,
+                   assumptions: list[str]) -> tuple[list[PriorRow], str, float]:
+    """(rows of the workload used, that workload, multiplier on tau - 1) for the requested workload.
+
+    The workload's own rows if any, else the nearest workload's (``FALLBACK``) moved by ``WORKLOAD_ADJUST``.
+    """
+    used_w = next((w for w in (workload, *FALLBACK[workload]) if any(r.workload == w for r in rows)), None)
+    if used_w is None:
+        used_w = "chat" if any(r.workload == "chat" for r in rows) else rows[0].workload
+    factor = 1.0
+    if used_w != workload:
+        factor, why = WORKLOAD_ADJUST.get((workload, used_w, FAMILY[method]), DEFAULT_ADJUST)
+        assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
+                           f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
+    return [r for r in rows if r.workload == used_w], used_w, factor
+
+
+def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
+              factor: float, assumptions: list[str]) -> list[float]:
+    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4)."""
+    family = FAMILY[method]
+    rho, n_pairs = temperature_rho()[family]
+    t_q = min(max(temperature, 0.0), 1.0)
+    taus = []
+    for r in rows:
+        tau = _row_tau(r, shape, draft_ratio)
+        tau *= rho ** (t_q - min(r.temperature, 1.0))
+        taus.append(max(1.0, 1.0 + (tau - 1.0) * factor))
+    if any(r.temperature != t_q for r in rows):
+        assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
+                           f"(median sampled/greedy ratio of {n_pairs} same-setup {family} pairs)")
+    return taus
+
+
+def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: float | None) -> list[str]:
+    """The rules that moved the rows to the requested draft (draft size, tree/chain, position decay, measured)."""
+    notes = []
+    if draft_ratio and method == "draft_model":
+        slope, groups = draft_ratio_slope()
+        notes.append(f"draft size: alpha {slope:+.3f} per decade of draft/verifier size ratio "
+                     f"(fit within {groups} published size sweeps, Leviathan et al. T2/T3)")
+    if any(r.shape == "tree" for r in rows) or shape.is_tree:
+        notes.append(f"tree/chain conversion: chain misses = tree misses x F^share(k_eff), F={tree_factor():.2f} "
+                     "from EAGLE-1 chain alpha vs tree tau (EAGLE1-PAPER rows)")
+    if decay_for(method) < 1.0 and not shape.is_tree:
+        notes.append(f"draft-head chains: acceptance of the i-th drafted token = alpha x "
+                     f"{decay_for(method):.3f}^i "
+                     "(median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows)")
+    if any(r.shape == "measured" for r in rows):
+        notes.append(f"{method} tau used as measured at the source's configuration (not rescaled with N)")
+    return notes
+
+
+def _tau_range(rows: list[PriorRow], taus: list[float], borrowed: bool,
+               assumptions: list[str]) -> tuple[float, float, float]:
+    """(median, low, high) tau: the median over sources of each source's median, the rows' spread widened.
+
+    Each source counts once, so one paper's five benchmarks do not outvote another measurement. Borrowed
+    workloads and single-source priors get extra range (``DERIVED_RANGE_WIDEN``, ``SINGLE_SOURCE_WIDEN``).
+    """
+    low, _, high = _quant(taus)
+    by_source: dict[str, list[float]] = {}
+    for r, t in zip(rows, taus):
+        by_source.setdefault(r.source_id, []).append(t)
+    med = statistics.median(statistics.median(v) for v in by_source.values())
+    single = len({r.source_id for r in rows}) == 1
+    if single:
+        assumptions.append(f"all rows from one source: range widened by {SINGLE_SOURCE_WIDEN:.0%} of tau-1")
+    widen = (DERIVED_RANGE_WIDEN if borrowed else 0.0) + (SINGLE_SOURCE_WIDEN if single else 0.0)
+    return med, max(1.0, low - widen * (med - 1.0)), high + widen * (med - 1.0)
+
+
+def _alphas(rows: list[PriorRow], method: str, shape: Shape,
+            taus: tuple[float, float, float]) -> tuple[float | None, float | None, float | None]:
+    """Per-token alpha for each of (median, low, high) tau; None when the rows are measured taus (no alpha)."""
+    if rows[0].shape == "measured":
+        return None, None, None
+    n, d = shape.num_draft_tokens, (1.0 if shape.is_tree else decay_for(method))
+    med, low, high = (alpha_from_tau(t, n, d) for t in taus)
+    return med, low, high
+
+
 def acceptance_prior(
     method: str,
     workload: str,
@@ -242,78 +361,15 @@ def acceptance_prior(
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
     assumptions: list[str] = []
-    rows = [r for r in load_prior_rows() if r.method == method and r.variant == variant
-            and r.source_id not in exclude_sources]
-    if not rows and variant:
-        closest = VARIANT_FALLBACK.get(variant, "")
-        rows = [r for r in load_prior_rows() if r.method == method and r.variant == closest
-                and r.source_id not in exclude_sources]
-        assumptions.append(f"no acceptance rows for {variant}: using {closest or 'plain ' + method} rows")
-    if not rows and not variant and method in METHOD_BORROW:
-        borrowed, why = METHOD_BORROW[method]
-        rows = [r for r in load_prior_rows() if r.method == borrowed and r.variant == ""
-                and r.source_id not in exclude_sources]
-        assumptions.append(why)
-    if not rows:
-        # a method known only through a variant (e.g. REST for retrieval drafting)
-        rows = [r for r in load_prior_rows() if r.method == method and r.source_id not in exclude_sources]
-        if rows:
-            kinds = ", ".join(sorted({r.variant for r in rows}))
-            assumptions.append(f"no published acceptance for plain {method}: using its closest published "
-                               f"variant ({kinds})")
-    if not rows:
-        raise InputError(f"no published acceptance figure for method '{method}'; pass --alpha or --tau")
+    rows = _select_rows(method, variant, exclude_sources, assumptions)
     if harness_class == "engine" and not any(r.harness_class == "engine" for r in rows):
         assumptions.append("no engine-measured acceptance for this method: the papers' own-harness figures "
                            "are used, and engines have measured less (ENGINES.md issue 18)")
-    family = FAMILY[method]
-    used_w = next((w for w in (workload, *FALLBACK[workload]) if any(r.workload == w for r in rows)), None)
-    if used_w is None:
-        used_w = "chat" if any(r.workload == "chat" for r in rows) else rows[0].workload
-    rows = [r for r in rows if r.workload == used_w]
-    factor, why = (1.0, "")
-    if used_w != workload:
-        factor, why = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)
-        assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
-                           f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
-    rho, n_pairs = temperature_rho()[family]
-    t_q = min(max(temperature, 0.0), 1.0)
-    taus = []
-    for r in rows:
-        tau = _row_tau(r, shape, draft_ratio)
-        tau *= rho ** (t_q - min(r.temperature, 1.0))
-        taus.append(max(1.0, 1.0 + (tau - 1.0) * factor))
-    if any(r.temperature != t_q for r in rows):
-        assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
-                           f"(median sampled/greedy ratio of {n_pairs} same-setup {family} pairs)")
-    if draft_ratio and method == "draft_model":
-        slope, groups = draft_ratio_slope()
-        assumptions.append(f"draft size: alpha {slope:+.3f} per decade of draft/verifier size ratio "
-                           f"(fit within {groups} published size sweeps, Leviathan et al. T2/T3)")
-    if any(r.shape == "tree" for r in rows) or shape.is_tree:
-        assumptions.append(f"tree/chain conversion: chain misses = tree misses x F^share(k_eff), F={tree_factor():.2f} "
-                           "from EAGLE-1 chain alpha vs tree tau (EAGLE1-PAPER rows)")
-    if decay_for(method) < 1.0 and not shape.is_tree:
-        assumptions.append(f"draft-head chains: acceptance of the i-th drafted token = alpha x "
-                           f"{decay_for(method):.3f}^i "
-                           "(median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows)")
-    if any(r.shape == "measured" for r in rows):
-        assumptions.append(f"{method} tau used as measured at the source's configuration (not rescaled with N)")
-    low, _, high = _quant(taus)
-    by_source: dict[str, list[float]] = {}
-    for r, t in zip(rows, taus):
-        by_source.setdefault(r.source_id, []).append(t)
-    med = statistics.median(statistics.median(v) for v in by_source.values())
-    single = len({r.source_id for r in rows}) == 1
-    if single:
-        assumptions.append(f"all rows from one source: range widened by {SINGLE_SOURCE_WIDEN:.0%} of tau-1")
-    widen = (DERIVED_RANGE_WIDEN if used_w != workload else 0.0) + (SINGLE_SOURCE_WIDEN if single else 0.0)
-    low = max(1.0, low - widen * (med - 1.0))
-    high = high + widen * (med - 1.0)
-    alpha = a_lo = a_hi = None
-    if rows[0].shape != "measured":
-        n, d = shape.num_draft_tokens, (1.0 if shape.is_tree else decay_for(method))
-        alpha, a_lo, a_hi = (alpha_from_tau(t, n, d) for t in (med, low, high))
+    rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
+    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions)
+    assumptions.extend(_shape_notes(rows, method, shape, draft_ratio))
+    med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
+    alpha, a_lo, a_hi = _alphas(rows, method, shape, (med, low, high))
     sources = sorted({r.source_id for r in rows})
     summary = (f"{method}{'/' + variant if variant else ''} on {used_w}: median over {len(sources)} source(s) "
                f"({', '.join(sources)}; {len(rows)} row(s)) -> tau {med:.2f} (range {low:.2f}-{high:.2f})")

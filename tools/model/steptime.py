@@ -12,7 +12,7 @@ MoE: weights read = non-expert weights + the experts that the step's tokens
 actually touch. Routing is uniform over E experts (top-k per token), sequences
 in a batch route independently, and within one sequence each token after the
 first repeats its predecessor's expert set with probability
-``ROUTING_REUSE`` (else draws afresh): consecutive tokens reuse experts more
+``routing_reuse`` of ``ModelConstants`` (else draws afresh): consecutive tokens reuse experts more
 often than chance (Mixtral paper, Table 5). The expected distinct experts per
 layer for ``batch`` sequences of ``T`` tokens each is then
 ``E * (1 - [(1 - k/E) * (1 - (1 - rho) k/E)^(T-1)]^batch)``, which is
@@ -30,50 +30,10 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import kv_bytes_per_sequence, kv_bytes_per_token_per_layer
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, routing_reuse_note
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
-
-# Achievable fraction of peak HBM bandwidth for decode GEMVs. Derived from the published row
-# EAGLE-GPTFAST: gpt-fast (compiled) decodes LLaMA2-7B fp16 at 55.1 tok/s on an RTX 3090 -> 13.5 GB x
-# 55.1/s = 744 GB/s = 79% of its 936 GB/s.
-BANDWIDTH_EFFICIENCY = 0.80
-# Achievable fraction of dense tensor peak for the skinny GEMMs of decode/verify (M = tokens in the step,
-# tens to hundreds), well below the ~0.7-0.8 that large GEMMs reach. Global fit (tools/calibration/fit.py,
-# jointly with ROOFLINE_SHARPNESS and the engine per-cycle costs) over the 48 published rows with batch > 1
-# (EAGLE1-T7, EAGLE3-T5, Clover, Hydra, blockwise MTP) plus the fit half of the engine-measured rows: mean APE
-# 13.0% (flat: 0.40 scores 12.9%, within 0.2 pp; kept at 0.35).
-FLOPS_EFFICIENCY = 0.35
-# Memory and compute do not overlap perfectly near the roofline corner: components combine as
-# (m^p + c^p)^(1/p) instead of max(m, c); p -> infinity is the ideal roofline, p = 2 adds 41% at the corner
-# and ~12% when one side is half the other. Same global fit as FLOPS_EFFICIENCY.
-ROOFLINE_SHARPNESS = 2.0
-ACTIVATION_BYTES = 2.0  # bf16/fp16 activations in all-reduce messages
-# PCIe Gen4 x16 is 64 GB/s bidirectional (gpus.csv interconnect column) -> 32 GB/s per direction.
-PCIE_GBPS_PER_DIRECTION = 32.0
-# MoE routing locality: probability that a token repeats the previous token's expert choice (same sequence)
-# beyond chance. Mixtral paper (Jiang et al. 2024, arXiv 2401.04088) sec. 5, Table 5: share of consecutive
-# tokens (The Pile, 8 subsets, layers 0/15/31) with the same first-choice expert: layer 0 13.6-14.9%, layer 15
-# 23.6-28.4%, layer 31 19.7-26.3% vs 12.5% at random; sharing the first or second choice: 44.9-49.9%,
-# 61.6-67.0%, 44.5-53.6% vs 46.4% at random. Excess over chance, (p - p_random) / (1 - p_random), averaged over
-# the 24 cells: 0.098 (first choice), 0.145 (first or second); 0.32 at layer 15 alone. 0.10 taken (the
-# first-choice reading, the lower one). Not fitted: the two MoE rows of published-dev.csv cannot identify it
-# (EAGLE1-MIXTRAL verifies a 26-token tree that touches >= 7.8 of 8 experts for any rho <= 0.5; DSV3-MTP
-# verifies 2 tokens on unstated hardware and its error is the per-cycle engine overhead: even rho = 1 moves it
-# only 0.83 -> 0.89 against 1.8 measured). Liang et al. 2025 (arXiv 2505.16056) Table 1 ranks local routing
-# consistency Qwen3-30B-A3B (SRP 54.1) > Mixtral-8x7B (49.4) > DeepSeek-V2-Lite/DeepSeekMoE (37.9/36.9, shared
-# experts), so one global rho is optimistic for DeepSeek and conservative for Qwen3.
-ROUTING_REUSE = 0.10
-ROUTING_REUSE_NOTE = (
-    f"MoE verify: within one sequence a token repeats its predecessor's experts with probability {ROUTING_REUSE} "
-    "beyond chance (Mixtral paper arXiv 2401.04088 Table 5: consecutive-token expert repeats 0.10-0.15 above "
-    "random, up to 0.32 at layer 15), sequences in a batch route independently and uniformly; models with shared "
-    "experts (DeepSeek) show less locality, Qwen3 more (Liang et al. arXiv 2505.16056 Table 1)"
-)
-# Small-message all-reduce latency (NCCL / engine custom all-reduce): assumption, ~8 us over NVLink,
-# ~25 us over PCIe.
-ALLREDUCE_LATENCY_MS_NVLINK = 0.008
-ALLREDUCE_LATENCY_MS_PCIE = 0.025
 
 Bound = Literal["memory", "compute", "host"]
 
@@ -103,8 +63,8 @@ class StepTime(BaseModel):
     assumptions: list[str] = Field(default_factory=list, description="modelling assumptions with sources (MoE)")
 
 
-def _smax(a: float, b: float) -> float:
-    p = ROOFLINE_SHARPNESS
+def _smax(a: float, b: float, p: float) -> float:
+    """Soft roofline ``(a^p + b^p)^(1/p)``: memory and compute overlap imperfectly near the corner."""
     hi = max(a, b)
     if hi <= 0:
         return 0.0
@@ -147,11 +107,11 @@ def _attention_flops_per_token(m: ModelSpec, context_tokens: int) -> float:
     return per_layer_full * context_tokens * m.num_layers
 
 
-def _link(gpu: GpuSpec) -> tuple[float, float]:
+def _link(gpu: GpuSpec, constants: ModelConstants) -> tuple[float, float]:
     """(GB/s per direction, latency ms) of the GPU-to-GPU path used by all-reduce."""
     if gpu.link_gbps:  # NVLink / Infinity Fabric aggregate bidirectional figure
-        return gpu.link_gbps / 2.0, ALLREDUCE_LATENCY_MS_NVLINK
-    return PCIE_GBPS_PER_DIRECTION, ALLREDUCE_LATENCY_MS_PCIE
+        return gpu.link_gbps / 2.0, constants.allreduce_latency_ms_nvlink
+    return constants.pcie_gbps_per_direction, constants.allreduce_latency_ms_pcie
 
 
 def forward_time(
@@ -174,25 +134,28 @@ def forward_time(
     experts_per_layer: float | None = None,
     draft_step: bool = False,
     assumptions: list[str] | None = None,
+    constants: ModelConstants = DEFAULT_CONSTANTS,
 ) -> StepTime:
     """Combine totals for a whole forward pass (all GPUs) into a ``StepTime``.
 
     A draft step (``draft_step=True``) runs inside the speculation loop: it pays the harness's per-step
     host bookkeeping (overlapped with GPU work) instead of the per-forward sampling/sync cost.
+    ``constants`` supplies the roofline efficiencies and all-reduce figures.
     """
     split = 1 if overhead.layer_split else gpus  # layer split runs GPUs one after another
-    bw = gpu.bandwidth_gbps * 1e9 * BANDWIDTH_EFFICIENCY
-    peak = gpu.peak_tflops(weight_dtype) * 1e12 * FLOPS_EFFICIENCY
+    bw = gpu.bandwidth_gbps * 1e9 * constants.bandwidth_efficiency
+    peak = gpu.peak_tflops(weight_dtype) * 1e12 * constants.flops_efficiency
     w, kv = weight_bytes / split, kv_bytes / split
     gf, af = gemm_flops / split, attn_flops / split
     m_w, m_kv = w / bw * 1e3, kv / bw * 1e3
     c_g, c_a = gf / peak * 1e3, af / peak * 1e3
     gaps = overhead.gpu_gap_per_layer_ms * layers
-    gpu_ms = _smax(m_w, c_g) + _smax(m_kv, c_a) + gaps
+    p = constants.roofline_sharpness
+    gpu_ms = _smax(m_w, c_g, p) + _smax(m_kv, c_a, p) + gaps
     allreduce = 0.0
     if gpus > 1 and not overhead.layer_split:
-        link_gbps, latency = _link(gpu)
-        msg = batch * tokens_per_seq * hidden_size * ACTIVATION_BYTES
+        link_gbps, latency = _link(gpu, constants)
+        msg = batch * tokens_per_seq * hidden_size * constants.activation_bytes
         ring = 2.0 * (gpus - 1) / gpus * msg / (link_gbps * 1e9) * 1e3
         allreduce = 2 * layers * (latency + ring)
     host = overhead.host_per_layer_ms * layers + extra_host_ms
@@ -223,12 +186,13 @@ def _check(batch: int, tokens_per_seq: int, context_tokens: int, gpus: int, bpp:
         raise InputError("context tokens must be >= 0 and bytes per parameter > 0")
 
 
-def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int, tokens_per_seq: int) -> tuple[float, float]:
+def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int, tokens_per_seq: int,
+                       reuse: float) -> tuple[float, float]:
     """(weight params read, experts touched per layer) for a MoE model and ``tokens`` routed tokens."""
     moe_layers = m.num_layers - m.first_dense_layers
     expert = _expert_params(m)
     touched = experts_touched(m.num_experts, m.experts_per_token, tokens, tokens_per_seq=tokens_per_seq,
-                              reuse=ROUTING_REUSE)
+                              reuse=reuse)
     non_expert = decode_read - moe_layers * m.experts_per_token * expert
     return non_expert + moe_layers * touched * expert, touched
 
@@ -246,6 +210,7 @@ def step_time(
     overhead: RuntimeOverhead,
     extra_host_ms: float = 0.0,
     draft_step: bool = False,
+    constants: ModelConstants = DEFAULT_CONSTANTS,
 ) -> StepTime:
     """Roofline time of one forward pass of ``model`` over ``batch`` sequences.
 
@@ -262,6 +227,7 @@ def step_time(
         overhead: the runtime's overhead constants.
         extra_host_ms: host work beyond layer dispatch (e.g. an n-gram lookup).
         draft_step: True when ``model`` is a draft model stepping inside the speculation loop.
+        constants: the model's global constants (roofline, MoE routing reuse, all-reduce).
 
     Returns:
         A ``StepTime`` with bytes, FLOPs, the memory/compute/host split and the total.
@@ -272,7 +238,8 @@ def step_time(
     decode_read = p.decode_read_b * 1e9
     touched = None
     if model.is_moe:
-        weight_params, touched = _moe_weight_params(model, decode_read, tokens, tokens_per_seq)
+        weight_params, touched = _moe_weight_params(model, decode_read, tokens, tokens_per_seq,
+                                                     constants.routing_reuse)
     else:
         weight_params = decode_read
     return forward_time(
@@ -284,7 +251,7 @@ def step_time(
         attn_flops=_attention_flops_per_token(model, context_tokens) * tokens,
         layers=model.num_layers, hidden_size=model.hidden_size, weight_dtype=_dtype_for(weight_bytes_per_param),
         overhead=overhead, extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=draft_step,
-        assumptions=[ROUTING_REUSE_NOTE] if touched is not None else None,
+        assumptions=[routing_reuse_note(constants)] if touched is not None else None, constants=constants,
     )
 
 
@@ -302,14 +269,14 @@ EAGLE3_DRAFT_VOCAB = 32000
 MEDUSA_DEFAULT_HEADS = 5
 
 
-def _layer_params(m: ModelSpec, tokens: int, tokens_per_seq: int) -> tuple[float, float | None]:
+def _layer_params(m: ModelSpec, tokens: int, tokens_per_seq: int, reuse: float) -> tuple[float, float | None]:
     """Weights one decoder layer of ``m``'s geometry reads for ``tokens`` tokens (MoE: experts touched)."""
     p = count_params(m)
     attention = p.attention_b * 1e9 / m.num_layers
     if not m.is_moe:
         return attention + 3.0 * m.hidden_size * m.intermediate_size, None
     touched = experts_touched(m.num_experts, m.experts_per_token, tokens, tokens_per_seq=tokens_per_seq,
-                              reuse=ROUTING_REUSE)
+                              reuse=reuse)
     expert = _expert_params(m)
     router = m.hidden_size * m.num_experts
     return attention + router + (m.num_shared_experts + touched) * expert, touched
@@ -329,6 +296,7 @@ def head_step_time(
     overhead: RuntimeOverhead,
     num_heads: int = MEDUSA_DEFAULT_HEADS,
     extra_host_ms: float = 0.0,
+    constants: ModelConstants = DEFAULT_CONSTANTS,
 ) -> StepTime:
     """One step of a draft head attached to ``verifier`` (geometry taken from the verifier).
 
@@ -350,7 +318,7 @@ def head_step_time(
         layer = count_params(verifier).attention_b * 1e9 / verifier.num_layers + 3.0 * h * width
         touched = None
     else:
-        layer, touched = _layer_params(verifier, tokens, tokens_per_seq)
+        layer, touched = _layer_params(verifier, tokens, tokens_per_seq, constants.routing_reuse)
     kv_layer = kv_bytes_per_token_per_layer(verifier, kv_dtype) * context_tokens * batch
     q_kv_width = verifier.num_attention_heads * verifier.head_dim + 2 * verifier.num_kv_heads * verifier.head_dim
     layers = 1
@@ -376,5 +344,5 @@ def head_step_time(
         gemm_flops=2.0 * params * tokens, attn_flops=attn * tokens, layers=layers, hidden_size=h,
         weight_dtype=_dtype_for(weight_bytes_per_param), overhead=overhead,
         extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=True,
-        assumptions=[ROUTING_REUSE_NOTE] if touched is not None else None,
+        assumptions=[routing_reuse_note(constants)] if touched is not None else None, constants=constants,
     )
