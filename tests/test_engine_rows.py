@@ -8,8 +8,12 @@ from importlib import resources
 import pytest
 
 from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
-from specpick.tools.calibration.engines import SPLIT_RULE, engine_cases, engine_report, split_of
-from specpick.tools.calibration.engine_cases import ENGINES, build_case, load_engine_rows, skip_reason
+from specpick.tools.calibration.engines import engine_cases, engine_report
+from specpick.tools.calibration.engine_cases import build_case, load_engine_rows, row_use, skip_reason
+from specpick.tools.calibration.engine_specs import resolve_engine_gpu, resolve_engine_verifier, weights_bytes_per_param
+from specpick.tools.calibration.split import SALT, parse_split_text, render_split_file, split_of_source, split_text
+from specpick.tools.errors import RemoteDataError
+from specpick.tools.vocab import ENGINES
 from specpick.tools.catalog.published import load_published
 
 
@@ -30,19 +34,31 @@ def test_columns_are_the_published_ones_plus_engine_and_version():
 
 def test_every_row_names_its_source_engine_and_provenance():
     rows = load_engine_rows()
-    assert len(rows) >= 30
+    assert len(rows) >= 340
     for r in rows:
         assert r.source and r.source_id
-        assert r.engine in ENGINES, r.row_id
+        assert r.engine in ENGINES or skip_reason(r) == f"engine '{r.engine}' is not in tools/vocab.Engine", r.row_id
         assert r.provenance in ("primary", "primary-figure", "secondary"), r.row_id
+
+
+def test_every_row_is_used_or_skipped_for_a_counted_reason(report):
+    uses = [row_use(r)[0] for r in load_engine_rows()]
+    assert report.n_rows == len(uses)
+    assert report.n_used == sum(u in ("cost_model", "end_to_end") for u in uses)
+    assert report.n_used + sum(report.skipped.values()) + uses.count("acceptance_only") == report.n_rows
+    totals = {k: sum(v[k] for v in report.usable.values()) for k in ("cost_model", "end_to_end", "acceptance_only")}
+    assert totals["end_to_end"] == report.n_used and totals["cost_model"] == report.cost_model.overall.n
+    assert totals["acceptance_only"] == uses.count("acceptance_only") >= 5
+    assert report.n_used >= 75 and report.cost_model.overall.n >= 40
 
 
 def test_rows_cover_engines_and_model_classes():
     cases = engine_cases()
-    assert {c.harness for c in cases} == set(ENGINES)
+    assert {c.harness for c in cases} == {"vllm", "sglang", "trtllm"}
     assert any(c.verifier.is_moe for c in cases) and any(not c.verifier.is_moe for c in cases)
     assert any((c.verifier.params_total_b or 0) >= 60 and not c.verifier.is_moe for c in cases)  # 70B dense with TP
     assert any(c.batch > 1 for c in cases)
+    assert any(c.gpu.key == "MI300X" for c in cases)  # AMD rows resolve through the catalog
 
 
 def test_engine_rows_are_not_in_the_dev_set():
@@ -53,10 +69,47 @@ def test_engine_rows_are_not_in_the_dev_set():
 @pytest.mark.parametrize("source_id, reason", [
     ("VLLM-12755", "request rate"),  # QPS 2..8 rows: concurrency unknown
     ("TRTLLM-LADE-BLOG", "range or bound"),  # "up to 3.6"
+    ("LMSYS-BLOG-LOOKAHEAD-2023", "range or bound"),  # "~1.5", ">2"
+    ("INFERENCEX-1737", "not in catalog: MiniMax-M3"),  # a verifier the catalog lacks is not guessed
+    ("VLLM-BLOG-AA-2026", "not in catalog: B300"),  # a GPU the catalog lacks is not guessed
+    ("ROCM-BLOG-DFLASH-MI355X-2026", "method not modelled yet: DFlash"),
+    ("VLLM-BLOG-PEAGLE-2026", "method not modelled yet: P-EAGLE"),
+    ("LLAMACPP-5877", "engine 'llamacpp' is not in tools/vocab.Engine"),
+    ("ROCM-BLOG-SPECDEC-DEEPDIVE-2025", "concurrency not stated"),  # request-rate sweep without a value
+    ("SGL-BLOG-MTP-2025", "disaggregated"),  # PD disaggregation, batch per rank
 ])
 def test_skip_reasons(source_id, reason):
-    reasons = {skip_reason(r) for r in load_engine_rows() if r.source_id == source_id}
-    assert any(x and reason in x for x in reasons)
+    reasons = [row_use(r)[1] for r in load_engine_rows() if r.source_id == source_id]
+    assert any(isinstance(x, str) and reason in x for x in reasons), reasons
+
+
+def test_acceptance_only_rows_are_counted_not_predicted(report):
+    row = next(r for r in load_engine_rows() if r.source_id == "SGLANG-4247")  # AL 5.39 at steps 8, no baseline
+    use, case = row_use(row)
+    assert use == "acceptance_only" and case.tau == pytest.approx(5.39)
+    assert build_case(row) == "no speedup (acceptance only)"
+    assert row.row_id not in {r.row_id for r in engine_report().rows}
+
+
+@pytest.mark.parametrize("cell, bpp", [
+    ("Llama-3.3-70B-Instruct (NVFP4)", 4.5 / 8), ("DeepSeek-R1 (FP4 MoE, bf16 attention)", 4.5 / 8),
+    ("Qwen2.5-72B-Instruct", 2.0),
+])
+def test_weight_format_in_the_verifier_cell_sets_bytes_per_weight(cell, bpp):
+    spec, _ = resolve_engine_verifier(cell)
+    assert spec is not None and weights_bytes_per_param(cell, "chain 3", spec)[0] == pytest.approx(bpp)
+
+
+@pytest.mark.parametrize("hardware, expected", [
+    ("8x MI300X (TP 8)", ("MI300X", 8)), ("4x GB200 (TP 4, non-disagg)", ("GB200", 4)), ("1x H100 (tp 1)", ("H100-SXM", 1)),
+    ("1x MI355X (TP 1)", "not in catalog: MI355X"), ("Apple M4 Pro 64GB", "has no GPU count"),
+])
+def test_hardware_cells_map_to_catalog_gpus_or_say_why_not(hardware, expected):
+    got = resolve_engine_gpu(hardware)
+    if isinstance(expected, str):
+        assert isinstance(got, str) and expected in got
+    else:
+        assert (got[0].key, got[1]) == expected
 
 
 def test_qps_1_is_modelled_at_batch_1_and_says_so():
@@ -80,24 +133,35 @@ def test_topk_1_is_a_chain_and_nvfp4_weights_are_4_5_bits():
     assert case.bpp == pytest.approx(4.5 / 8)
 
 
-def test_split_is_fixed_by_source_and_alternates_within_each_engine():
-    halves = split_of()
-    rows = load_engine_rows()
-    for engine in ENGINES:
-        sources = sorted({r.source_id for r in rows if r.engine == engine})
-        assert [halves[s] for s in sources] == [("fit", "holdout")[i % 2] for i in range(len(sources))]
-    assert {halves[c.row.source_id] for c in engine_cases("holdout")} == {"holdout"}
-    assert "alternate" in SPLIT_RULE
+def test_every_source_has_a_committed_split_that_the_rule_reproduces():
+    committed = parse_split_text(split_text())
+    sources = {r.source_id for r in load_engine_rows()}
+    assert sources <= set(committed), sorted(sources - set(committed))
+    assert render_split_file({sid: reason for sid, (_, reason) in committed.items()}) == split_text()
+    assert split_text().startswith("# ") and SALT in split_text().splitlines()[1]
+    for half in ("fit", "holdout"):  # every engine with usable rows has some in both halves
+        assert {c.harness for c in engine_cases(half)} == {"vllm", "sglang", "trtllm"}
+    assert {split_of_source(c.row.source_id) for c in engine_cases("holdout")} == {"holdout"}
 
 
-def test_report_has_every_group_and_both_halves(report):
-    assert report.n_used + sum(report.skipped.values()) == report.n_rows
-    for mode in (report.cost_model, report.end_to_end):
+def test_a_bad_split_cell_is_a_data_error():
+    with pytest.raises(RemoteDataError) as info:
+        parse_split_text("source_id,split,reason\nX-1,train,oops\n")
+    assert "X-1" in str(info.value) and info.value.exit_code == 6
+
+
+def test_report_has_every_group_both_halves_and_coverage(report):
+    for mode in (report.loso, report.cost_model, report.end_to_end):
         assert mode.overall.n == mode.fit_half.n + mode.holdout_half.n
         assert set(mode.per_class) <= {"dense", "moe"} and mode.per_class
         assert set(mode.per_batch) <= {"batch 1", "batch > 1"}
-    assert set(report.end_to_end.per_engine) == set(ENGINES)
-    assert report.end_to_end.holdout_half.n >= 10 and report.cost_model.holdout_half.n >= 5
+        assert mode.coverage.overall.n == mode.overall.n
+        assert mode.coverage.holdout_half.n == mode.holdout_half.n
+        assert sum(c.n for c in mode.coverage.per_engine.values()) == mode.overall.n
+    assert set(report.loso.per_engine) == {"vllm", "sglang", "trtllm"}
+    assert report.loso.holdout_half.n >= 20 and report.cost_model.holdout_half.n >= 10
+    # the headline rows are scored with their own source removed from the priors
+    assert all(r.loso is not None for r in report.rows) or report.loso.not_covered
 
 
 def test_calibrate_engines_flag_reports_separately_and_leaves_the_dev_figure_alone():
@@ -107,5 +171,8 @@ def test_calibrate_engines_flag_reports_separately_and_leaves_the_dev_figure_alo
     assert both.end_to_end.overall == plain.end_to_end.overall  # never mixed into the dev-set figure
     assert both.n_used == plain.n_used
     text = render_text(both)
-    assert "held out from the dev set" in text and "holdout half" in text
+    assert "held out from the dev set" in text and "holdout half" in text and "not in catalog" in text
+    # out-of-sample figures first, in-sample last and labelled
+    assert text.index("engine LOSO end to end") < text.index("engines, leave one source out") < text.index(
+        "IN-SAMPLE") < text.index("engines, end to end IN-SAMPLE")
     assert both.engines["rows"] == []  # rows only with --rows

@@ -144,13 +144,22 @@ def build_case(row: PublishedRow) -> CalibCase | str:
     )
 
 
-def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
-                    constants: ModelConstants = DEFAULT_CONSTANTS) -> float:
-    """The model's speedup for one case: the row's own acceptance (``own``) or the priors without ``exclude``.
+class Prediction(BaseModel):
+    """The model's speedup for one case with its stated interval (``low``/``high`` of the estimate)."""
+
+    speedup: float
+    low: float
+    high: float
+
+
+def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
+            constants: ModelConstants = DEFAULT_CONSTANTS) -> Prediction:
+    """The model's speedup and interval for one case: the row's own acceptance (``own``) or the priors without
+    ``exclude``. Several workloads (a headline mean) average the point and both ends alike.
 
     ``constants`` lets the global fit score a candidate set of constants without touching the defaults.
     """
-    preds = []
+    results = []
     for w in case.workloads:
         req = EstimateRequest(
             verifier=case.verifier, gpu=case.gpu, method=case.row.method or "", draft=case.draft, gpus=case.gpus,
@@ -159,5 +168,12 @@ def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = fro
             harness=case.harness, weight_bytes_per_param=case.bpp, variant=case.row.variant,
             exclude_sources=exclude, sweep=False, lookahead=case.lookahead, medusa_heads=case.medusa_heads,
         )
-        preds.append(estimate_for_specs(req, constants=constants).speedup)
-    return statistics.fmean(preds)
+        results.append(estimate_for_specs(req, constants=constants))
+    return Prediction(speedup=statistics.fmean(r.speedup for r in results),
+                      low=statistics.fmean(r.low for r in results), high=statistics.fmean(r.high for r in results))
+
+
+def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
+                    constants: ModelConstants = DEFAULT_CONSTANTS) -> float:
+    """The point speedup of ``predict`` (the fit scores only the point)."""
+    return predict(case, own=own, exclude=exclude, constants=constants).speedup

@@ -1,32 +1,39 @@
 """`specpick calibrate --engines`: the model against engine-measured rows, kept apart from the dev set.
 
-The dev set (``published_measurements.csv``) is mostly the methods' own eager
-harnesses; ``tools/data/engine_measurements.csv`` holds what vLLM, SGLang and
-TensorRT-LLM measured. Those rows never enter the dev-set figure or the
-acceptance priors. They are split by source into two halves, fixed by a rule
-that does not look at the model:
+The dev set (``published_measurements.csv``) is mostly the methods' own eager harnesses;
+``tools/data/engine_measurements.csv`` holds what serving engines measured. Those rows never enter the
+dev-set figures. Every row is predicted three ways, each with the estimate's interval [low, high]:
 
-    within each engine, sources sorted by id alternate fit, holdout, fit, ...
+* **leave one source out** (the headline): acceptance from the priors with the row's own source removed;
+* **cost model**: the row's own tau/alpha fed in (priors, where a shape still needs them, without its
+  source), so only the cycle cost is tested;
+* **end to end, in-sample**: the priors as committed.
 
-The engine per-cycle constants (``tools/model/overhead.py``) are fitted on the dev
-set's batch > 1 rows plus the *fit* half only (``tools/calibration/fit.py``); the
-*holdout* half is reported separately and is never fitted on. Figures per engine,
-method, dense vs MoE verifier and batch 1 vs > 1, for the cost model alone
-(rows' own tau/alpha) and end to end (acceptance priors).
+LOSO removes the source from the acceptance priors only. The global constants (roofline, engine per-cycle
+costs) are used as committed; they were fitted on the dev set's batch > 1 rows and the engine *fit* half,
+so for a fit-half source LOSO is not fully out of sample (rows whose source the committed constants saw
+are flagged ``constants_saw_source``). The sources are split fit/holdout by the committed file
+``tools/data/engine_split.csv`` (``tools/calibration/split.py``); holdout figures are reported apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.calibration.cases import CalibCase, predict_speedup
-from specpick.tools.calibration.stats import Stats, error_stats, format_stats_line
-from specpick.tools.calibration.engine_cases import ENGINES, EngineRow, build_case, load_engine_rows
+from specpick.tools.calibration.cases import CalibCase, Prediction, predict
+from specpick.tools.calibration.engine_cases import EngineRow, Use, load_engine_rows, row_use
+from specpick.tools.calibration.split import SPLIT_RULE, Split, constants_saw, split_of_source
+from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
+from specpick.tools.errors import InputError
 
-Split = Literal["fit", "holdout"]
-SPLIT_RULE = "within each engine, sources sorted by id alternate fit, holdout, fit, ... (first source: fit)"
+Mode = Literal["loso", "cost_model", "end_to_end"]
+MODES: tuple[Mode, ...] = ("loso", "cost_model", "end_to_end")
+LOSO_CAVEAT = ("LOSO removes the row's source from the acceptance priors only; the global constants are as "
+               "committed (fitted on the dev set's batch > 1 rows and the engine fit half), so rows whose source "
+               "the constants saw are not fully out of sample ('sources never fitted' excludes them)")
 
 
 class EngineRowResult(BaseModel):
@@ -40,119 +47,128 @@ class EngineRowResult(BaseModel):
     hardware: str
     batch: int
     split: Split
+    constants_saw_source: bool = Field(description="the committed global constants were fitted on this source")
     measured: float
-    cost_model: float | None = Field(None, description="prediction with the row's own tau/alpha")
-    end_to_end: float | None = Field(None, description="prediction with acceptance priors")
+    loso: Prediction | None = Field(None, description="priors without the row's source")
+    cost_model: Prediction | None = Field(None, description="the row's own tau/alpha")
+    end_to_end: Prediction | None = Field(None, description="priors as committed (in-sample where they used it)")
     notes: list[str] = Field(default_factory=list)
 
 
+class CoverageGroups(BaseModel):
+    overall: Coverage
+    holdout_half: Coverage
+    per_engine: dict[str, Coverage]
+    per_method: dict[str, Coverage]
+
+
 class EngineModeReport(BaseModel):
-    mode: Literal["cost_model", "end_to_end"]
+    mode: Mode
     overall: Stats
     fit_half: Stats
     holdout_half: Stats
+    never_fitted: Stats = Field(description="rows whose source the committed constants never saw")
     per_engine: dict[str, Stats]
     per_method: dict[str, Stats]
     per_class: dict[str, Stats] = Field(description="dense vs MoE verifier")
     per_batch: dict[str, Stats] = Field(description="batch 1 vs batch > 1")
+    coverage: CoverageGroups
+    not_covered: int = Field(0, description="rows with no prior left once their source is removed")
 
 
 class EngineReport(BaseModel):
     n_rows: int
-    n_used: int
+    n_used: int = Field(description="rows with a point speedup the model can run")
+    usable: dict[str, dict[str, int]] = Field(description="'engine/method' -> rows usable for cost_model (point "
+                                              "speedup + own tau/alpha), end_to_end (point speedup, includes the "
+                                              "cost_model rows) and acceptance_only (tau/alpha, no speedup)")
     skipped: dict[str, int]
     split_rule: str = SPLIT_RULE
+    loso_caveat: str = LOSO_CAVEAT
+    loso: EngineModeReport
     cost_model: EngineModeReport
     end_to_end: EngineModeReport
     rows: list[EngineRowResult]
 
 
-def split_of(rows: tuple[EngineRow, ...] | None = None) -> dict[str, Split]:
-    """source_id -> fit/holdout by SPLIT_RULE (over every row in the file, usable or not)."""
-    rows = rows if rows is not None else load_engine_rows()
-    out: dict[str, Split] = {}
-    for engine in sorted({r.engine for r in rows} | set(ENGINES)):
-        sources = sorted({r.source_id for r in rows if r.engine == engine})
-        out.update({s: ("fit" if i % 2 == 0 else "holdout") for i, s in enumerate(sources)})
-    return out
-
-
 def engine_cases(split: Split | None = None) -> list[CalibCase]:
-    """Usable engine rows as calibration cases, optionally one half only."""
-    halves = split_of()
-    cases = [c for c in (build_case(r) for r in load_engine_rows()) if not isinstance(c, str)]
-    return [c for c in cases if split is None or halves[c.row.source_id] == split]
+    """Engine rows with a point speedup as calibration cases, optionally one committed half only."""
+    cases = []
+    for row in load_engine_rows():
+        use, case = row_use(row)
+        if use in ("cost_model", "end_to_end") and not isinstance(case, str):
+            if split is None or split_of_source(row.source_id) == split:
+                cases.append(case)
+    return cases
 
 
-def _group(results: list[EngineRowResult], attr: str, key) -> dict[str, Stats]:
-    keys = sorted({key(r) for r in results})
-    return {k: error_stats([(getattr(r, attr), r.measured) for r in results
-                       if key(r) == k and getattr(r, attr) is not None]) for k in keys}
+def _by(rows: list[EngineRowResult], key: Callable[[EngineRowResult], str], fn) -> dict:
+    return {k: fn([r for r in rows if key(r) == k]) for k in sorted({key(r) for r in rows})}
 
 
-def _mode(name: str, results: list[EngineRowResult]) -> EngineModeReport:
-    pairs = [r for r in results if getattr(r, name) is not None]
+def _mode(name: Mode, results: list[EngineRowResult]) -> EngineModeReport:
+    rows = [r for r in results if getattr(r, name) is not None]
 
-    def st(rows: list[EngineRowResult]) -> Stats:
-        return error_stats([(getattr(r, name), r.measured) for r in rows])
+    def st(group: list[EngineRowResult]) -> Stats:
+        return error_stats([(getattr(r, name).speedup, r.measured) for r in group])
 
+    def cov(group: list[EngineRowResult]) -> Coverage:
+        return interval_coverage([(getattr(r, name).low, getattr(r, name).high, r.measured) for r in group])
+
+    holdout = [r for r in rows if r.split == "holdout"]
     return EngineModeReport(
-        mode=name,  # type: ignore[arg-type]
-        overall=st(pairs), fit_half=st([r for r in pairs if r.split == "fit"]),
-        holdout_half=st([r for r in pairs if r.split == "holdout"]),
-        per_engine=_group(pairs, name, lambda r: r.engine), per_method=_group(pairs, name, lambda r: r.method),
-        per_class=_group(pairs, name, lambda r: r.model_class),
-        per_batch=_group(pairs, name, lambda r: "batch 1" if r.batch == 1 else "batch > 1"),
+        mode=name, overall=st(rows), fit_half=st([r for r in rows if r.split == "fit"]), holdout_half=st(holdout),
+        never_fitted=st([r for r in rows if not r.constants_saw_source]),
+        per_engine=_by(rows, lambda r: r.engine, st), per_method=_by(rows, lambda r: r.method, st),
+        per_class=_by(rows, lambda r: r.model_class, st),
+        per_batch=_by(rows, lambda r: "batch 1" if r.batch == 1 else "batch > 1", st),
+        coverage=CoverageGroups(overall=cov(rows), holdout_half=cov(holdout),
+                                per_engine=_by(rows, lambda r: r.engine, cov),
+                                per_method=_by(rows, lambda r: r.method, cov)),
+        not_covered=sum(1 for r in results if getattr(r, name) is None) if name == "loso" else 0,
     )
+
+
+def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
+    res = EngineRowResult(
+        row_id=row.row_id, source_id=row.source_id, engine=row.engine, engine_version=row.engine_version,
+        method=row.method or "", verifier=case.verifier.repo_id,
+        model_class="moe" if case.verifier.is_moe else "dense", hardware=f"{case.gpus}x {case.gpu.key}",
+        batch=case.batch, split=split_of_source(row.source_id), constants_saw_source=constants_saw(row.source_id),
+        measured=row.speedup or 0.0, notes=case.notes,
+    )
+    own_source = frozenset({row.source_id})
+    if use == "cost_model":
+        res.cost_model = predict(case, own=True, exclude=own_source)
+    res.end_to_end = predict(case, own=False)
+    try:
+        res.loso = predict(case, own=False, exclude=own_source)
+    except InputError:  # no prior left for this method once the source is removed: counted as not covered
+        res.loso = None
+    return res
 
 
 def engine_report() -> EngineReport:
-    """Predict every engine row (cost model and end to end) and summarise by group and split half."""
+    """Predict every usable engine row (LOSO, cost model, in-sample) and summarise by group, split and interval."""
     rows = load_engine_rows()
-    halves = split_of(rows)
     skipped: dict[str, int] = {}
+    usable: dict[str, dict[str, int]] = {}
     results: list[EngineRowResult] = []
     for row in rows:
-        case = build_case(row)
+        use, case = row_use(row)
         if isinstance(case, str):
             skipped[case] = skipped.get(case, 0) + 1
             continue
-        res = EngineRowResult(
-            row_id=row.row_id, source_id=row.source_id, engine=row.engine, engine_version=row.engine_version,
-            method=row.method or "", verifier=case.verifier.repo_id,
-            model_class="moe" if case.verifier.is_moe else "dense", hardware=f"{case.gpus}x {case.gpu.key}",
-            batch=case.batch, split=halves[row.source_id], measured=row.speedup or 0.0, notes=case.notes,
-        )
-        if case.tau is not None or case.alpha is not None:
-            res.cost_model = predict_speedup(case, own=True)
-        res.end_to_end = predict_speedup(case, own=False)
-        results.append(res)
+        counts = usable.setdefault(f"{row.engine}/{row.method}",
+                                   {"cost_model": 0, "end_to_end": 0, "acceptance_only": 0})
+        counts[use] += 1
+        if use == "cost_model":
+            counts["end_to_end"] += 1
+        if use in ("cost_model", "end_to_end"):
+            results.append(_result(row, use, case))
     return EngineReport(
-        n_rows=len(rows), n_used=len(results), skipped=dict(sorted(skipped.items(), key=lambda kv: -kv[1])),
-        cost_model=_mode("cost_model", results), end_to_end=_mode("end_to_end", results), rows=results,
+        n_rows=len(rows), n_used=len(results), usable=dict(sorted(usable.items())),
+        skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
+        loso=_mode("loso", results), cost_model=_mode("cost_model", results),
+        end_to_end=_mode("end_to_end", results), rows=results,
     )
-
-
-def render_engine_text(report: EngineReport, *, rows: bool = False) -> str:
-    """Human summary of the engine validation set (never mixed into the dev-set figures)."""
-    out = [f"\nengine-measured rows (held out from the dev set): {report.n_rows}, used: {report.n_used}",
-           f"  split: {report.split_rule}"]
-    out += [f"  skipped {n:>2}: {reason}" for reason, n in report.skipped.items()]
-    titles = {"cost_model": "engines, cost model (row's own tau/alpha)",
-              "end_to_end": "engines, end to end (acceptance priors)"}
-    for m in (report.cost_model, report.end_to_end):
-        out.append(f"\n{titles[m.mode]}:")
-        out += [format_stats_line("overall", m.overall), format_stats_line("fit half", m.fit_half),
-                format_stats_line("holdout half", m.holdout_half)]
-        for groups in (m.per_engine, m.per_method, m.per_class, m.per_batch):
-            out += [format_stats_line(k, s) for k, s in groups.items()]
-    if rows:
-        out.append("\nengine rows (split | measured | cost model | end to end):")
-        f = lambda v: "   -  " if v is None else f"{v:6.2f}"  # noqa: E731
-        # The id already names the source ({source_id}/{n}), so it replaces the separate source column.
-        width = max(len(r.row_id) for r in report.rows)
-        for r in report.rows:
-            out.append(f"  {r.row_id:<{width}} {r.engine:<6} {r.method:<11} {r.model_class:<5} "
-                       f"{r.hardware:<12} bs{r.batch:<3} {r.split:<7} {r.measured:6.2f} | {f(r.cost_model)} | "
-                       f"{f(r.end_to_end)}")
-    return "\n".join(out)

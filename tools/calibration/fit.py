@@ -12,8 +12,9 @@ model; no module state is patched.
 * jointly, the roofline FLOPs efficiency and sharpness and the engines' per-cycle
   costs (fixed, per forward in the cycle, per sequence; one set for vLLM, SGLang and
   TensorRT-LLM) on every dev row with batch > 1 (EAGLE1-T7, EAGLE3-T5, Clover, Hydra,
-  blockwise MTP; end to end) plus the *fit* half of the engine-measured rows
-  (``tools/calibration/engines.py``; their own tau/alpha where stated, priors otherwise),
+  blockwise MTP; end to end) plus the *fit* half of the engine-measured rows (the committed split
+  ``tools/data/engine_split.csv``, ``tools/calibration/split.py``; their own tau/alpha where stated,
+  priors otherwise),
   by pooled mean APE (a median over one curve's 18 points is too flat to pick from;
   rows without acceptance absorb prior bias, reported as such). The engine rows'
   *holdout* half is scored for the committed and the best values but never fitted on.
