@@ -176,3 +176,11 @@ def test_calibrate_engines_flag_reports_separately_and_leaves_the_dev_figure_alo
     assert text.index("engine LOSO end to end") < text.index("engines, leave one source out") < text.index(
         "IN-SAMPLE") < text.index("engines, end to end IN-SAMPLE")
     assert both.engines["rows"] == []  # rows only with --rows
+
+
+def test_acceptance_is_scored_on_every_usable_row_that_states_tau(report):
+    with_tau = [r for r in load_engine_rows() if r.tau is not None and row_use(r)[0] != "skipped"]
+    acc = report.acceptance_loso
+    assert acc.overall.n + acc.not_covered == len(with_tau)
+    assert any(row_use(r)[0] == "acceptance_only" for r in with_tau)  # rows without a speedup count here
+    assert sum(s.n for s in acc.per_engine.values()) == acc.overall.n

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import statistics
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve_hardware, resolve_verifier
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
@@ -150,6 +150,7 @@ class Prediction(BaseModel):
     speedup: float
     low: float
     high: float
+    tau: float = Field(description="mean accepted tokens per cycle the prediction used (incl. the bonus token)")
 
 
 def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
@@ -170,7 +171,8 @@ def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()
         )
         results.append(estimate_for_specs(req, constants=constants))
     return Prediction(speedup=statistics.fmean(r.speedup for r in results),
-                      low=statistics.fmean(r.low for r in results), high=statistics.fmean(r.high for r in results))
+                      low=statistics.fmean(r.low for r in results), high=statistics.fmean(r.high for r in results),
+                      tau=statistics.fmean(r.tau for r in results))
 
 
 def predict_speedup(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),

@@ -46,6 +46,13 @@ def render_engine_text(report: EngineReport, *, rows: bool = False, in_sample: b
     out += [f"  skipped {n:>3}: {reason}" for reason, n in report.skipped.items()]
     for m in (report.loso, report.cost_model):
         out += _mode_lines(m, groups=True)
+    acc = report.acceptance_loso
+    out.append("\nengines, acceptance alone, leave one source out (measured tau vs the priors' tau; rows that state "
+               "tau, with or without a speedup):")
+    out += [format_stats_line("overall", acc.overall), format_stats_line("holdout half", acc.holdout_half)]
+    out += [format_stats_line(k, v) for k, v in {**acc.per_engine, **acc.per_method}.items()]
+    if acc.not_covered:
+        out.append(f"  not covered (no prior without the source): {acc.not_covered}")
     if in_sample:
         out.append(render_engine_in_sample(report))
     if rows:

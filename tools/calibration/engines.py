@@ -76,6 +76,17 @@ class EngineModeReport(BaseModel):
     not_covered: int = Field(0, description="rows with no prior left once their source is removed")
 
 
+class AcceptanceReport(BaseModel):
+    """Measured tau (mean accepted tokens per cycle, bonus included) vs the priors' tau without the row's source:
+    the acceptance half of the model alone, on every engine row that states tau (with or without a speedup)."""
+
+    overall: Stats
+    holdout_half: Stats
+    per_engine: dict[str, Stats]
+    per_method: dict[str, Stats]
+    not_covered: int = 0
+
+
 class EngineReport(BaseModel):
     n_rows: int
     n_used: int = Field(description="rows with a point speedup the model can run")
@@ -88,6 +99,7 @@ class EngineReport(BaseModel):
     loso: EngineModeReport
     cost_model: EngineModeReport
     end_to_end: EngineModeReport
+    acceptance_loso: AcceptanceReport
     rows: list[EngineRowResult]
 
 
@@ -148,12 +160,35 @@ def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
     return res
 
 
+def _acceptance(taus: list[tuple[EngineRow, float | None]]) -> AcceptanceReport:
+    scored = [(r, t) for r, t in taus if t is not None]
+
+    def st(group: list[tuple[EngineRow, float]]) -> Stats:
+        return error_stats([(t, r.tau or 0.0) for r, t in group])
+
+    def by(key: Callable[[EngineRow], str]) -> dict[str, Stats]:
+        return {k: st([(r, t) for r, t in scored if key(r) == k]) for k in sorted({key(r) for r, _ in scored})}
+
+    return AcceptanceReport(
+        overall=st(scored), holdout_half=st([(r, t) for r, t in scored if split_of_source(r.source_id) == "holdout"]),
+        per_engine=by(lambda r: r.engine), per_method=by(lambda r: r.method or ""),
+        not_covered=len(taus) - len(scored))
+
+
+def _loso_tau(case: CalibCase) -> float | None:
+    try:
+        return predict(case, own=False, exclude=frozenset({case.row.source_id})).tau
+    except InputError:
+        return None
+
+
 def engine_report() -> EngineReport:
     """Predict every usable engine row (LOSO, cost model, in-sample) and summarise by group, split and interval."""
     rows = load_engine_rows()
     skipped: dict[str, int] = {}
     usable: dict[str, dict[str, int]] = {}
     results: list[EngineRowResult] = []
+    taus: list[tuple[EngineRow, float | None]] = []
     for row in rows:
         use, case = row_use(row)
         if isinstance(case, str):
@@ -166,9 +201,12 @@ def engine_report() -> EngineReport:
             counts["end_to_end"] += 1
         if use in ("cost_model", "end_to_end"):
             results.append(_result(row, use, case))
+        if row.tau is not None:
+            taus.append((row, results[-1].loso.tau if use != "acceptance_only" and results[-1].loso
+                         else _loso_tau(case)))
     return EngineReport(
         n_rows=len(rows), n_used=len(results), usable=dict(sorted(usable.items())),
         skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
         loso=_mode("loso", results), cost_model=_mode("cost_model", results),
-        end_to_end=_mode("end_to_end", results), rows=results,
+        end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), rows=results,
     )
