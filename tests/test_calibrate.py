@@ -140,6 +140,12 @@ def test_committed_constants_are_the_global_fit():
     engine = next(f for f in fits if "engine" in f.name)
     # the engine constants see the engine rows' fit half only; the holdout half is scored, never fitted on
     assert engine.holdout and engine.holdout["n_rows"] >= 30
+    from specpick.tools.calibration.engines import engine_cases
+
+    fit_half, holdout = engine_cases("fit"), engine_cases("holdout")
+    dev_batch = sum(1 for r in load_published() if not isinstance(c := build_case(r), str) and c.batch > 1)
+    assert engine.n_rows == dev_batch + len(fit_half)  # the fit reads the committed fit half and nothing else
+    assert engine.holdout["n_rows"] == len(holdout)
     # Current figure with a little slack (22.9% on 2026-11-30, on the committed split's holdout half; it was
     # < 20% on the 7-source holdout of the earlier 42-row file). To be tightened when the constants are refitted.
     assert engine.holdout["committed_mean_ape_pct"] < 25.0
