@@ -107,7 +107,7 @@ def skip_reason(row: EngineRow) -> str | None:
     return None
 
 
-def _shape(row: EngineRow) -> tuple[int, TreeShape | None, int | None, list[str]]:
+def draft_shape(row: EngineRow) -> tuple[int, TreeShape | None, int | None, list[str]]:
     """(N or depth, tree, medusa heads, notes) from the config cell."""
     cfg, method = row.config, row.method or ""
     m = re.search(r"steps=(\d+)\s+topk=(\d+)\s+draft_tokens=(\d+)", cfg)
@@ -155,7 +155,7 @@ def build_case(row: EngineRow) -> CalibCase | str:
         if key is None:
             return "draft model not identifiable"
         draft = get_catalog().model(key)
-    n, tree, heads, snotes = _shape(row)
+    n, tree, heads, snotes = draft_shape(row)
     notes.extend(snotes)
     batch = row.batch
     if row.qps is not None:

@@ -243,7 +243,8 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
     return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, prior_args={
         "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
         "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
-        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper"})
+        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
+        "engine": req.harness if req.harness in ENGINE_HARNESSES else None})
 
 
 def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:
