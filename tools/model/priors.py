@@ -35,7 +35,8 @@ from specpick.tools.model.prior_rules import DECAY_METHODS, FAMILY, position_dec
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
     "chat": ("code",), "code": ("chat",), "math": ("chat",), "summarization": ("rag", "chat"),
-    "rag": ("summarization", "chat"), "qa": ("rag", "summarization", "chat"), "translation": ("chat",),
+    "rag": ("summarization", "chat"), "qa": ("chat",), "doc-qa": ("rag", "summarization", "chat"),
+    "translation": ("chat",),
     "structured": ("code", "chat"), "agentic": ("code", "rag", "chat"), "creative": ("chat",),
 }
 # Multiplier on (tau - 1) when borrowing rows (target workload, borrowed workload, method family), with
@@ -47,6 +48,11 @@ WORKLOAD_ADJUST: dict[tuple[str, str, str], tuple[float, str]] = {
     ("translation", "chat", "model_free"): (0.5, "assumption: output language differs from the input, little "
                                             "to copy (low-overlap n-gram loses, vllm#8439)"),
     ("rag", "summarization", "model_free"): (1.0, "PLD-RAW: HAGRID context QA 2.37x vs CNN/DM 2.38x"),
+    ("doc-qa", "rag", "model_free"): (1.0, "document QA is RAG with the document supplied by the user: the HAGRID "
+                                      "rows are questions answered from given passages (PLD-RAW)"),
+    ("doc-qa", "rag", "head"): (1.0, "document QA is RAG with the document supplied by the user"),
+    ("qa", "chat", "model_free"): (1.0, "closed-book answers copy little from the question, as chat does "
+                                   "(assumption; MT-Bench rows)"),
     ("chat", "code", "model_free"): (0.68, "EAGLE3-T1 prompt lookup: MT-Bench tau 1.63 vs HumanEval 1.93, "
                                      "(tau-1) ratio 0.68"),
 }
@@ -279,9 +285,33 @@ def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None
     for pool in (same, measured):
         if pool:
             return pool
-    assumptions.append("no engine-measured acceptance for this method: the papers' own-harness figures "
-                       "are used, and engines have measured less (ENGINES.md issue 18)")
+    factor, n_methods = engine_discount()
+    assumptions.append(f"no engine-measured acceptance for this method: the papers' own-harness figures are used "
+                       f"with (tau-1) x {factor:.2f}, the median engine/paper ratio of the {n_methods} method(s) "
+                       "measured both ways (engines measure less: chains instead of trees, vllm#26191)")
     return rows
+
+
+REFERENCE_CHAIN = 3  # shape at which engine and paper acceptance are compared (the engines' common default)
+
+
+@lru_cache(maxsize=1)
+def engine_discount() -> tuple[float, int]:
+    """(median over methods of engine (tau-1) / paper (tau-1), methods used), both at a chain of 3 on chat.
+
+    Alpha is shape-free, so each row's chain alpha is re-expanded at ``REFERENCE_CHAIN``; only methods with
+    rows of both kinds count. 1.0 when none has both.
+    """
+    ratios = []
+    rows = [r for r in load_prior_rows() if r.alpha_chain is not None and r.workload == "chat"]
+    for method in sorted({r.method for r in rows}):
+        def excess(kind: str) -> list[float]:
+            return [expected_tokens(r.alpha_chain, REFERENCE_CHAIN, decay_for(method)) - 1.0
+                    for r in rows if r.method == method and r.harness_class == kind]
+        eng, pap = excess("engine"), excess("paper")
+        if eng and pap:
+            ratios.append(statistics.median(eng) / statistics.median(pap))
+    return (min(1.0, statistics.median(ratios)), len(ratios)) if ratios else (1.0, 0)
 
 
 def _workload_rows(rows: list[PriorRow], method: str, workload: str,
@@ -395,6 +425,8 @@ def acceptance_prior(
     rows = _select_rows(method, variant, exclude_sources, assumptions)
     rows = _runtime_rows(rows, workload, harness_class, engine, assumptions)
     rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
+    if harness_class == "engine" and rows[0].harness_class != "engine":
+        factor *= engine_discount()[0]
     taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions)
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
