@@ -17,7 +17,9 @@ from pathlib import Path
 
 from specpick.tools.catalog.published import AGGREGATE, MIXED5, PublishedRow, load_published, row_from_cells
 from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
+from specpick.tools.calibration.engine_cases import ENGINES, EngineRow, draft_shape, load_engine_rows
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
+from specpick.tools.vocab import MEASURED_TAU_METHODS
 from specpick.tools.model.prior_rules import (
     CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, chain_length, position_decay, tree_factor,
 )
@@ -32,7 +34,7 @@ COLUMNS = (
     "prior_id", "published_row", "source_id", "source", "provenance", "method", "variant", "workload",
     "temperature", "verifier_model", "verifier_params_b", "draft_or_head", "draft_params_b", "task_or_benchmark",
     "config", "shape", "num_draft_tokens", "tree_depth", "tree_top_k", "tree_tokens", "shape_note", "tau", "alpha",
-    "alpha_chain", "derivation", "harness_class", "notes",
+    "alpha_chain", "derivation", "harness_class", "engine", "notes",
 )
 
 # Acceptance measured in a serving engine rather than a paper's own harness. Engines have measured less than
@@ -117,7 +119,53 @@ def extra_rows() -> tuple[PublishedRow, ...]:
     return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, EXTRA_ROWS, strict=True))
 
 
+def engine_prior_row(row: EngineRow, factor: float, decay: float) -> dict[str, object] | None:
+    """A prior from an engine-measured row that states tau or alpha: the draft shape from its config cell
+    (``draft_shape``, the calibration's own reading), alpha derived as for the published rows."""
+    if row.engine not in ENGINES or row.method is None or row.workload in (None, AGGREGATE, MIXED5):
+        return None
+    if (row.tau is None and row.alpha is None) or row.acceptance_is_range:
+        return None
+    n, tree, shape_notes = draft_shape(row)
+    out: dict[str, object] = {
+        "published_row": row.row_id, "source_id": row.source_id, "source": row.source,
+        "provenance": row.provenance, "method": row.method, "variant": row.variant, "workload": row.workload,
+        "temperature": 0.0 if row.temperature is None else row.temperature,
+        "verifier_model": row.verifier_model, "verifier_params_b": row.verifier_params_b,
+        "draft_or_head": row.draft_or_head, "draft_params_b": "", "task_or_benchmark": row.task,
+        "config": row.config, "tau": row.tau if row.tau is not None else "",
+        "alpha": row.alpha if row.alpha is not None else "", "notes": row.notes,
+        "harness_class": "engine", "engine": row.engine,
+    }
+    note = "; ".join(shape_notes) or "engine config cell"
+    if row.method in MEASURED_TAU_METHODS:
+        out.update(shape="measured", shape_note="tau used as measured at the source's configuration",
+                   alpha_chain="", derivation="tau as published")
+    elif tree is not None:
+        if row.tau is None:
+            return None
+        a_tree = alpha_from_tau(row.tau, tree.depth)
+        k_eff = effective_branching(tree.depth, tree.top_k, tree.num_verify_tokens)
+        out.update(shape="tree", tree_depth=tree.depth, tree_top_k=tree.top_k, tree_tokens=tree.num_verify_tokens,
+                   shape_note=note, alpha_chain=round(chain_alpha(a_tree, k_eff, factor), 4),
+                   derivation=f"a_tree=alpha_from_tau({row.tau}, depth {tree.depth})={a_tree:.4f}; "
+                   f"alpha_chain=1-(1-a_tree)*F^share(k_eff={k_eff:.2f}), F={factor:.3f}")
+    else:
+        d = decay if row.method in DECAY_METHODS else 1.0
+        if row.alpha is not None:
+            alpha, how = row.alpha, "alpha as published"
+        else:
+            if row.tau > n + 1:
+                return None  # impossible for the stated chain: the config cell is not the shape it was measured at
+            alpha = alpha_from_tau(row.tau, n, d)
+            how = f"alpha_from_tau({row.tau}, N={n}" + (f", position decay {d:.3f})" if d < 1 else ")")
+        out.update(shape="chain", num_draft_tokens=n, shape_note=note, alpha_chain=round(alpha, 4), derivation=how)
+    return out
+
+
 def build_rows() -> list[dict[str, object]]:
+    """Prior rows: the published and reference-note rows (paper harnesses unless listed in ``ENGINE_SOURCES``),
+    then every engine-measured row that states its acceptance (harness class "engine", with its engine)."""
     factor, decay = tree_factor(), position_decay()
     out = []
     for row in (*load_published(), *extra_rows()):
@@ -125,6 +173,11 @@ def build_rows() -> list[dict[str, object]]:
         if prior is not None:
             prior["prior_id"] = prior_id(row.row_id)
             prior["harness_class"] = "engine" if row.source_id in ENGINE_SOURCES else "paper"
+            out.append(prior)
+    for row in load_engine_rows():
+        prior = engine_prior_row(row, factor, decay)
+        if prior is not None:
+            prior["prior_id"] = prior_id(row.row_id)
             out.append(prior)
     return out
 

@@ -22,6 +22,7 @@ from specpick.tools.vocab import (
     Sampling,
     Strategy,
     Verdict,
+    WORKLOAD_MEANING,
     Workload,
 )
 
@@ -183,7 +184,8 @@ class PlannerInputs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: str = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
-    workload: Workload = Field(description="what the model generates")
+    workload: Workload = Field(description="what the model generates: " + "; ".join(
+        f"{k} = {v}" for k, v in WORKLOAD_MEANING.items()))
     sampling: Sampling = Field("greedy", description="decoding: greedy, low-temp (T<=0.7), high-temp, beam")
     temperature: float | None = Field(None, description="sampling temperature (sets --sampling if that is not given)")
     gpu: str = Field("H100-SXM", description="GPU model, e.g. H100, A100-80GB, L40S, RTX 4090")

@@ -104,7 +104,7 @@ def skip_reason(row: EngineRow) -> str | None:
     return None
 
 
-def _shape(row: EngineRow) -> tuple[int, TreeShape | None, list[str]]:
+def draft_shape(row: EngineRow) -> tuple[int, TreeShape | None, list[str]]:
     """(N or depth, tree, notes) from the config cell."""
     cfg, method = row.config, row.method or ""
     m = re.search(r"steps[= ](\d+)\s+topk[= ](\d+)\s+draft_tokens[= ](\d+)", cfg)
@@ -151,7 +151,7 @@ def resolve_case(row: EngineRow) -> CalibCase | str:
         draft = resolve_engine_draft(row.draft_or_head)
         if draft is None:
             return f"not in catalog: draft '{row.draft_or_head}'"
-    n, tree, snotes = _shape(row)
+    n, tree, snotes = draft_shape(row)
     notes.extend(snotes)
     batch = row.batch
     if row.qps is not None:

@@ -152,9 +152,77 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     r2 = r2.model_copy(update={"n_rows": len(batch) + len(fit_half), "holdout": {
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
-    return [r1.model_copy(update={"n_rows": len(paper)}), r2]
+    return [r1.model_copy(update={"n_rows": len(paper)}), r2, fit_engine_paths()]
 
 
 if __name__ == "__main__":  # pragma: no cover - maintenance entry point
     for res in fit_all():
         print(res.model_dump_json())
+
+
+# --- serving engines: one cost per execution path ---------------------------------------------------------------
+# Keys "<harness>.<field>" set one engine's RuntimeOverhead field; "engine.<field>" sets it on all three.
+# One-model costs are per engine (SGLang/TensorRT-LLM capture the draft loop in the verifier's graphs; vLLM's
+# EAGLE path did not at first, vllm#20780); the two-model, model-free, MoE and per-sequence terms are shared
+# (too few rows per engine to fit them apart).
+PATH_GRID: dict[str, tuple[float, ...]] = {
+    **{f"{h}.one_model_spec_forward_ms": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8) for h in ENGINE_HARNESSES},
+    **{f"{h}.one_model_cycle_ms": (0.0, 0.25, 0.5, 1.0, 2.0) for h in ENGINE_HARNESSES},
+    "engine.spec_forward_ms": (0.2, 0.4, 0.6, 0.8, 1.0),
+    "engine.cycle_ms": (0.0, 0.5, 1.0, 2.0),
+    "engine.cycle_per_seq_ms": (0.0, 0.05, 0.1, 0.15, 0.2),
+    "engine.moe_layer_ms": (0.0, 0.02, 0.05, 0.1, 0.15, 0.2),
+}
+PATH_ROUNDS = 3
+
+
+def path_constants(values: dict[str, float], base: ModelConstants = DEFAULT_CONSTANTS) -> ModelConstants:
+    """``base`` with a ``PATH_GRID`` point applied (nested copies; ``base`` untouched)."""
+    out = base
+    for key, value in values.items():
+        who, field = key.split(".", 1)
+        out = with_overheads(out, ENGINE_HARNESSES if who == "engine" else (who,), **{field: value})
+    return out
+
+
+def _committed_path_values(grid: dict[str, tuple[float, ...]]) -> dict[str, float]:
+    def value(key: str) -> float:
+        who, field = key.split(".", 1)
+        o = DEFAULT_CONSTANTS.overhead("sglang" if who == "engine" else who)
+        v = getattr(o, field)
+        if v is None:  # a one-model field not set: the path uses the generic engine term
+            v = getattr(o, field.removeprefix("one_model_"))
+        return float(v)
+    return {k: value(k) for k in grid}
+
+
+def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int = PATH_ROUNDS) -> FitResult:
+    """Coordinate descent over ``grid`` on the engine rows of the *fit* split that state their own acceptance
+    (the cost model alone, so acceptance priors cannot absorb cost errors), by mean APE; the holdout split is
+    scored for the committed and the best values but never fitted on."""
+    from specpick.tools.calibration.engines import engine_cases
+
+    fit = [c for c in engine_cases("fit") if _own(c)]
+    holdout = [c for c in engine_cases("holdout") if _own(c)]
+
+    def score(cases: list[CalibCase], values: dict[str, float]) -> float:
+        constants = path_constants(values)
+        return statistics.fmean(_ape(c, True, constants) for c in cases) if cases else float("nan")
+
+    committed = _committed_path_values(grid)
+    best, best_err = dict(committed), score(fit, committed)
+    for _ in range(rounds):
+        moved = False
+        for key, options in grid.items():
+            for v in options:
+                trial = {**best, key: v}
+                err = score(fit, trial)
+                if err < best_err - 1e-9:
+                    best, best_err, moved = trial, err, True
+        if not moved:
+            break
+    return FitResult(name="engine execution paths", objective="mean APE, cost model (fit-split engine rows' own "
+                     "tau/alpha), coordinate descent", best=best, best_score_pct=round(best_err, 2), n_rows=len(fit),
+                     committed=committed, committed_score_pct=round(score(fit, committed), 2),
+                     holdout={"n_rows": float(len(holdout)), "committed_mean_ape_pct": round(score(holdout, committed), 2),
+                              "best_mean_ape_pct": round(score(holdout, best), 2)})

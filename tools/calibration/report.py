@@ -25,6 +25,8 @@ No constant is fitted per row. The few global constants (``DEFAULT_CONSTANTS`` o
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -109,7 +111,7 @@ def _mode(name: str, results: list[RowResult], attr: str) -> ModeReport:
 def constants_used() -> dict[str, str]:
     """The global constants of the model and where each came from."""
     from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
-    from specpick.tools.model import estimate as speedup_model
+    from specpick.tools.model.intervals import load_bands
     from specpick.tools.model.priors import draft_ratio_slope, temperature_rho, tree_factor
     from specpick.tools.model.prior_rules import position_decay
 
@@ -125,7 +127,9 @@ def constants_used() -> dict[str, str]:
         "temperature rho": ", ".join(f"{k} {v[0]:.3f} ({v[1]} pairs)" for k, v in sorted(temperature_rho().items())),
         "NGRAM/SUFFIX/REST lookup ms": f"{consts.ngram_lookup_ms}/{consts.suffix_lookup_ms}/"
                                         f"{consts.rest_lookup_ms} (assumptions)",
-        "COST_MODEL_REL_ERROR": f"{speedup_model.COST_MODEL_REL_ERROR} (mode a median APE, rounded)",
+        "80% interval bands": "; ".join(f"{b.group} x[{math.exp(b.q_low):.2f}, {math.exp(b.q_high):.2f}] "
+                                         f"({b.n_rows} rows)" for b in load_bands().values())
+        + " (tools/data/interval_residuals.csv, out-of-sample residuals)",
         "ROUTING_REUSE": f"{consts.routing_reuse} (Mixtral paper arXiv 2401.04088 Table 5, first-choice "
                          "consecutive-token expert repeats above chance; not fitted)",
     }

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
-from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.model.overhead import RuntimeOverhead, execution_path, path_overhead_ms
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime, head_step_time, step_time
 
@@ -46,6 +46,7 @@ class CycleCost(BaseModel):
     overhead_cost: float = Field(description="(host lookup + per-cycle overhead) / one plain decode step")
     cycle_cost: float = Field(description="k: whole cycle / one plain decode step")
     verify_tokens: int
+    path: str = Field("eager", description="execution path: eager, one_model, two_model or model_free")
 
 
 def lookahead_config(params_b: float, harness: str) -> tuple[int, int, int]:
@@ -152,13 +153,13 @@ def cycle_cost(
     verify = _step(verifier, gpu, gpus, batch, verify_tokens, context_tokens, bpp, kv_dtype, overhead, False, 0.0, c)
     tree_like = is_tree or method in ("medusa", "lookahead")
     forwards = steps + 1
-    over = (overhead.cycle_ms + (overhead.cycle_tree_ms if tree_like else 0.0) + overhead.cycle_per_seq_ms * batch
-            + overhead.spec_forward_ms * forwards)
+    path = execution_path(overhead, method)
+    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like)
     cycle = draft_ms + verify.total_ms + host + over
     b = base.total_ms
     return CycleCost(
         method=method, base=base, draft_step=draft_step, draft_steps=steps, draft_ms=draft_ms, verify=verify,
         host_lookup_ms=host, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
         cost_ratio=(draft_step.total_ms / b) if draft_step else 0.0, verify_cost=verify.total_ms / b,
-        overhead_cost=(host + over) / b, cycle_cost=cycle / b, verify_tokens=verify_tokens,
+        overhead_cost=(host + over) / b, cycle_cost=cycle / b, verify_tokens=verify_tokens, path=path,
     )

@@ -24,6 +24,7 @@ from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, tree_factor
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
@@ -31,7 +32,7 @@ from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 # Typical tokens already in the KV cache while decoding, per workload (assumption: prompt plus half the
 # answer; MT-Bench-style chat is short, summarization/RAG carry long documents, agents long histories).
 DEFAULT_CONTEXT_TOKENS: dict[str, int] = {
-    "chat": 512, "code": 512, "math": 512, "translation": 256, "summarization": 1536, "rag": 2048, "qa": 1536,
+    "chat": 512, "code": 512, "math": 512, "translation": 256, "summarization": 1536, "rag": 2048, "qa": 512, "doc-qa": 2048,
     "structured": 1024, "creative": 768, "agentic": 4096,
 }
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
@@ -40,9 +41,6 @@ TREE_DEPTH_SWEEP_MAX = 10
 # Draft heads are only measured at the depths they were published with (EAGLE-2/3 trees: depth 6-7; blockwise
 # MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that.
 HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4}
-# Relative error of the cost model alone: median absolute % error of `specpick calibrate` mode (a)
-# (cost model fed each row's own tau/alpha: 6.0% over 82 rows). Widens the acceptance range into low/high.
-COST_MODEL_REL_ERROR = 0.06
 BEST_N_TOLERANCE = 0.02  # "best N" = shortest draft within 2% of the sweep's maximum
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
@@ -86,8 +84,8 @@ class SpeedupResult(BaseModel):
     context_tokens: int
     weight_bytes_per_param: float
     speedup: float = Field(description="point estimate, x over plain decoding at the same batch")
-    low: float
-    high: float
+    low: float = Field(description="80% interval, low end (sized from out-of-sample residuals)")
+    high: float = Field(description="80% interval, high end")
     tau: float = Field(description="mean accepted tokens per cycle, bonus token included")
     tau_low: float
     tau_high: float
@@ -149,10 +147,8 @@ class _Acceptance:
         return acceptance_prior(self.method, shape=shape, **self.prior_args)  # type: ignore[arg-type]
 
     def tau(self, shape: Shape) -> tuple[float, float, float]:
-        """(tau, low, high) at ``shape``."""
-        cap = float(shape.num_draft_tokens + 1) if not self.measured else float("inf")
-        if not self.measured and not shape.is_tree:
-            cap = expected_tokens(1.0, shape.num_draft_tokens, self.decay)
+        """(tau, low, high) at ``shape``, never above what the shape can verify (``tau_cap``)."""
+        cap = float("inf") if self.measured else tau_cap(shape)
         if self.tau_fixed is not None:
             t = min(self.tau_fixed, cap)
             return t, t, t
@@ -162,9 +158,22 @@ class _Acceptance:
                              shape.tree_tokens or 2, tree_factor())
             else:
                 t = expected_tokens(self.alpha_chain, shape.num_draft_tokens, self.decay)
+            t = min(t, cap)
             return t, t, t
         p = self.prior(shape)
         return min(p.tau, cap), min(p.tau_low, cap), min(p.tau_high, cap)
+
+
+def tau_cap(shape: Shape) -> float:
+    """The most tokens one cycle can yield: every drafted token on the accepted path plus the bonus token.
+
+    A chain of N yields at most N + 1; a tree of depth D at most D + 1, and never more than the tokens it
+    verifies (a deep tree with a small verify budget cannot accept a path longer than its budget).
+    """
+    cap = float(shape.num_draft_tokens + 1)
+    if shape.tree_tokens:
+        cap = min(cap, float(shape.tree_tokens))
+    return cap
 
 
 def _shape(method: str, n: int, tree: TreeShape | None) -> Shape:
@@ -243,7 +252,8 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
     return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, prior_args={
         "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
         "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
-        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper"})
+        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
+        "engine": req.harness if req.harness in ENGINE_HARNESSES else None})
 
 
 def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:
@@ -348,14 +358,14 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         a_out = alpha_from_tau(t, n, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
-    err = COST_MODEL_REL_ERROR
-    notes.append(f"low/high: acceptance range x cost-model error +/-{err:.0%} (median error of `specpick "
-                 "calibrate` with published acceptance)")
+    low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
+        req.harness in ENGINE_HARNESSES, req.user_acceptance))
+    notes.append(interval_note)
     return SpeedupResult(
         verifier=req.verifier.repo_id, method=req.method, draft=req.draft.repo_id if req.draft else None,
         gpu=req.gpu.key, gpus=req.gpus, workload=req.workload, temperature=req.temperature, batch=req.batch,
         engine=req.engine, harness=req.harness, context_tokens=ctx, weight_bytes_per_param=req.weight_bytes_per_param,
-        speedup=t / cc.cycle_cost, low=t_lo / cc.cycle_cost * (1 - err), high=t_hi / cc.cycle_cost * (1 + err),
+        speedup=t / cc.cycle_cost, low=low, high=high,
         tau=t, tau_low=t_lo, tau_high=t_hi, alpha=a_out, num_draft_tokens=n, tree=req.head_tree,
         cost_ratio=cc.cost_ratio, verify_cost=cc.verify_cost, engine_overhead=cc.overhead_cost,
         cycle_cost=cc.cycle_cost, acceptance_source=source, prior=prior, best_num_draft_tokens=best,

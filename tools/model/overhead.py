@@ -64,6 +64,15 @@ class RuntimeOverhead(BaseModel):
     layer_split: bool = Field(
         description="multi-GPU runs split layers across GPUs (HF device_map='auto') instead of tensor parallel"
     )
+    # Execution paths of a serving engine (None: the harness has one path, the fields above).
+    one_model_spec_forward_ms: float | None = Field(
+        None, description="one-model path (EAGLE/MTP/Medusa heads run inside the verifier's model runner, draft "
+        "steps captured in the same CUDA/HIP graphs): host work per draft step and per verify pass")
+    one_model_cycle_ms: float | None = Field(
+        None, description="one-model path: fixed host work per cycle (acceptance, KV bookkeeping)")
+    moe_layer_ms: float = Field(
+        0.0, description="fixed GPU time per MoE layer per forward (router, top-k, grouped-GEMM launches, expert "
+        "dispatch/combine) that does not grow with the tokens of a small verify pass")
     source: str
 
 
@@ -223,6 +232,40 @@ DEFAULT_OVERHEADS = OverheadTable(
         "speculation off above concurrency 32 (ENGINES.md)",
     ),
 )
+
+ExecutionPath = Literal["eager", "one_model", "two_model", "model_free"]
+
+
+def execution_path(overhead: RuntimeOverhead, method: str) -> ExecutionPath:
+    """How ``method`` executes in this runtime: the eager loop of research code / HF generate, or a serving
+    engine's one-model path (heads inside the verifier's runner), two-model path (a separate draft model with its
+    own runner) or model-free path (drafts looked up on the host)."""
+    from specpick.tools.vocab import MODEL_FREE_METHODS, TRAINED_HEAD_METHODS
+
+    if overhead.one_model_spec_forward_ms is None:
+        return "eager"
+    if method in TRAINED_HEAD_METHODS:
+        return "one_model"
+    if method in MODEL_FREE_METHODS:
+        return "model_free"
+    return "two_model"
+
+
+def path_overhead_ms(overhead: RuntimeOverhead, path: ExecutionPath, *, forwards: int, batch: int,
+                     tree: bool) -> float:
+    """Per-cycle runtime overhead of one speculative cycle on ``path`` (milliseconds).
+
+    ``forwards`` counts the draft steps and the verify pass the cycle launches. The one-model path replaces the
+    generic per-forward and per-cycle terms with its own (graph-captured draft steps cost less host work).
+    """
+    per_forward, fixed = overhead.spec_forward_ms, overhead.cycle_ms
+    if path == "one_model":
+        per_forward = overhead.one_model_spec_forward_ms if overhead.one_model_spec_forward_ms is not None \
+            else per_forward
+        fixed = overhead.one_model_cycle_ms if overhead.one_model_cycle_ms is not None else fixed
+    return (fixed + (overhead.cycle_tree_ms if tree else 0.0) + overhead.cycle_per_seq_ms * batch
+            + per_forward * forwards)
+
 
 ENGINE_TO_HARNESS: dict[str, str] = {
     "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm", "transformers": "transformers",

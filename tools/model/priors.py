@@ -35,7 +35,8 @@ from specpick.tools.model.prior_rules import DECAY_METHODS, FAMILY, position_dec
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
     "chat": ("code",), "code": ("chat",), "math": ("chat",), "summarization": ("rag", "chat"),
-    "rag": ("summarization", "chat"), "qa": ("rag", "summarization", "chat"), "translation": ("chat",),
+    "rag": ("summarization", "chat"), "qa": ("chat",), "doc-qa": ("rag", "summarization", "chat"),
+    "translation": ("chat",),
     "structured": ("code", "chat"), "agentic": ("code", "rag", "chat"), "creative": ("chat",),
 }
 # Multiplier on (tau - 1) when borrowing rows (target workload, borrowed workload, method family), with
@@ -47,6 +48,11 @@ WORKLOAD_ADJUST: dict[tuple[str, str, str], tuple[float, str]] = {
     ("translation", "chat", "model_free"): (0.5, "assumption: output language differs from the input, little "
                                             "to copy (low-overlap n-gram loses, vllm#8439)"),
     ("rag", "summarization", "model_free"): (1.0, "PLD-RAW: HAGRID context QA 2.37x vs CNN/DM 2.38x"),
+    ("doc-qa", "rag", "model_free"): (1.0, "document QA is RAG with the document supplied by the user: the HAGRID "
+                                      "rows are questions answered from given passages (PLD-RAW)"),
+    ("doc-qa", "rag", "head"): (1.0, "document QA is RAG with the document supplied by the user"),
+    ("qa", "chat", "model_free"): (1.0, "closed-book answers copy little from the question, as chat does "
+                                   "(assumption; MT-Bench rows)"),
     ("chat", "code", "model_free"): (0.68, "EAGLE3-T1 prompt lookup: MT-Bench tau 1.63 vs HumanEval 1.93, "
                                      "(tau-1) ratio 0.68"),
 }
@@ -89,6 +95,7 @@ class PriorRow(BaseModel):
     alpha: float | None
     alpha_chain: float | None
     harness_class: str = "paper"
+    engine: str = ""
 
 
 class Shape(BaseModel):
@@ -148,7 +155,7 @@ def load_prior_rows() -> tuple[PriorRow, ...]:
             verifier_params_b=_f(r["verifier_params_b"]), draft_params_b=_f(r["draft_params_b"]), shape=r["shape"],
             num_draft_tokens=_i(r["num_draft_tokens"]), tree_depth=_i(r["tree_depth"]), tree_top_k=_i(r["tree_top_k"]),
             tree_tokens=_i(r["tree_tokens"]), tau=_f(r["tau"]), alpha=_f(r["alpha"]), alpha_chain=_f(r["alpha_chain"]),
-            harness_class=r["harness_class"] or "paper",
+            harness_class=r["harness_class"] or "paper", engine=r.get("engine") or "",
         ))
     return tuple(out)
 
@@ -255,6 +262,58 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
     return rows
 
 
+def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None, engine: str | None,
+                  assumptions: list[str]) -> list[PriorRow]:
+    """The rows measured where the estimate is for: engines for an engine, the papers' harnesses for those.
+
+    Paper-harness acceptance is not engine acceptance (engines measure less for the same heads: chains instead of
+    trees, other sampling, vllm#26191), so an engine estimate takes, in order: rows of the user's engine with the
+    requested workload, any engine's with that workload, the user's engine's, any engine's; and only when no
+    engine measured the method at all, the papers' rows (said so). The paper harness takes the papers' rows.
+    """
+    if harness_class != "engine":
+        paper = [r for r in rows if r.harness_class == "paper"]
+        return paper or rows
+    measured = [r for r in rows if r.harness_class == "engine"]
+    same = [r for r in measured if engine and r.engine == engine]
+    for pool, label in ((same, f"{engine}"), (measured, "serving engines")):
+        if any(r.workload == workload for r in pool):
+            if pool is measured and engine:
+                assumptions.append(f"no {engine}-measured {rows[0].method} acceptance for {workload}: rows measured in "
+                                   f"{', '.join(sorted({r.engine for r in pool if r.workload == workload}))} used")
+            return pool
+    for pool in (same, measured):
+        if pool:
+            return pool
+    factor, n_methods = engine_discount()
+    assumptions.append(f"no engine-measured acceptance for this method: the papers' own-harness figures are used "
+                       f"with (tau-1) x {factor:.2f}, the median engine/paper ratio of the {n_methods} method(s) "
+                       "measured both ways (engines measure less: chains instead of trees, vllm#26191)")
+    return rows
+
+
+REFERENCE_CHAIN = 3  # shape at which engine and paper acceptance are compared (the engines' common default)
+
+
+@lru_cache(maxsize=1)
+def engine_discount() -> tuple[float, int]:
+    """(median over methods of engine (tau-1) / paper (tau-1), methods used), both at a chain of 3 on chat.
+
+    Alpha is shape-free, so each row's chain alpha is re-expanded at ``REFERENCE_CHAIN``; only methods with
+    rows of both kinds count. 1.0 when none has both.
+    """
+    ratios = []
+    rows = [r for r in load_prior_rows() if r.alpha_chain is not None and r.workload == "chat"]
+    for method in sorted({r.method for r in rows}):
+        def excess(kind: str) -> list[float]:
+            return [expected_tokens(r.alpha_chain, REFERENCE_CHAIN, decay_for(method)) - 1.0
+                    for r in rows if r.method == method and r.harness_class == kind]
+        eng, pap = excess("engine"), excess("paper")
+        if eng and pap:
+            ratios.append(statistics.median(eng) / statistics.median(pap))
+    return (min(1.0, statistics.median(ratios)), len(ratios)) if ratios else (1.0, 0)
+
+
 def _workload_rows(rows: list[PriorRow], method: str, workload: str,
                    assumptions: list[str]) -> tuple[list[PriorRow], str, float]:
     """(rows of the workload used, that workload, multiplier on tau - 1) for the requested workload.
@@ -347,14 +406,16 @@ def acceptance_prior(
     draft_ratio: float | None = None,
     exclude_sources: frozenset[str] = frozenset(),
     harness_class: str | None = None,
+    engine: str | None = None,
 ) -> AcceptancePrior:
     """The acceptance prior for a method, workload, temperature and draft shape.
 
     Raises:
         InputError: no published acceptance exists for the method (pass --alpha or --tau).
 
-    ``harness_class`` ("paper" or "engine") only adds a caution when an engine estimate rests on the
-    papers' own-harness figures alone (engines have measured less, ENGINES.md issue 18). Each source
+    ``harness_class`` ("paper" or "engine") and ``engine`` choose whose measurements the prior rests on
+    (``_runtime_rows``): an engine estimate prefers the user's engine, then any engine, and says so when it has to
+    fall back to the papers' own harnesses (engines have measured less, ENGINES.md issue 18). Each source
     counts once: the prior is the median over sources of each source's median, so one paper's five
     benchmarks on one model do not outvote another measurement.
     """
@@ -362,16 +423,19 @@ def acceptance_prior(
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
     assumptions: list[str] = []
     rows = _select_rows(method, variant, exclude_sources, assumptions)
-    if harness_class == "engine" and not any(r.harness_class == "engine" for r in rows):
-        assumptions.append("no engine-measured acceptance for this method: the papers' own-harness figures "
-                           "are used, and engines have measured less (ENGINES.md issue 18)")
+    rows = _runtime_rows(rows, workload, harness_class, engine, assumptions)
     rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
+    if harness_class == "engine" and rows[0].harness_class != "engine":
+        factor *= engine_discount()[0]
     taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions)
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
     alpha, a_lo, a_hi = _alphas(rows, method, shape, (med, low, high))
     sources = sorted({r.source_id for r in rows})
-    summary = (f"{method}{'/' + variant if variant else ''} on {used_w}: median over {len(sources)} source(s) "
+    where = "engine-measured" if rows[0].harness_class == "engine" else "paper-harness"
+    engines = sorted({r.engine for r in rows if r.engine})
+    where += f" ({', '.join(engines)})" if engines else ""
+    summary = (f"{method}{'/' + variant if variant else ''} on {used_w}, {where}: median over {len(sources)} source(s) "
                f"({', '.join(sources)}; {len(rows)} row(s)) -> tau {med:.2f} (range {low:.2f}-{high:.2f})")
     return AcceptancePrior(
         method=method, workload=workload, temperature=temperature, tau=med, tau_low=low, tau_high=high,

@@ -135,6 +135,7 @@ def forward_time(
     draft_step: bool = False,
     assumptions: list[str] | None = None,
     constants: ModelConstants = DEFAULT_CONSTANTS,
+    moe_layers: int = 0,
 ) -> StepTime:
     """Combine totals for a whole forward pass (all GPUs) into a ``StepTime``.
 
@@ -149,7 +150,7 @@ def forward_time(
     gf, af = gemm_flops / split, attn_flops / split
     m_w, m_kv = w / bw * 1e3, kv / bw * 1e3
     c_g, c_a = gf / peak * 1e3, af / peak * 1e3
-    gaps = overhead.gpu_gap_per_layer_ms * layers
+    gaps = overhead.gpu_gap_per_layer_ms * layers + overhead.moe_layer_ms * moe_layers
     p = constants.roofline_sharpness
     gpu_ms = _smax(m_w, c_g, p) + _smax(m_kv, c_a, p) + gaps
     allreduce = 0.0
@@ -252,6 +253,7 @@ def step_time(
         layers=model.num_layers, hidden_size=model.hidden_size, weight_dtype=_dtype_for(weight_bytes_per_param),
         overhead=overhead, extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=draft_step,
         assumptions=[routing_reuse_note(constants)] if touched is not None else None, constants=constants,
+        moe_layers=model.num_layers - model.first_dense_layers if model.is_moe else 0,
     )
 
 
@@ -345,4 +347,5 @@ def head_step_time(
         weight_dtype=_dtype_for(weight_bytes_per_param), overhead=overhead,
         extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=True,
         assumptions=[routing_reuse_note(constants)] if touched is not None else None, constants=constants,
+        moe_layers=1 if touched is not None else 0,  # an MTP layer of a MoE verifier is itself a MoE layer
     )

@@ -1,0 +1,80 @@
+"""Build ``tools/data/interval_residuals.csv``: the residual bands that size every estimate's 80% interval.
+
+For each group (``tools/model/intervals.py``) the calibration rows are predicted out of sample, and the 10th and
+90th percentiles of ``log(measured / predicted)`` are written with how many rows and sources they rest on:
+
+* ``paper:end_to_end`` -- every usable published (dev-set) row, acceptance priors rebuilt without its source;
+* ``paper:cost_model`` -- the published rows that state their own tau/alpha, fed that acceptance (the eager
+  constants were fitted on these rows, so this band is in-sample for the cycle cost; stated in the file);
+* ``engine:end_to_end`` -- engine-measured rows of the *fit* split only, priors without the row's source;
+* ``engine:cost_model`` -- fit-split engine rows that state their own tau/alpha.
+
+The holdout split is never used here, so ``specpick calibrate --engines`` can check the intervals on it.
+Run ``python scripts/build_intervals.py`` after changing the model or the measurement sets;
+``tests/test_intervals.py`` fails if the committed file drifts from what this script computes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from specpick.tools.calibration.cases import CalibCase, build_case, predict_speedup
+from specpick.tools.calibration.engines import engine_cases
+from specpick.tools.catalog.published import load_published
+from specpick.tools.errors import InputError
+from specpick.tools.model.intervals import QUANTILES, quantile
+
+COLUMNS = ("group", "n_rows", "n_sources", "q_low", "q_high", "rows_used")
+
+
+def _own(c: CalibCase) -> bool:
+    return c.tau is not None or c.alpha is not None
+
+
+def _band(group: str, cases: list[CalibCase], own: bool, rows_used: str) -> dict[str, object]:
+    residuals, sources = [], set()
+    for c in cases:
+        try:
+            pred = predict_speedup(c, own=own, exclude=frozenset() if own else frozenset({c.row.source_id}))
+        except InputError:  # no prior left without the row's own source: not covered, not a residual
+            continue
+        residuals.append(math.log((c.row.speedup or 1.0) / pred))
+        sources.add(c.row.source_id)
+    return {"group": group, "n_rows": len(residuals), "n_sources": len(sources),
+            "q_low": round(quantile(residuals, QUANTILES[0]), 4), "q_high": round(quantile(residuals, QUANTILES[1]), 4),
+            "rows_used": rows_used}
+
+
+def build_bands() -> list[dict[str, object]]:
+    """The four residual bands (see module docstring)."""
+    dev = [c for c in (build_case(r) for r in load_published()) if isinstance(c, CalibCase)]
+    fit = engine_cases("fit")
+    return [
+        _band("paper:end_to_end", dev, False, "published rows, priors without the row's source"),
+        _band("paper:cost_model", [c for c in dev if _own(c)], True,
+              "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
+        _band("engine:end_to_end", fit, False, "engine rows of the fit split, priors without the row's source"),
+        _band("engine:cost_model", [c for c in fit if _own(c)], True,
+              "engine rows of the fit split with their own acceptance"),
+    ]
+
+
+def render_csv(rows: list[dict[str, object]]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def csv_path() -> Path:
+    """The CSV in the source tree (a build never writes into site-packages)."""
+    return Path(__file__).resolve().parent.parent / "tools" / "data" / "interval_residuals.csv"
+
+
+if __name__ == "__main__":  # maintenance entry point: python scripts/build_intervals.py
+    csv_path().write_text(render_csv(build_bands()), encoding="utf-8")
+    print(f"wrote {csv_path()}")

@@ -1,0 +1,75 @@
+"""The 80% interval around a speedup estimate, sized from out-of-sample residuals.
+
+A range is a claim: ``[low, high]`` should hold the measured speedup four times in five. Its width comes
+from how far the model's predictions have missed measurements it was not built from, not from a guess:
+``scripts/build_intervals.py`` predicts every calibration row with acceptance priors that leave out the row's
+own source (and, for engine rows, only rows of the *fit* split), takes the residuals
+``log(measured / predicted)`` per group, and writes their 10th and 90th percentiles to
+``tools/data/interval_residuals.csv``. An estimate then reports
+``[speedup x exp(q10), speedup x exp(q90)]`` for its group; ``specpick calibrate`` reports how often the
+held-out rows fall inside.
+
+Groups: the runtime class (``engine``: vLLM / SGLang / TensorRT-LLM; ``paper``: the papers' eager harnesses and
+HF generate) times whether the acceptance was given (``cost_model``: the user's measured tau/alpha, so only the
+cycle cost can miss) or came from the priors (``end_to_end``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, Field
+
+INTERVAL_COVERAGE = 0.80  # the stated coverage of [low, high]
+QUANTILES = (0.10, 0.90)
+
+
+class ResidualBand(BaseModel):
+    """Percentiles of log(measured / predicted) for one group of held-out predictions."""
+
+    group: str
+    n_rows: int
+    n_sources: int
+    q_low: float = Field(description="10th percentile of log(measured / predicted)")
+    q_high: float = Field(description="90th percentile of log(measured / predicted)")
+    rows_used: str = Field(description="which predictions the residuals come from")
+
+
+def interval_group(engine: bool, user_acceptance: bool) -> str:
+    """The residual group of an estimate: runtime class x where its acceptance came from."""
+    return f"{'engine' if engine else 'paper'}:{'cost_model' if user_acceptance else 'end_to_end'}"
+
+
+@lru_cache(maxsize=1)
+def load_bands() -> dict[str, ResidualBand]:
+    """The committed residual bands (package data written by scripts/build_intervals.py)."""
+    text = resources.files("specpick.tools").joinpath("data", "interval_residuals.csv").read_text("utf-8")
+    out = {}
+    for r in csv.DictReader(text.splitlines()):
+        band = ResidualBand(group=r["group"], n_rows=int(r["n_rows"]), n_sources=int(r["n_sources"]),
+                            q_low=float(r["q_low"]), q_high=float(r["q_high"]), rows_used=r["rows_used"])
+        out[band.group] = band
+    return out
+
+
+def speedup_interval(speedup: float, group: str) -> tuple[float, float, str]:
+    """(low, high, the assumption to state) for a point estimate in ``group``."""
+    band = load_bands()[group]
+    low, high = speedup * math.exp(band.q_low), speedup * math.exp(band.q_high)
+    note = (f"low/high: {INTERVAL_COVERAGE:.0%} interval from the model's out-of-sample misses ({group}: "
+            f"{band.n_rows} held-out predictions from {band.n_sources} sources, {band.rows_used}; measured/predicted "
+            f"between {math.exp(band.q_low):.2f} and {math.exp(band.q_high):.2f})")
+    return low, high, note
+
+
+def quantile(values: list[float], q: float) -> float:
+    """Linear-interpolated quantile (the usual 'type 7' definition), so p90 is never below the median."""
+    v = sorted(values)
+    if not v:
+        raise ValueError("no values")
+    pos = q * (len(v) - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
