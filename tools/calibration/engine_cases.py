@@ -55,6 +55,20 @@ class EngineRow(PublishedRow):
     qps: float | None = None
 
 
+# The sources' own workload words (the `workload=` hint of each row's notes) -> our workloads. Synthetic
+# random-token prompts, "mixed" and "unknown" are no workload: such rows keep the benchmark's mapping.
+WORKLOAD_HINTS: dict[str, str] = {
+    "chat": "chat", "code": "code", "code-edit": "code", "math": "math", "reasoning": "math",
+    "summarization": "summarization", "translation": "translation", "creative-writing": "creative",
+    "roleplay": "creative", "rag": "rag", "qa-closed": "qa", "qa-doc": "doc-qa", "agentic": "agentic",
+}
+
+
+def _workload_hint(notes: str) -> str | None:
+    m = re.search(r"workload=([a-z-]+)", notes)
+    return WORKLOAD_HINTS.get(m.group(1)) if m else None
+
+
 def engine_rows_from_text(text: str) -> tuple[EngineRow, ...]:
     """Parse the text of an engine-measurements CSV (a function of the text alone, so tests can feed an edited
     copy and check which ids move)."""
@@ -65,6 +79,9 @@ def engine_rows_from_text(text: str) -> tuple[EngineRow, ...]:
         base = row_from_cells(row_id, r)
         if base.method is None and engine_method(r["method"]):
             base = base.model_copy(update={"method": engine_method(r["method"])})
+        hint = _workload_hint(r["notes"])
+        if hint is not None and base.workload != hint:
+            base = base.model_copy(update={"workload": hint})
         m = re.match(r"\s*QPS\s+([0-9.]+)", r["batch_size"])
         out.append(EngineRow(**base.model_dump(), engine=r["engine"].strip().lower(),
                              engine_version=r["engine_version"], qps=float(m.group(1)) if m else None))

@@ -18,6 +18,8 @@ are flagged ``constants_saw_source``). The sources are split fit/holdout by the 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from collections.abc import Callable
 from typing import Literal
 
@@ -25,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.calibration.cases import CalibCase, Prediction, predict
 from specpick.tools.calibration.engine_cases import EngineRow, Use, load_engine_rows, row_use
-from specpick.tools.calibration.split import SPLIT_RULE, Split, constants_saw, split_of_source
+from specpick.tools.calibration.split import load_split, SPLIT_RULE, Split, constants_saw, split_of_source
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError
 
@@ -141,6 +143,11 @@ def _mode(name: Mode, results: list[EngineRowResult]) -> EngineModeReport:
     )
 
 
+@lru_cache(maxsize=1)
+def _holdout_sources() -> frozenset[str]:
+    return frozenset(sid for sid, half in load_split().items() if half == "holdout")
+
+
 def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
     res = EngineRowResult(
         row_id=row.row_id, source_id=row.source_id, engine=row.engine, engine_version=row.engine_version,
@@ -150,6 +157,10 @@ def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
         measured=row.speedup or 0.0, notes=case.notes,
     )
     own_source = frozenset({row.source_id})
+    # A holdout row's priors leave out every holdout source, not just its own: the holdout half then rests on
+    # nothing derived from the holdout half (engine rows are acceptance priors for engine estimates).
+    if res.split == "holdout":
+        own_source = own_source | _holdout_sources()
     if use == "cost_model":
         res.cost_model = predict(case, own=True, exclude=own_source)
     res.end_to_end = predict(case, own=False)

@@ -81,7 +81,7 @@ FITTED_BEFORE = "earlier alternating split: fit"
 # Which sources the committed global constants were fitted on: "earlier" (the alternating split that predates
 # this file: the reason column says which) or "split" (this file's fit half). Set to "split" in the commit that
 # refits the constants with tools/calibration/fit.py, which reads only the fit half.
-CONSTANTS_FITTED_ON: Literal["earlier", "split"] = "earlier"
+CONSTANTS_FITTED_ON: Literal["earlier", "split"] = "split"
 
 
 @lru_cache(maxsize=1)
