@@ -181,3 +181,14 @@ def test_head_check_text_has_balanced_parentheses_for_every_published_head(capsy
             assert code == 0, err
             for line in out.splitlines():
                 assert _balanced(line), line
+
+
+# ----------------------------------------------------------------------------------------------- SKILL.md names
+def test_skill_md_gives_both_names_of_every_tool() -> None:
+    """A harness reading SKILL.md must map each Claude/MCP tool name to its CLI verb (one table row each)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "SKILL.md").read_text(encoding="utf-8")
+    for tool in TOOLS:
+        row = re.search(rf"^\| `{re.escape(tool.name)}` \| `specpick {re.escape(tool.cli)}[ `].*\|$", text, re.M)
+        assert row, f"SKILL.md has no row '| `{tool.name}` | `specpick {tool.cli} ...` |'"
