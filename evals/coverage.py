@@ -1,7 +1,7 @@
 """What the eval suite must cover, and the coverage table built from the cases' ``covers:`` fields.
 
 Every decision rule, tuning rule and "always flag" of the user's seed
-(``shared/seed/spec-decode-picker.seed.md``) and every issue of ENGINES.md
+(``docs/DECISION-RULES.md``) and every issue of ENGINES.md
 section (c) gets an id here; each id must be covered by at least
 ``MIN_CASES_PER_ITEM`` cases. ``evals/COVERAGE.md`` is generated from the case
 files by ``render_coverage_md`` (``python -m specpick.evals.coverage --write``)
@@ -93,8 +93,8 @@ def render_coverage_md(cases: list[Case]) -> str:
         "`python -m specpick.evals.coverage --write`; `tests/test_evals_coverage.py` fails when this file is stale "
         f"or an item has fewer than {MIN_CASES_PER_ITEM} cases.",
         "",
-        "Seed: `shared/seed/spec-decode-picker.seed.md` (decision rules, tuning, always flag). "
-        "Issues: `shared/reference/ENGINES.md` section (c).",
+        "Seed: `docs/DECISION-RULES.md` (decision rules, tuning, always flag). "
+        "Issues: `docs/references/ENGINES.md` section (c).",
         "",
         "| item | what | cases |",
         "|---|---|---|",

@@ -8,7 +8,7 @@ the *report* (``evals/report.py``) aggregates. Case files live in
 fields, so a typo in a case file is a load error, not a silently ignored check.
 
 Expected answers are written from the sources (the seed's rules, papers in
-``shared/data/published-dev.csv`` cited by line, ENGINES.md issues, catalog facts),
+``tools/data/published_measurements.csv`` cited by line, ENGINES.md issues, catalog facts),
 never from what the planner happens to print.
 """
 

@@ -1,13 +1,13 @@
 """Regenerate tools/data/{models,gpus,heads}.csv from the shared fact tables.
 
 One-off maintenance script, not part of the installed package. It reads the
-team's sourced tables (``../shared/data/*.csv``), normalises names, and adds the
+team's sourced tables (``SOURCE_DIR/*.csv``, described in docs/references/DATA.md), normalises names, and adds the
 architecture fields that parameter counts and the step-time model need but the
 shared tables lack (FFN width, MoE and MLA shapes, tied embeddings, sliding
 windows). Every added value names its source in ``arch_source``; the parameter
 test checks each model's computed total against its published total (<= 2%).
 
-Usage: python scripts/build_catalog.py ../shared/data tools/data
+Usage: python scripts/build_catalog.py SOURCE_DIR tools/data
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ COLUMNS = (
 # has any. Rows from the reference notes (not in the published copy) are listed here with their source.
 ENGINE_SOURCES = frozenset({"DSV3-MTP", "VLLM-26191"})
 EXTRA_ROWS: tuple[dict[str, str], ...] = (
-    {"source_id": "VLLM-26191", "source": "vllm-project/vllm#26191 as summarised in shared/reference/ENGINES.md "
+    {"source_id": "VLLM-26191", "source": "vllm-project/vllm#26191 as summarised in docs/references/ENGINES.md "
      "issue 18 ('EAGLE3 acceptance length on main fell below the previously measured 3.53 (Llama-3.1-8B, k=7, "
      "MT-Bench)')", "verifier_model": "Llama-3.1-8B-Instruct", "verifier_params_b": "8", "method": "EAGLE-3",
      "draft_or_head": "EAGLE-3 head (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B)", "hardware": "not stated",

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Set up everything the test suite needs on a fresh machine, then run it.
-#  - installs the project with its test and measure extras into the active Python
-#    (torch==2.13.0 takes the CPU wheel already on these machines; a bare `torch` would pull CUDA),
+# Set up everything the test suite needs on a fresh machine, then test what a user installs.
+#  - builds the wheel and installs it NON-editable into the active Python with its test and measure
+#    extras (torch==2.13.0 takes the CPU wheel already on these machines; a bare `torch` would pull CUDA),
+#    so a module or data file missing from the wheel fails here, not on a user's machine;
 #  - builds the vLLM CPU engine venv and the SmolLM2 model cache (.ci/setup-measure.sh),
-#  - runs pytest, the planner eval suite and the speedup calibration with the
-#    thresholds stated in the README.
+#  - from an empty directory, runs the installed `specpick`: the README's first command, every verb's
+#    --help and one real offline call per verb,
+#  - runs pytest against the installed package (CI_INSTALLED=1: tests/test_packaging.py checks that
+#    `specpick` is imported from site-packages, not from this checkout),
+#  - runs the planner eval suite and the speedup calibration with the thresholds stated in the README.
 # Exits non-zero if any step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,21 +16,94 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 "$PY" -m pip install --upgrade pip >/dev/null
 "$PY" -m pip install torch==2.13.0
-"$PY" -m pip install -e '.[test,measure]'
+
+# Build from the checkout into a scratch directory; a stale build/ could carry deleted modules into the wheel.
+rm -rf build ./*.egg-info
+WHEELS="$(mktemp -d)"
+"$PY" -m pip wheel --no-deps -w "$WHEELS" .
+rm -rf build ./*.egg-info
+WHEEL="$(ls "$WHEELS"/spec_decode_picker-*.whl)"
+# An earlier editable install would shadow the wheel: remove it first.
+"$PY" -m pip uninstall -y spec-decode-picker >/dev/null 2>&1 || true
+"$PY" -m pip install "${WHEEL}[test,measure]"
 
 if [ -x .ci/setup-measure.sh ]; then
   PYTHON="$PY" .ci/setup-measure.sh
 fi
 
-"$PY" -m pytest "$@"
+# ---------------------------------------------------------------- the installed command, as a user runs it
+SCRIPTS="$("$PY" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+SPECPICK="$SCRIPTS/specpick"
+SMOKE="$(mktemp -d)"
+MEASURE_HOME="${SPECPICK_MEASURE_HOME:-$HOME/.cache/specpick/measure}"
+(
+  cd "$SMOKE"
+  # Offline and keyless: the embedded catalog must answer everything below.
+  export HF_HUB_OFFLINE=1 HF_HOME="$SMOKE/hf"
+  unset ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN HF_TOKEN || true
+  set -x
+  # README command 1 (after `pip install .`):
+  # (outputs go to files before grep: `grep -q` closing a pipe early would fail the step under pipefail)
+  "$SPECPICK" recommend --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --gpu H100-SXM --gpus 4 \
+    > recommend.md
+  grep -q '^## 5. Measurement plan' recommend.md
+  "$SPECPICK" --help >/dev/null
+  for verb in recommend speedup vram params tokenizers head-check engine-config model models gpus heads \
+              calibrate chat ask mcp eval measure exit-codes; do
+    "$SPECPICK" "$verb" --help >/dev/null
+  done
+  "$SPECPICK" speedup --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --method eagle3 \
+    --gpu H100-SXM --gpus 4 --json >/dev/null
+  "$SPECPICK" vram --verifier meta-llama/Llama-3.1-70B-Instruct --gpu H100-SXM --gpus 4 \
+    --draft meta-llama/Llama-3.2-1B-Instruct --json >/dev/null
+  "$SPECPICK" params meta-llama/Llama-3.1-70B-Instruct --json >/dev/null
+  "$SPECPICK" tokenizers meta-llama/Llama-3.2-1B-Instruct meta-llama/Llama-3.1-70B-Instruct --offline --strict >/dev/null
+  rc=0; "$SPECPICK" tokenizers meta-llama/Llama-2-7b-chat-hf mistralai/Mixtral-8x7B-Instruct-v0.1 --strict \
+    2>/dev/null || rc=$?
+  [ "$rc" -eq 8 ]
+  "$SPECPICK" head-check yuhuili/EAGLE3-LLaMA3.1-Instruct-8B meta-llama/Llama-3.1-8B-Instruct --no-live >/dev/null
+  "$SPECPICK" engine-config --engine vllm --method eagle3 --verifier meta-llama/Llama-3.1-8B-Instruct \
+    --draft-model yuhuili/EAGLE3-LLaMA3.1-Instruct-8B --num-draft-tokens 5 --json >/dev/null
+  "$SPECPICK" model meta-llama/Llama-3.1-70B-Instruct --json >/dev/null
+  "$SPECPICK" models >/dev/null
+  "$SPECPICK" gpus >/dev/null
+  "$SPECPICK" heads --json >/dev/null
+  "$SPECPICK" calibrate --no-loso --json >/dev/null
+  # Without a key `chat` interviews over a pipe and answers with the planner; `ask` refuses with exit 2.
+  printf 'meta-llama/Llama-3.1-70B-Instruct\ncode\n\n\n\n\n\n\n\n\n\n\n\n\n' | "$SPECPICK" chat > chat.md
+  grep -q '^## 1. Recommendation' chat.md
+  rc=0; "$SPECPICK" ask "which method for Llama-3.1-70B?" 2>ask.err || rc=$?
+  [ "$rc" -eq 2 ]
+  grep -q '^error: ANTHROPIC_API_KEY is not set' ask.err
+  "$SPECPICK" mcp --list | "$PY" -c 'import json, sys; assert len(json.load(sys.stdin)) >= 10'
+  "$SPECPICK" eval --runner planner --case "$("$PY" - <<'EOF'
+from importlib.resources import files
+import yaml
+first = yaml.safe_load((files("specpick.evals") / "cases" / "baseline.yaml").read_text())
+cases = first["cases"] if isinstance(first, dict) else first
+print(cases[0]["id"])
+EOF
+)" --quiet
+  printf '%s\n' '{"prompt": "Rename tmp to total: def f(v):\n    tmp = 0\n    for x in v:\n        tmp += x\n    return tmp", "output": "def f(v):\n    total = 0\n    for x in v:\n        total += x\n    return total"}' \
+    > pairs.jsonl
+  "$SPECPICK" measure --estimate-ngram --samples pairs.jsonl --tokenizer "$MEASURE_HOME/models/SmolLM2-135M-Instruct" \
+    --json >/dev/null
+  "$SPECPICK" exit-codes > exit-codes.txt
+  grep -q '^   8  ' exit-codes.txt
+)
+rm -rf "$SMOKE"
+
+# ---------------------------------------------------------------- the test suite, against the installed package
+CI_INSTALLED=1 SPECPICK_WHEEL="$WHEEL" "$PY" -m pytest "$@"
 
 # Quality thresholds (README "Quality gates"): a regression below them fails CI.
 # Out-of-sample calibration (README "Quality gates"): dev-set and engine leave-one-source-out end to end, the engine
 # cost model with measured acceptance, and interval coverage of held-out rows. Today's figures plus a little slack.
-"$PY" -m specpick.skill.surfaces.cli calibrate --engines --max-loso-median-ape-pct 14 \
+"$SPECPICK" calibrate --engines --max-loso-median-ape-pct 14 \
   --max-engine-loso-median-ape-pct 21 --max-engine-cost-median-ape-pct 23 --min-interval-coverage 0.45
-"$PY" -m specpick.skill.surfaces.cli eval --runner planner --quiet --min-pass 0.90 \
+"$SPECPICK" eval --runner planner --quiet --min-pass 0.90 \
   --min-check sections=1 --min-check speedup_stated=1 --min-check engine_config=1 \
   --min-check config_values=1 --min-check compat_coverage=1 --min-check measurement_metrics=1 \
   --min-check measurement_definitions=1 --min-check forbidden_flags=1 --min-check outcome=1 \
   --min-check engine=1 --min-check draft_model=1
+echo "scripts/test.sh: all steps passed, from the installed $(basename "$WHEEL")"

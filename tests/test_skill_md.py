@@ -113,8 +113,15 @@ def test_system_prompt_is_the_body_without_frontmatter():
     assert prompt.build_system_prompt(interactive=False).startswith("Session: you are running inside `specpick ask`")
 
 
-def test_prompt_reads_the_root_file_in_a_checkout():
-    assert prompt.skill_md_path() == SKILL
+def test_prompt_reads_the_root_file_in_a_checkout_and_the_packaged_copy_when_installed():
+    import specpick.skill
+
+    package_dir = Path(specpick.skill.__file__).resolve().parent
+    if ROOT in package_dir.parents:  # a checkout (or an editable install)
+        assert prompt.skill_md_path() == SKILL
+    else:  # the installed wheel (scripts/test.sh runs the suite against it): its own copy, same text
+        assert prompt.skill_md_path() == package_dir / "SKILL.md"
+        assert prompt.skill_md_path().read_text(encoding="utf-8") == TEXT
 
 
 def test_packaged_copy_is_the_root_file():

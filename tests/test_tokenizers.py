@@ -91,7 +91,7 @@ def test_different_same_size(fakehub, hub_settings, tokenizer_files) -> None:
     v = compare_tokenizers(LLAMA2, MISTRAL01, settings=hub_settings)
     assert (v.verdict, v.check) == ("different", "fail")
     assert v.draft.total_tokens == v.verifier.total_tokens == 32000  # same size: vocab_size checks pass it
-    assert v.same_id_count == 270 and v.shared_token_count == 24184  # shared/reference/OFFLINE.md §4
+    assert v.same_id_count == 270 and v.shared_token_count == 24184  # docs/references/OFFLINE.md §4
     assert v.draft.kind == "tokenizer.json" and v.verifier.kind == "sentencepiece"
     first = v.examples[0]
     assert first.token_id == 260 and (first.draft, first.verifier) == ("▁t", "▁▁▁▁")

@@ -11,7 +11,7 @@ from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import Flag
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
 
-SEED = "seed decision rules (shared/seed)"
+SEED = "seed decision rules (docs/DECISION-RULES.md)"
 # KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).
 # From here on the verifier's verify pass approaches compute-bound on current GPUs (EAGLE-3 Table 5 decay).
 HIGH_CONCURRENCY = 16

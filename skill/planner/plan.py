@@ -4,7 +4,7 @@
            -> candidates (feasible? estimate) -> choice -> N / tree tuning
            -> flags, checks, engine config, fallback, measurement -> Recommendation
 
-Decision rules are the seed's (shared/seed), extended where the evidence goes
+Decision rules are the seed's (docs/DECISION-RULES.md), extended where the evidence goes
 further: a published head for this exact verifier needs no training; past the
 break-even concurrency speculation is turned off or scheduled by batch size;
 n-gram/suffix drafting for input-grounded work; beam search, pipeline parallel

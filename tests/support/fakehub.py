@@ -1,7 +1,7 @@
 """A local Hugging Face Hub stand-in for tests: a real HTTP server on 127.0.0.1.
 
 The real ``huggingface_hub`` client is pointed at it (``endpoint=hub.url``).
-It serves what the client needs, as listed in shared/reference/OFFLINE.md §1e:
+It serves what the client needs, as listed in docs/references/OFFLINE.md §1e:
 
 * ``HEAD|GET /{repo}/resolve/{rev}/{path}`` with ``X-Repo-Commit`` and ``ETag``
   (both mandatory for the client), ``X-Linked-Size``/``X-Linked-Etag`` for LFS

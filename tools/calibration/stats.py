@@ -19,6 +19,18 @@ def pct_error(pred: float, meas: float) -> float:
     return (pred - meas) / meas * 100.0
 
 
+def nearest_rank_percentile(sorted_values: list[float], pct: float) -> float:
+    """The nearest-rank percentile: the smallest value with at least ``pct``% of the values at or below it.
+
+    Never below the median (the old ``values[int(0.9 * (n - 1))]`` picked the smaller of two values for n=2, so
+    a report could show p90 under its median).
+    """
+    if not sorted_values:
+        raise ValueError("percentile of an empty list")
+    rank = max(1, math.ceil(pct / 100.0 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
 def error_stats(pairs: list[tuple[float, float]]) -> Stats:
     """Median absolute % error, median signed % error (bias) and p90 of (predicted, measured) pairs.
 
@@ -29,7 +41,7 @@ def error_stats(pairs: list[tuple[float, float]]) -> Stats:
     errs = [pct_error(p, m) for p, m in pairs]
     ape = sorted(abs(e) for e in errs)
     return Stats(n=len(pairs), median_ape_pct=round(statistics.median(ape), 2),
-                 bias_pct=round(statistics.median(errs), 2), p90_ape_pct=round(ape[math.ceil(0.9 * len(ape)) - 1], 2))
+                 bias_pct=round(statistics.median(errs), 2), p90_ape_pct=round(nearest_rank_percentile(ape, 90.0), 2))
 
 
 def format_stats_line(label: str, s: Stats) -> str:

@@ -1,7 +1,7 @@
 """Published speculative-decoding measurements: loading, cell parsing, and the mapping to our vocabulary.
 
 ``tools/data/published_measurements.csv`` is a verbatim copy of the project's
-reference set (shared data/published-dev.csv, 272 rows from the EAGLE family,
+reference set (tools/data/published_measurements.csv, 272 rows from the EAGLE family,
 HASS, Medusa, Hydra, Clover, Lookahead, REST, prompt lookup, Leviathan and Chen
 papers/repos). Every row keeps its ``source`` and provenance tag. Rows are
 identified as ``{source_id}/{n}``, the n-th row of that source in file order

@@ -1,7 +1,7 @@
 """Exact runtime configuration per engine: vLLM JSON, SGLang flags, TensorRT-LLM YAML, transformers kwargs.
 
 Option names and their constraints come from the engines' own files as read
-in late 2026 (``shared/reference/ENGINES.md``; versions recorded in
+in late 2026 (``docs/references/ENGINES.md``; versions recorded in
 ``tools/data/engine_support.csv`` and repeated in every emitted config, because
 field names drift between releases).
 """

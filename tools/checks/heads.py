@@ -120,6 +120,19 @@ def _same_repo(a: str | None, b: str | None) -> bool:
     return bool(a and b) and a.strip("/").lower() == b.strip("/").lower()  # type: ignore[union-attr]
 
 
+def first_source(source: str) -> str:
+    """The first of a ``;``-separated source list, cut only at a ``;`` outside parentheses.
+
+    A plain ``split(";")`` cut ``README.md (EAGLE-3 table; ...)`` inside its parenthesis and left it unclosed.
+    """
+    depth = 0
+    for i, ch in enumerate(source):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == ";" and depth <= 0:
+            return source[:i].strip()
+    return source.strip()
+
+
 def evaluate_head(head_repo_id: str, config: dict[str, Any] | None, verifier: ModelSpec,
                   num_speculative_tokens: int | None = None) -> tuple[HeadKind, list[HeadFinding], str | None,
                                                                       int | None]:
@@ -141,7 +154,7 @@ def evaluate_head(head_repo_id: str, config: dict[str, Any] | None, verifier: Mo
         ok = _same_repo(published.verifier_repo_id, verifier.repo_id)
         findings.append(HeadFinding(
             check="catalog", verdict="pass" if ok else "warn",
-            detail=f"published for {published.verifier_repo_id} ({published.source.split(';')[0]})"))
+            detail=f"published for {published.verifier_repo_id} ({first_source(published.source)})"))
         trained_on = get_catalog().find_model(published.verifier_repo_id)
         if config is None and not ok and trained_on is not None and trained_on.hidden_size != verifier.hidden_size:
             # Without the head's config the catalog still knows the hidden size it was trained on.

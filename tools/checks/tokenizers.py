@@ -21,7 +21,7 @@ Verdicts, from best to worst:
 
 Engines check at most ``vocab_size`` (vLLM, for draft models only), so a
 same-size, different-mapping pair passes them silently; this is the check
-that catches it (shared/reference/ENGINES.md, issues #6-#9).
+that catches it (docs/references/ENGINES.md, issues #6-#9).
 """
 
 from __future__ import annotations

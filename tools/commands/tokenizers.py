@@ -24,9 +24,21 @@ class TokenizersInput(BaseModel):
     live: bool = Field(False, description="compare the real tokenizer files from the Hub even for catalog models")
     revision: str | None = Field(None, description="Hub revision for both repos (branch, tag or commit)")
     offline: bool = Field(False, description="never touch the network: Hub cache, then catalog (as HF_HUB_OFFLINE)")
+    strict: bool = Field(False, description="exit 8 (threshold not met) when the check fails (verdict 'different'), "
+                         "so scripts and CI can stop on an unusable draft; warn verdicts still exit 0")
 
 
 def tokenizers_tool(inp: TokenizersInput) -> TokenizerVerdict:
+    """Tool entry point: the verdict, or ThresholdError with ``strict`` when the check fails."""
+    verdict = _compare(inp)
+    if inp.strict and verdict.check == "fail":
+        from specpick.tools.errors import ThresholdError
+
+        raise ThresholdError(f"tokenizer check failed (--strict): {verdict.verdict}: {verdict.summary}")
+    return verdict
+
+
+def _compare(inp: TokenizersInput) -> TokenizerVerdict:
     from specpick.tools.catalog.tables import get_catalog
     from specpick.tools.checks.tokenizers import compare_tokenizers
 

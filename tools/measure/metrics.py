@@ -2,7 +2,7 @@
 
 vLLM exposes counters (``vllm/v1/spec_decode/metrics.py``; the exposition adds
 ``_total``), so figures come from the difference of two snapshots taken
-around a measured run (../shared/reference/ENGINES.md):
+around a measured run (docs/references/ENGINES.md):
 
 * acceptance rate    alpha = d(accepted) / d(draft_tokens)
 * mean accepted length tau = 1 + d(accepted) / d(drafts)   (bonus token included)

@@ -1,6 +1,6 @@
 """Acceptance arithmetic: alpha <-> tau for chains, and the rules that move tau between tree shapes.
 
-Conventions (shared/data/README.md): tau is the mean number of tokens a
+Conventions (docs/references/DATA.md): tau is the mean number of tokens a
 draft+verify cycle emits, *bonus token included* (plain decoding has tau = 1);
 alpha is the per-token acceptance probability of a chain draft.
 

@@ -1,7 +1,7 @@
 """Per-runtime overhead: the part of a decode step that is not bytes or FLOPs.
 
 The same speculative method measures differently in different runtimes
-(shared/data/README.md: "independent harnesses and serving engines measure the
+(docs/references/DATA.md: "independent harnesses and serving engines measure the
 same methods lower, mainly because per-cycle overhead differs"). This module
 makes that difference an explicit, named parameter per harness instead of
 folding it into the acceptance rate.
