@@ -8,6 +8,8 @@ existing name keeps resolving to the row it resolved to before
 
 What the script changes on the way in, and why (also listed in tools/data/README.md):
 - rows whose verifier cannot be named, or whose model cannot be verified, are dropped (DROP_HEADS);
+- EAGLE-1 heads keep trtllm in runtimes (TRT-engine backend) with the restriction in engine_versions
+  (TRTLLM_ENGINE_ONLY) rather than losing it, as their correction rows asked;
 - a method name outside the catalog's set is mapped to the method the engines load it as (METHOD_FIX);
 - draft rows name the verifier family as models.csv spells it (FAMILY_FIX);
 - hybrid-layer fields and ``params_note`` are filled per model (HYBRID, PARAMS_NOTE) from each row's notes
@@ -108,6 +110,18 @@ METHOD_FIX = {
     "Dogacel/specdrift-gpt-oss-20b-eagle3": ("eagle3", "EAGLE-3.1-style config toggles; engines load it through "
                                                        "--method eagle3 (row's own ATOM docs citation)"),
 }
+# A correction that drops trtllm from an EAGLE-1 head: its own source says the legacy TRT-engine flow
+# (examples/eagle, checkpoint conversion) still loads EAGLE-1; only the PyTorch backend does not. The catalog's
+# "trtllm" covers the TRT-engine backend (Medusa and lookahead run only there), so the row keeps trtllm and
+# records the restriction in engine_versions instead.
+TRTLLM_ENGINE_ONLY = "trtllm: legacy TRT-engine backend only (examples/eagle checkpoint conversion); not the PyTorch backend"
+
+
+def _keeps_trtllm(fix: dict[str, str]) -> bool:
+    return (fix["field"] == "runtimes" and "trtllm" in fix["old_value"].split(";")
+            and "trtllm" not in fix["new_value"].split(";") and "legacy TensorRT-engine flow" in fix["source"])
+
+
 # drafts_new verifier_family -> models.csv family
 FAMILY_FIX = {
     "qwen3-next": "qwen3-next (hybrid)", "glm4.5": "glm-4.5 (MoE+MTP)", "kimi-k2": "kimi-k2 (MoE+MLA)",
@@ -163,9 +177,13 @@ def merge_heads(staging: Path, data: Path) -> None:
             raise SystemExit(f"correction for unknown head or field: {fix}")
         if row.get(fix["field"], "") not in (fix["old_value"], fix["new_value"]):
             raise SystemExit(f"correction's old value does not match the row: {fix}")
-        row[fix["field"]] = fix["new_value"]
+        field = fix["field"]
+        if _keeps_trtllm(fix):
+            field, row["engine_versions"] = "engine_versions", TRTLLM_ENGINE_ONLY
+        else:
+            row[field] = fix["new_value"]
         if fix["source"] not in row["source"]:
-            row["source"] += f"; {fix['field']} corrected: {fix['source']}"
+            row["source"] += f"; {field} corrected: {fix['source']}"
     for r in _new_only(rows, new, "head_repo_id"):
         if r["head_repo_id"] in DROP_HEADS:
             continue

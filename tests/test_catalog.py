@@ -67,8 +67,9 @@ def test_head_corrections_are_applied():
     cat = get_catalog()
     peagle = cat.head("RedHatAI/Qwen3-8B-speculator.peagle")
     assert peagle.method == "peagle" and "speculators@c05b95b" in peagle.source
+    # EAGLE-1 loads only through TRT-LLM's legacy TRT-engine backend: kept in runtimes, restriction recorded.
     eagle1 = [h for h in cat.heads if h.method == "eagle" and h.head_repo_id.startswith("yuhuili/")]
-    assert eagle1 and all("trtllm" not in h.runtimes for h in eagle1)
+    assert eagle1 and all("trtllm" in h.runtimes and "not the PyTorch backend" in h.engine_versions for h in eagle1)
     assert cat.head("nvidia/gpt-oss-120b-Eagle3").superseded_by == "nvidia/gpt-oss-120b-Eagle3-v3"
     assert cat.head("ibm-ai-platform/llama-13b-accelerator").trained_dtype == "fp16"
 
