@@ -119,6 +119,33 @@ def published_heads(verifier_repo_id: str, method: str, engine: str | None = Non
     return sorted(out, key=lambda h: rank.get(h.publisher, 3))
 
 
+def _successor(head: HeadSpec, engine: str) -> HeadSpec | None:
+    """The newest head that supersedes ``head`` for the same verifier and method and loads in ``engine``."""
+    newest = published_heads(head.verifier_repo_id, head.method, engine)
+    line = [h for h in newest if h.head_repo_id != head.head_repo_id and _supersedes(h, head)]
+    return line[0] if line else None
+
+
+def _superseded_source(head: HeadSpec) -> str:
+    # A superseded_by added by a correction carries its own citation after this marker (scripts/merge_catalog.py).
+    marker = "superseded_by corrected: "
+    return head.source.split(marker, 1)[1] if marker in head.source else head.source
+
+
+def _supersedes(newer: HeadSpec, older: HeadSpec) -> bool:
+    cat = get_catalog()
+    seen: set[str] = set()
+    while older.superseded_by and older.superseded_by not in seen:
+        seen.add(older.superseded_by)
+        if older.superseded_by.lower() == newer.head_repo_id.lower():
+            return True
+        nxt = cat.head(older.superseded_by)
+        if nxt is None:
+            return False
+        older = nxt
+    return False
+
+
 def pick_head_engine(ctx: PlanContext, method: str) -> str | None:
     """Like ``pick_engine``, but when the user named no engine prefer one that loads a published head.
 
@@ -186,6 +213,14 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     wrong_head: Flag | None = None
     if ctx.head is not None and ctx.head.method == wanted:
         if ctx.head.verifier_repo_id.lower() == ctx.verifier.repo_id.lower():
+            newer = _successor(ctx.head, engine)
+            if newer is not None:
+                cand = Candidate(method, engine, True, f"published {newer.publisher} head {newer.head_repo_id}, which "
+                                 f"supersedes your {ctx.head.head_repo_id} (its publisher recommends it instead)",
+                                 head=newer, draft_repo=newer.head_repo_id)
+                cand.notes.append(f"{ctx.head.head_repo_id} is superseded by {newer.head_repo_id} "
+                                  f"(heads.csv superseded_by; source: {_superseded_source(ctx.head)})")
+                return cand
             return Candidate(method, engine, True, f"your head {ctx.head.head_repo_id} (trained for this verifier)",
                              head=ctx.head, draft_repo=ctx.head.head_repo_id)
         wrong_head = Flag(id="head_for_other_verifier", severity="fail",
@@ -241,7 +276,11 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
                          "to pay: a useful draft's step is not much cheaper (vllm#15025: 135M drafting 1.7B ran ~30% "
                          "slower)", rejected_for="small_verifier", draft=ctx.draft)
     cat = get_catalog()
-    known = [m for m in (cat.find_model(d.draft_repo_id) for d in cat.drafts_for(ctx.verifier)) if m is not None]
+    pairings = cat.drafts_for(ctx.verifier)
+    # Pairings recorded as incompatible (Llama-3.2 drafts for Llama 4) are not offered; they explain a user's draft.
+    known = [m for m in (cat.find_model(d.draft_repo_id) for d in pairings if d.tokenizer_relation != "incompatible")
+             if m is not None]
+    why_not = {d.draft_repo_id.lower(): d.note for d in pairings if d.tokenizer_relation == "incompatible"}
     # The user's draft first; the catalog's same-family drafts are evaluated too, and used only if
     # the user's is ruled out (tokenizer, memory).
     options: list[ModelSpec] = ([ctx.draft] if ctx.draft else []) + [m for m in known if m != ctx.draft]
@@ -261,6 +300,8 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
                          draft=draft, draft_repo=draft.repo_id, tokenizer=verdict, vram=fit)
         if verdict.verdict == "different":
             cand.feasible, cand.reason = False, f"{draft.repo_id}: {verdict.summary}"
+            if draft.repo_id.lower() in why_not:
+                cand.reason += f" ({why_not[draft.repo_id.lower()]})"
             cand.rejected_for = "tokenizer"
         elif not fit.fits and fit.verifier_alone_fits:
             cand.feasible, cand.rejected_for = False, "vram"
