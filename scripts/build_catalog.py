@@ -8,6 +8,9 @@ windows). Every added value names its source in ``arch_source``; the parameter
 test checks each model's computed total against its published total (<= 2%).
 
 Usage: python scripts/build_catalog.py ../shared/data tools/data
+
+It rebuilds the first 55 models, 21 GPUs and 61 heads only; run ``scripts/merge_catalog.py`` afterwards to
+append the 2025-2026 rows and their columns (hybrid-layer fields, head format/superseded_by, fp4_tflops).
 """
 
 from __future__ import annotations
