@@ -173,7 +173,7 @@ def _scaled_to_published(m: ModelSpec, p: ParamBreakdown) -> ParamBreakdown:
     total_scale = (m.params_total_b or p.total_b) / p.total_b
     active_scale = (m.params_active_b / p.active_b) if m.params_active_b and m.is_moe else total_scale
     scaled = {k: getattr(p, k) * total_scale for k in (
-        "total_b", "embedding_b", "lm_head_b", "attention_b", "ffn_dense_b", "ffn_experts_b", "per_layer_b")}
+        "total_b", "embedding_b", "lm_head_b", "attention_b", "ffn_dense_b", "ffn_experts_b", "per_layer_b", "mtp_b")}
     return p.model_copy(update={
         **scaled, "active_b": p.active_b * active_scale, "decode_read_b": p.decode_read_b * active_scale,
         "method": f"scaled to the published total ({m.params_total_b:g}B"
