@@ -8,6 +8,9 @@ windows). Every added value names its source in ``arch_source``; the parameter
 test checks each model's computed total against its published total (<= 2%).
 
 Usage: python scripts/build_catalog.py SOURCE_DIR tools/data
+
+It normalises the first 55 models, 21 GPUs and 61 heads; the 2025-2026 rows were appended once by
+``scripts/merge_catalog.py`` from researched tables (each row keeps its own source).
 """
 
 from __future__ import annotations

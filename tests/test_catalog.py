@@ -8,13 +8,95 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import EXIT_NOT_FOUND, NotFoundError
 
 
-def test_catalog_holds_every_shared_row_with_sources():
+# Rows of the first catalog (shared fact tables); later rows were appended after them.
+FIRST_MODELS, FIRST_GPUS, FIRST_HEADS, FIRST_DRAFTS = 55, 21, 61, 22
+
+
+def test_catalog_holds_every_row_with_sources():
     cat = get_catalog()
-    assert len(cat.models) == 55
-    assert len(cat.gpus) == 21
-    assert len(cat.heads) == 61
+    # 55 + 134 researched verifiers; 21 + 9 GPUs; 61 + 123 heads (127 researched, 4 dropped: see
+    # tools/data/README.md); 22 + 21 drafts.
+    assert (len(cat.models), len(cat.gpus), len(cat.heads), len(cat.drafts)) == (189, 30, 184, 43)
     for row in [*cat.models, *cat.gpus, *cat.heads, *cat.drafts, *cat.engine_support]:
         assert row.source.strip(), f"{row} has no source"
+    for table, key in ((cat.models, "repo_id"), (cat.heads, "head_repo_id"), (cat.gpus, "key")):
+        ids = [getattr(r, key).lower() for r in table]
+        assert len(ids) == len(set(ids)), f"duplicate {key}"
+
+
+def test_names_of_the_first_rows_still_resolve_to_them():
+    # New rows are appended; every spelling of an existing row must keep finding that row.
+    cat = get_catalog()
+    for m in cat.models[:FIRST_MODELS]:
+        for name in (m.repo_id, m.repo_id.split("/", 1)[1], *m.aliases):
+            assert cat.model(name) is m, f"{name} no longer resolves to {m.repo_id}"
+    for g in cat.gpus[:FIRST_GPUS]:
+        for name in (g.key, g.name, *g.aliases):
+            assert cat.gpu(name) is g, f"{name} no longer resolves to {g.key}"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "repo"),
+    [
+        ("qwen3-next-80b-a3b-instruct", "Qwen/Qwen3-Next-80B-A3B-Instruct"),
+        ("Qwen3.5-397B-A17B", "Qwen/Qwen3.5-397B-A17B"),
+        ("deepseek-ai/DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2"),
+        ("GLM-4.6", "zai-org/GLM-4.6"),
+        ("Kimi-K2-Thinking", "moonshotai/Kimi-K2-Thinking"),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
+        ("MiMo-V2-Flash", "XiaomiMiMo/MiMo-V2-Flash"),
+    ],
+)
+def test_new_verifiers_resolve(spelling, repo):
+    assert get_catalog().model(spelling).repo_id == repo
+
+
+def test_hybrid_models_charge_kv_only_for_attention_layers():
+    from specpick.tools.arch.kv import kv_bytes_per_sequence
+
+    cat = get_catalog()
+    nxt = cat.model("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    assert nxt.linear_attention_layer_fraction == 0.75
+    full = kv_bytes_per_sequence(nxt.model_copy(update={"linear_attention_layer_fraction": 0.0}), 8192)
+    assert kv_bytes_per_sequence(nxt, 8192) == pytest.approx(full / 4)  # 12 of 48 layers hold KV
+    nano = cat.model("nvidia/NVIDIA-Nemotron-Nano-9B-v2")
+    assert kv_bytes_per_sequence(nano, 1000) == pytest.approx(4 * 2 * 8 * 128 * 2 * 1000)  # 4 attention layers
+
+
+def test_head_corrections_are_applied():
+    cat = get_catalog()
+    peagle = cat.head("RedHatAI/Qwen3-8B-speculator.peagle")
+    assert peagle.method == "peagle" and "speculators@c05b95b" in peagle.source
+    # EAGLE-1 loads only through TRT-LLM's legacy TRT-engine backend: kept in runtimes, restriction recorded.
+    eagle1 = [h for h in cat.heads if h.method == "eagle" and h.head_repo_id.startswith("yuhuili/")]
+    assert eagle1 and all("trtllm" in h.runtimes and "not the PyTorch backend" in h.engine_versions for h in eagle1)
+    assert cat.head("nvidia/gpt-oss-120b-Eagle3").superseded_by == "nvidia/gpt-oss-120b-Eagle3-v3"
+    assert cat.head("ibm-ai-platform/llama-13b-accelerator").trained_dtype == "fp16"
+
+
+def test_new_head_columns_are_typed():
+    cat = get_catalog()
+    dogacel = cat.head("Dogacel/specdrift-gpt-oss-20b-eagle3")
+    assert dogacel.method == "eagle3" and dogacel.trained_context_tokens == 4096 and dogacel.format == "eagle"
+    assert cat.head("lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B").superseded_by == (
+        "lmsys/SGLang-EAGLE3-Llama-3.1-8B-Instruct-SpecForge")
+    # Every superseded_by names a head the catalog holds, so the planner can follow it.
+    for h in cat.heads:
+        assert not h.superseded_by or cat.head(h.superseded_by) is not None, h.head_repo_id
+    assert cat.head("AngelSlim/Hy3-DFly-Block8") is None  # dropped: no verifier named
+
+
+def test_gpus_carry_fp4_rates_where_they_have_fp4_units():
+    cat = get_catalog()
+    assert cat.gpu("B200").fp4_tflops == 9000 and cat.gpu("b300").fp4_tflops == 13500
+    assert cat.gpu("H100").fp4_tflops is None and cat.gpu("gaudi 3").vendor == "intel"
+    assert cat.gpu("B200").peak_tflops("nvfp4") == 9000 and cat.gpu("B200").peak_tflops("fp8") == cat.gpu("B200").fp8_tflops
+
+
+def test_llama4_records_the_llama3_draft_as_incompatible():
+    cat = get_catalog()
+    rel = {d.draft_repo_id: d.tokenizer_relation for d in cat.drafts_for(cat.model("llama-4-scout-17b-16e-instruct"))}
+    assert rel["meta-llama/Llama-3.2-1B-Instruct"] == "incompatible"
 
 
 @pytest.mark.parametrize(

@@ -162,3 +162,70 @@ def test_catalog_fallback_rejects_a_head_trained_on_another_hidden_size():
     r = check_head("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "llama-3.3-70b", live=False)
     assert r.belongs == "no" and r.check == "fail"
     assert "4096" in r.summary and "8192" in r.summary
+
+
+# -- choosing among published heads (skill/planner/candidates.py) --------------------------------------------
+
+def test_published_heads_follow_superseded_by_to_the_newest():
+    from specpick.skill.planner.candidates import published_heads
+
+    ids = [h.head_repo_id for h in published_heads("openai/gpt-oss-120b", "eagle3", "trtllm")]
+    assert "nvidia/gpt-oss-120b-Eagle3-v3" in ids
+    # v1, v2, short/long-context and throughput all name -v3 as their successor: none is offered.
+    assert not [i for i in ids if i.startswith("nvidia/gpt-oss-120b-Eagle3") and i != "nvidia/gpt-oss-120b-Eagle3-v3"]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize(("engine", "expected"), [
+    ("sglang", ["AQ-MedAI/Kimi-K2-Instruct-eagle3"]),
+    ("vllm", []),  # the only EAGLE-3 head for Kimi-K2 is in SGLang format
+])
+def test_published_heads_only_for_engines_that_load_them(engine, expected):
+    from specpick.skill.planner.candidates import published_heads
+
+    assert [h.head_repo_id for h in published_heads("moonshotai/Kimi-K2-Instruct", "eagle3", engine)] == expected
+
+
+def test_test_checkpoints_are_never_offered():
+    from specpick.skill.planner.candidates import published_heads
+
+    heads = published_heads("Qwen/Qwen3-8B", "eagle3")
+    assert heads and all(h.publisher != "test" for h in heads)
+    assert "nm-testing/Speculator-Qwen3-8B-Eagle3" not in {h.head_repo_id for h in heads}
+
+
+def _candidates(**inputs):
+    from specpick.skill.planner.candidates import evaluate_candidates
+    from specpick.skill.planner.context import build_context
+    from specpick.skill.schema import PlannerInputs
+
+    return {c.strategy: c for c in evaluate_candidates(build_context(PlannerInputs(**inputs)))}
+
+
+def test_no_engine_named_picks_the_engine_that_loads_the_published_head():
+    eagle3 = _candidates(verifier="moonshotai/Kimi-K2-Instruct", workload="chat", gpu="H200", gpus=8)["eagle3"]
+    assert eagle3.feasible and not eagle3.needs_training
+    assert (eagle3.engine, eagle3.draft_repo) == ("sglang", "AQ-MedAI/Kimi-K2-Instruct-eagle3")
+
+
+def test_named_engine_that_cannot_load_the_head_says_where_it_loads():
+    eagle3 = _candidates(verifier="moonshotai/Kimi-K2-Instruct", workload="chat", gpu="H200", gpus=8,
+                         engine="vllm")["eagle3"]
+    assert not eagle3.feasible and eagle3.rejected_for == "head_runtime"
+    assert "AQ-MedAI/Kimi-K2-Instruct-eagle3 loads in sglang, not vllm" in eagle3.reason
+
+
+def test_a_superseded_head_the_user_names_gives_way_to_its_successor():
+    eagle3 = _candidates(verifier="openai/gpt-oss-120b", workload="code", gpu="B200", gpus=1, engine="trtllm",
+                         head="nvidia/gpt-oss-120b-Eagle3")["eagle3"]
+    assert eagle3.draft_repo == "nvidia/gpt-oss-120b-Eagle3-v3" and not eagle3.needs_training
+    assert any("superseded by nvidia/gpt-oss-120b-Eagle3-v3" in n and "huggingface.co/nvidia/gpt-oss-120b-Eagle3-v3"
+               in n for n in eagle3.notes)
+
+
+def test_a_separate_mtp_drafter_makes_mtp_feasible_without_mtp_layers():
+    mtp = _candidates(verifier="google/gemma-4-31B-it", workload="chat", gpu="H100-SXM", gpus=1, engine="vllm")["mtp"]
+    assert mtp.feasible and mtp.draft_repo == "google/gemma-4-31B-it-assistant"
+    gone = _candidates(verifier="google/gemma-4-31B-it", workload="chat", gpu="H100-SXM", gpus=1,
+                       engine="sglang")["mtp"]
+    assert not gone.feasible and gone.rejected_for == "no_mtp"  # the assistant loads in vLLM and transformers

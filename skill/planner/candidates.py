@@ -63,7 +63,8 @@ class Candidate:
     flags: list[Flag] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # tuning decisions, shown as rationale
     # Why an infeasible candidate was ruled out (machine-readable, for flags):
-    # budget | other_verifier | no_mtp | tokenizer | vram | engine | no_draft
+    # budget | other_verifier | no_mtp | tokenizer | vram | engine | no_draft | head_runtime (published head
+    # exists but does not load in this engine)
     rejected_for: str | None = None
     rejected_drafts: list[str] = field(default_factory=list)  # draft_model: drafts ruled out, with reasons
 
@@ -91,6 +92,80 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
         if row is not None and row.support != "no":
             return engine
     return None
+
+
+def published_heads(verifier_repo_id: str, method: str, engine: str | None = None) -> list[HeadSpec]:
+    """Published heads of ``method`` for exactly this verifier, newest of each line, best publisher first.
+
+    A head whose publisher names a successor (``superseded_by``) is replaced by that successor
+    when the catalog holds it for the same verifier and method; with ``engine`` only heads whose
+    ``runtimes`` include it are kept (an empty runtimes list means no engine is known to load it).
+    """
+    cat = get_catalog()
+    out: list[HeadSpec] = []
+    for head in cat.heads_for(verifier_repo_id):
+        if head.method != method or head.publisher == "test":
+            continue
+        seen = {head.head_repo_id}
+        while head.superseded_by and head.superseded_by not in seen:
+            newer = cat.head(head.superseded_by)
+            if newer is None or newer.method != method or newer.verifier_repo_id.lower() != verifier_repo_id.lower():
+                break
+            seen.add(newer.head_repo_id)
+            head = newer
+        if head not in out and (engine is None or engine in head.runtimes):
+            out.append(head)
+    rank = {"official": 0, "vendor": 1, "community": 2}
+    return sorted(out, key=lambda h: rank.get(h.publisher, 3))
+
+
+def _successor(head: HeadSpec, engine: str) -> HeadSpec | None:
+    """The newest head that supersedes ``head`` for the same verifier and method and loads in ``engine``."""
+    newest = published_heads(head.verifier_repo_id, head.method, engine)
+    line = [h for h in newest if h.head_repo_id != head.head_repo_id and _supersedes(h, head)]
+    return line[0] if line else None
+
+
+def _superseded_source(head: HeadSpec) -> str:
+    # A superseded_by added by a correction carries its own citation after this marker (scripts/merge_catalog.py).
+    marker = "superseded_by corrected: "
+    return head.source.split(marker, 1)[1] if marker in head.source else head.source
+
+
+def _supersedes(newer: HeadSpec, older: HeadSpec) -> bool:
+    cat = get_catalog()
+    seen: set[str] = set()
+    while older.superseded_by and older.superseded_by not in seen:
+        seen.add(older.superseded_by)
+        if older.superseded_by.lower() == newer.head_repo_id.lower():
+            return True
+        nxt = cat.head(older.superseded_by)
+        if nxt is None:
+            return False
+        older = nxt
+    return False
+
+
+def pick_head_engine(ctx: PlanContext, method: str) -> str | None:
+    """Like ``pick_engine``, but when the user named no engine prefer one that loads a published head.
+
+    Kimi-K2's only EAGLE-3 head loads in SGLang: picking vLLM first would send the user to train a head
+    that already exists.
+    """
+    engine = pick_engine(ctx, method)
+    if ctx.engine_explicit or engine is None or method not in HEAD_METHOD_FOR:
+        return engine
+    wanted = HEAD_METHOD_FOR[method]
+    if method == "mtp" and ctx.verifier.mtp_layers > 0:
+        return engine  # built-in layers: every engine that runs MTP loads them from the verifier's checkpoint
+    if published_heads(ctx.verifier.repo_id, wanted, engine):
+        return engine
+    cat = get_catalog()
+    for other in ENGINE_PREFERENCE[method]:
+        row = cat.support(other, method)
+        if row is not None and row.support != "no" and published_heads(ctx.verifier.repo_id, wanted, other):
+            return other
+    return engine
 
 
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
@@ -124,14 +199,28 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     cat = get_catalog()
     wanted = HEAD_METHOD_FOR[method]
     if method == "mtp":
+        mtp_heads = published_heads(ctx.verifier.repo_id, "mtp", engine)
         if ctx.verifier.mtp_layers <= 0:
+            separate = [h for h in mtp_heads if h.head_repo_id.lower() != ctx.verifier.repo_id.lower()]
+            if separate:  # a published MTP drafter in its own repo (Gemma 4 "assistant" models)
+                return Candidate(method, engine, True, f"published {separate[0].publisher} MTP drafter "
+                                 f"{separate[0].head_repo_id} for this exact verifier: no training needed",
+                                 head=separate[0], draft_repo=separate[0].head_repo_id)
             return Candidate(method, engine, False, f"{ctx.verifier.repo_id} has no multi-token-prediction layers",
                              rejected_for="no_mtp")
         return Candidate(method, engine, True, f"built-in MTP layer(s) ({ctx.verifier.mtp_layers}): no extra "
-                         "weights to train or download", head=next(iter(cat.heads_for(ctx.verifier.repo_id)), None))
+                         "weights to train or download", head=next(iter(mtp_heads), None))
     wrong_head: Flag | None = None
     if ctx.head is not None and ctx.head.method == wanted:
         if ctx.head.verifier_repo_id.lower() == ctx.verifier.repo_id.lower():
+            newer = _successor(ctx.head, engine)
+            if newer is not None:
+                cand = Candidate(method, engine, True, f"published {newer.publisher} head {newer.head_repo_id}, which "
+                                 f"supersedes your {ctx.head.head_repo_id} (its publisher recommends it instead)",
+                                 head=newer, draft_repo=newer.head_repo_id)
+                cand.notes.append(f"{ctx.head.head_repo_id} is superseded by {newer.head_repo_id} "
+                                  f"(heads.csv superseded_by; source: {_superseded_source(ctx.head)})")
+                return cand
             return Candidate(method, engine, True, f"your head {ctx.head.head_repo_id} (trained for this verifier)",
                              head=ctx.head, draft_repo=ctx.head.head_repo_id)
         wrong_head = Flag(id="head_for_other_verifier", severity="fail",
@@ -147,19 +236,25 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             note = "" if chk.belongs == "yes" else f" ({chk.summary})"
             return Candidate(method, engine, True, f"your head {ctx.head_repo}, checked against this verifier "
                              f"({chk.source}){note}", draft_repo=ctx.head_repo)
-    published = [h for h in cat.heads_for(ctx.verifier.repo_id) if h.method == wanted and h.publisher != "test"
-                 and engine in h.runtimes]
+    published = published_heads(ctx.verifier.repo_id, wanted, engine)
+    elsewhere = [h for h in published_heads(ctx.verifier.repo_id, wanted) if h not in published]
     if published:
-        rank = {"official": 0, "vendor": 1, "community": 2}
-        best = sorted(published, key=lambda h: rank.get(h.publisher, 3))[0]
+        best = published[0]
         cand = Candidate(method, engine, True, f"published {best.publisher} head {best.head_repo_id} for this exact "
                          "verifier: no training needed", head=best, draft_repo=best.head_repo_id)
+        old = [h.head_repo_id for h in cat.heads_for(ctx.verifier.repo_id) if h.superseded_by == best.head_repo_id]
+        if old:
+            cand.notes.append(f"{best.head_repo_id} supersedes {', '.join(old)} (its publisher recommends it instead)")
     elif ctx.inp.can_finetune:
         cand = Candidate(method, engine, True, f"no published {method} head for {ctx.verifier.repo_id}: train one "
                          "(SpecForge / speculators for EAGLE-3, the Medusa recipe for Medusa)", needs_training=True,
                          draft_repo=f"<your {method} head for {ctx.verifier.repo_id}>")
     elif wrong_head is not None:
         cand = Candidate(method, engine, False, wrong_head.message, rejected_for="other_verifier")
+    elif elsewhere:
+        runs_on = sorted({r for h in elsewhere for r in h.runtimes}) or ["no engine we track"]
+        cand = Candidate(method, engine, False, f"the published {method} head {elsewhere[0].head_repo_id} loads in "
+                         f"{', '.join(runs_on)}, not {engine}", rejected_for="head_runtime")
     else:
         cand = Candidate(method, engine, False, f"needs a {method} head trained for {ctx.verifier.repo_id}; none is "
                          "published and fine-tuning is ruled out (--no-finetune)", rejected_for="budget")
@@ -181,7 +276,11 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
                          "to pay: a useful draft's step is not much cheaper (vllm#15025: 135M drafting 1.7B ran ~30% "
                          "slower)", rejected_for="small_verifier", draft=ctx.draft)
     cat = get_catalog()
-    known = [m for m in (cat.find_model(d.draft_repo_id) for d in cat.drafts_for(ctx.verifier)) if m is not None]
+    pairings = cat.drafts_for(ctx.verifier)
+    # Pairings recorded as incompatible (Llama-3.2 drafts for Llama 4) are not offered; they explain a user's draft.
+    known = [m for m in (cat.find_model(d.draft_repo_id) for d in pairings if d.tokenizer_relation != "incompatible")
+             if m is not None]
+    why_not = {d.draft_repo_id.lower(): d.note for d in pairings if d.tokenizer_relation == "incompatible"}
     # The user's draft first; the catalog's same-family drafts are evaluated too, and used only if
     # the user's is ruled out (tokenizer, memory).
     options: list[ModelSpec] = ([ctx.draft] if ctx.draft else []) + [m for m in known if m != ctx.draft]
@@ -201,6 +300,8 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
                          draft=draft, draft_repo=draft.repo_id, tokenizer=verdict, vram=fit)
         if verdict.verdict == "different":
             cand.feasible, cand.reason = False, f"{draft.repo_id}: {verdict.summary}"
+            if draft.repo_id.lower() in why_not:
+                cand.reason += f" ({why_not[draft.repo_id.lower()]})"
             cand.rejected_for = "tokenizer"
         elif not fit.fits and fit.verifier_alone_fits:
             cand.feasible, cand.rejected_for = False, "vram"
@@ -241,7 +342,7 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
     methods = [ctx.inp.method] if ctx.inp.method else ["eagle3", "eagle2", "eagle", "medusa", "mtp",
                                                        "draft_model", "ngram", "suffix", "lookahead"]
     for method in methods:
-        engine = pick_engine(ctx, method)
+        engine = pick_head_engine(ctx, method)
         if engine is None:
             named = ctx.inp.engine if ctx.engine_explicit else "any engine we track"
             out.append(Candidate(method, ctx.inp.engine, False, f"{named} does not run {method}",

@@ -43,6 +43,9 @@ def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
 
 def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
     s = chosen.strategy
+    if s == "mtp" and chosen.head is not None and chosen.draft_repo == chosen.head.head_repo_id:
+        return CompatCheck(name="head_match", verdict="pass", reason=f"MTP drafter {chosen.head.head_repo_id} was "
+                           f"published for {chosen.head.verifier_repo_id}", source=chosen.head.source or "heads.csv")
     if s == "mtp":
         return CompatCheck(name="head_match", verdict="pass", reason=f"built-in MTP layers of {ctx.verifier.repo_id} "
                            f"(num_nextn_predict_layers={ctx.verifier.mtp_layers})", source="catalog (models.csv)")

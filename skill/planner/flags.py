@@ -215,7 +215,8 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
         out.append(_f("small_verifier", "warn", draft.reason + "; a separate draft model is ruled out, prefer "
                       "n-gram drafting, a head, or none",
                       "vllm#15025 (135M draft for a 1.7B target: ~30% slower despite high acceptance)"))
-    if ctx.inp.method == "mtp" and ctx.verifier.mtp_layers == 0:
+    mtp = next((c for c in candidates if c.strategy == "mtp"), None)
+    if ctx.inp.method == "mtp" and ctx.verifier.mtp_layers == 0 and (mtp is None or not mtp.feasible):
         out.append(_f("mtp_not_available", "fail", f"{ctx.verifier.repo_id} ships no MTP layers",
                       "models.csv (num_nextn_predict_layers)"))
     return out

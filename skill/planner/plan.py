@@ -222,7 +222,8 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
                                                 (inp.concurrency > 1 or inp.latency == "throughput")) else None
     cfg_in = EngineConfigInput(
         engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
-        draft_model=chosen.draft_repo if chosen.strategy != "mtp" else None,
+        # Built-in MTP layers have no draft_repo; a separate MTP drafter (Gemma 4 assistant) is passed as the model.
+        draft_model=chosen.draft_repo,
         num_draft_tokens=chosen.num_draft_tokens or 1,
         tree_top_k=chosen.tree.top_k if chosen.tree else 1,
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,

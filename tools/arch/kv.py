@@ -1,4 +1,4 @@
-"""KV-cache size per sequence: GQA, explicit head_dim, sliding windows, MLA.
+"""KV-cache size per sequence: GQA, explicit head_dim, sliding windows, MLA, linear-attention hybrids.
 
 Shared by the VRAM check (how much memory the cache takes) and the step-time
 model (how many bytes a decode step reads).
@@ -36,8 +36,11 @@ def kv_bytes_per_sequence(m: ModelSpec, context_tokens: int, kv_dtype: str = "au
     bound, which the VRAM check states.
     """
     per_layer = kv_bytes_per_token_per_layer(m, kv_dtype)
+    # Linear-attention / Mamba layers (Qwen3-Next, Qwen3.5, Nemotron-H, MiniMax-M1) keep a fixed-size
+    # state per sequence, not a cache that grows with context: only the softmax-attention layers count.
+    kv_layers = m.num_layers - round(m.num_layers * m.linear_attention_layer_fraction)
     if m.sliding_window and m.sliding_layer_fraction > 0:
-        local_layers = round(m.num_layers * m.sliding_layer_fraction)
-        global_layers = m.num_layers - local_layers
+        local_layers = round(kv_layers * m.sliding_layer_fraction)
+        global_layers = kv_layers - local_layers
         return per_layer * (global_layers * context_tokens + local_layers * min(context_tokens, m.sliding_window))
-    return per_layer * m.num_layers * context_tokens
+    return per_layer * kv_layers * context_tokens

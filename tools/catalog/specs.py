@@ -52,6 +52,21 @@ class ModelSpec(BaseModel):
     attention_bias: bool = False
     vision_params_b: float = Field(0.0, description="vision tower parameters in the same checkpoint")
     mtp_layers: int = Field(0, description="num_nextn_predict_layers: built-in multi-token-prediction layers")
+    # Hybrid stacks: some layers keep a constant-size state instead of a KV cache
+    linear_attention_layer_fraction: float = Field(
+        0.0, description="share of decoder layers with a constant-size state (Gated DeltaNet, Mamba-2, lightning "
+        "attention): they hold no KV cache (Qwen3-Next/3.5 3/4, MiniMax-M1 7/8)"
+    )
+    linear_num_key_heads: int = Field(0, description="Gated DeltaNet key heads (config linear_num_key_heads)")
+    linear_num_value_heads: int = Field(0, description="Gated DeltaNet value heads (linear_num_value_heads)")
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = Field(0, description="Gated DeltaNet short convolution width (linear_conv_kernel_dim)")
+    attn_output_gate: bool = Field(False, description="full-attention q_proj also emits a per-head output gate")
+    hybrid_note: str = Field("", description="what kind of hybrid stack this is, in words")
+    params_note: str = Field(
+        "", description="non-empty when the counter cannot reproduce the published total from these fields: why"
+    )
     # Tokenizer and runtime facts
     tokenizer_family: str = Field(description="base vocabulary key: equal keys = same id->token map")
     tokenizer_specials: str = Field(
@@ -87,9 +102,10 @@ class GpuSpec(BaseModel):
     bf16_tflops: float | None = Field(None, description="dense BF16 tensor TFLOPS (no sparsity)")
     fp16_tflops: float | None = Field(None, description="dense FP16 tensor TFLOPS where BF16 is absent")
     fp8_tflops: float | None = None
+    fp4_tflops: float | None = Field(None, description="dense FP4 (NVFP4/MXFP4) tensor TFLOPS; None = no FP4 units")
     link_gbps: float | None = Field(None, description="GPU-to-GPU link bandwidth; 0 = PCIe only")
     interconnect: str = ""
-    vendor: Literal["nvidia", "amd"] = "nvidia"
+    vendor: Literal["nvidia", "amd", "intel"] = "nvidia"
     source: str = ""
     notes: str = ""
 
@@ -102,6 +118,9 @@ class GpuSpec(BaseModel):
 
     def peak_tflops(self, dtype: str) -> float:
         """Dense tensor TFLOPS for a weight dtype, falling back to the best listed rate."""
+        # Only NVFP4 checkpoints run FP4 matmuls; mxfp4 weights (gpt-oss) keep the FP8 path as before.
+        if dtype in ("fp4", "nvfp4") and self.fp4_tflops:
+            return self.fp4_tflops
         if dtype in ("fp8", "int8", "int4", "mxfp4") and self.fp8_tflops:
             return self.fp8_tflops
         for value in (self.bf16_tflops, self.fp16_tflops, self.fp8_tflops):
@@ -111,7 +130,9 @@ class GpuSpec(BaseModel):
         raise ValueError(f"{self.key} has no TFLOPS figure")
 
 
-HeadMethod = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash"]
+# The names tools/vocab.py uses for the methods (dflash, peagle, pard are newer head/draft methods).
+HeadMethod = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash", "peagle", "pard", "draft_model"]
+HeadFormat = Literal["", "eagle", "speculators", "dflash", "medusa", "mlp_speculator", "mtp", "pard", "hf"]
 
 
 class HeadSpec(BaseModel):
@@ -122,12 +143,17 @@ class HeadSpec(BaseModel):
     head_repo_id: str
     method: HeadMethod
     method_detail: str
+    format: HeadFormat = Field("", description="checkpoint layout: eagle (EAGLE repo), speculators, dflash, ...")
     verifier_repo_id: str
+    verifier_revision: str = Field("", description="verifier commit the head was trained against, when published")
     head_params_b: float | None = None
     head_params_note: str = ""
-    runtimes: tuple[str, ...] = Field(description="engines that load it: vllm, sglang, trtllm")
+    trained_context_tokens: int | None = Field(None, description="sequence length the head was trained on")
+    runtimes: tuple[str, ...] = Field(description="engines that load it: vllm, sglang, trtllm; empty = unknown")
+    engine_versions: str = Field("", description="engine versions that load it, where the source says")
     publisher: Literal["official", "community", "vendor", "test"] = "community"
-    trained_dtype: str = "bf16"
+    trained_dtype: str = Field("bf16", description="dtype the head was trained in; empty = the source does not say")
+    superseded_by: str = Field("", description="head repo id its publisher recommends instead")
     source: str = ""
     notes: str = ""
 
@@ -139,6 +165,11 @@ class DraftPairing(BaseModel):
 
     verifier_family: str
     draft_repo_id: str
-    tokenizer_relation: Literal["identical", "identical_except_padding", "same_vocab_different_specials"]
+    tokenizer_relation: Literal[
+        "identical", "identical_except_padding", "same_vocab_different_specials",
+        # transplanted: a small model retokenised to the verifier's vocabulary (transplant-vocab);
+        # incompatible: a pairing people try that does not work (recorded so the planner can say why)
+        "transplanted", "incompatible",
+    ]
     note: str = ""
     source: str = ""

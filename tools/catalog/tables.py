@@ -25,9 +25,13 @@ _INT_FIELDS = {
     "vocab_size", "num_experts", "experts_per_token", "moe_intermediate_size", "num_shared_experts",
     "first_dense_layers", "kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim", "v_head_dim",
     "mtp_layers", "max_position_embeddings", "sliding_window",
+    "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+    "linear_conv_kernel",
 }
-_FLOAT_FIELDS = {"params_total_b", "params_active_b", "sliding_layer_fraction", "vision_params_b"}
-_BOOL_FIELDS = {"tie_word_embeddings", "attention_bias"}
+_FLOAT_FIELDS = {
+    "params_total_b", "params_active_b", "sliding_layer_fraction", "vision_params_b", "linear_attention_layer_fraction",
+}
+_BOOL_FIELDS = {"tie_word_embeddings", "attention_bias", "attn_output_gate"}
 
 
 class EngineSupport(BaseModel):
@@ -68,6 +72,34 @@ def _model_from_row(row: dict[str, str]) -> ModelSpec:
     return ModelSpec(**data)
 
 
+def _float_or_none(raw: str) -> float | None:
+    return float(raw) if raw.strip() else None
+
+
+def _gpu_from_row(r: dict[str, str]) -> GpuSpec:
+    return GpuSpec(
+        key=r["key"], name=r["name"], aliases=tuple(a for a in r["aliases"].split(";") if a),
+        memory_gb=float(r["memory_gb"]), bandwidth_gbps=float(r["bandwidth_gbps"]),
+        bf16_tflops=_float_or_none(r["bf16_tflops"]), fp16_tflops=_float_or_none(r["fp16_tflops"]),
+        fp8_tflops=_float_or_none(r["fp8_tflops"]), fp4_tflops=_float_or_none(r.get("fp4_tflops", "")),
+        link_gbps=_float_or_none(r["link_gbps"]),
+        interconnect=r["interconnect"], vendor=r["vendor"], source=r["source"], notes=r["notes"],
+    )
+
+
+def _head_from_row(r: dict[str, str]) -> HeadSpec:
+    return HeadSpec(
+        head_repo_id=r["head_repo_id"], method=r["method"], method_detail=r["method_detail"],
+        format=r.get("format", ""), verifier_repo_id=r["verifier_repo_id"],
+        verifier_revision=r.get("verifier_revision", ""), head_params_b=_float_or_none(r["head_params_b"]),
+        head_params_note=r["head_params_note"],
+        trained_context_tokens=int(r["trained_context_tokens"]) if r.get("trained_context_tokens") else None,
+        runtimes=tuple(x for x in r["runtimes"].split(";") if x), engine_versions=r.get("engine_versions", ""),
+        publisher=r["publisher"], trained_dtype=r["trained_dtype"],
+        superseded_by=r.get("superseded_by", ""), source=r["source"], notes=r["notes"],
+    )
+
+
 def normalize_name(name: str) -> str:
     """Canonical form for fuzzy look-ups: lower case, no separators or vendor words."""
     n = name.strip().lower()
@@ -80,28 +112,8 @@ class Catalog:
 
     def __init__(self) -> None:
         self.models: list[ModelSpec] = [_model_from_row(r) for r in _rows("models.csv")]
-        self.gpus: list[GpuSpec] = [
-            GpuSpec(
-                key=r["key"], name=r["name"], aliases=tuple(a for a in r["aliases"].split(";") if a),
-                memory_gb=float(r["memory_gb"]), bandwidth_gbps=float(r["bandwidth_gbps"]),
-                bf16_tflops=float(r["bf16_tflops"]) if r["bf16_tflops"] else None,
-                fp16_tflops=float(r["fp16_tflops"]) if r["fp16_tflops"] else None,
-                fp8_tflops=float(r["fp8_tflops"]) if r["fp8_tflops"] else None,
-                link_gbps=float(r["link_gbps"]) if r["link_gbps"] else None,
-                interconnect=r["interconnect"], vendor=r["vendor"], source=r["source"], notes=r["notes"],
-            )
-            for r in _rows("gpus.csv")
-        ]
-        self.heads: list[HeadSpec] = [
-            HeadSpec(
-                head_repo_id=r["head_repo_id"], method=r["method"], method_detail=r["method_detail"],
-                verifier_repo_id=r["verifier_repo_id"],
-                head_params_b=float(r["head_params_b"]) if r["head_params_b"] else None,
-                head_params_note=r["head_params_note"], runtimes=tuple(x for x in r["runtimes"].split(";") if x),
-                publisher=r["publisher"], trained_dtype=r["trained_dtype"], source=r["source"], notes=r["notes"],
-            )
-            for r in _rows("heads.csv")
-        ]
+        self.gpus: list[GpuSpec] = [_gpu_from_row(r) for r in _rows("gpus.csv")]
+        self.heads: list[HeadSpec] = [_head_from_row(r) for r in _rows("heads.csv")]
         self.drafts: list[DraftPairing] = [DraftPairing(**r) for r in _rows("drafts.csv")]
         self.engine_support: list[EngineSupport] = [EngineSupport(**r) for r in _rows("engine_support.csv")]
 
