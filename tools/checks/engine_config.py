@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
+from specpick.tools.validation import ModelName, OneLineText
 from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
 
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "transformers": "HF transformers"}
@@ -39,8 +40,8 @@ class EngineConfigInput(BaseModel):
 
     engine: Engine = Field(description="serving engine")
     method: Strategy = Field(description="speculative method ('none' for a plain launch)")
-    verifier: str = Field(description="verifier repo id")
-    draft_model: str | None = Field(None, description="draft model or head repo id (draft_model/eagle*/medusa)")
+    verifier: ModelName = Field(description="verifier repo id")
+    draft_model: OneLineText | None = Field(None, description="draft model or head repo id (draft_model/eagle*/medusa)")
     num_draft_tokens: int = Field(3, description="draft length N (chain) or draft steps (tree depth)")
     tree_top_k: int = Field(1, description="tree branching per step (1 = chain)")
     num_verify_tokens: int | None = Field(None, description="tokens verified per cycle (SGLang draft-token budget)")

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.report import CalibrationReport, calibrate
 from specpick.tools.calibration.stats import format_stats_line
 from specpick.tools.errors import ThresholdError
+from specpick.tools.validation import PercentLimit
 
 
 class CalibrateInput(BaseModel):
     """Options of `specpick calibrate`."""
 
+    model_config = ConfigDict(extra="forbid")
+
     rows: bool = Field(False, description="list every row with its measured and predicted speedup")
-    max_median_ape_pct: float | None = Field(
-        None, description="fail (exit 8) if the end-to-end median absolute % error exceeds this"
+    max_median_ape_pct: PercentLimit | None = Field(
+        None, description="fail (exit 8) if the end-to-end median absolute % error exceeds this (0-1000]"
     )
     loso: bool = Field(True, description="also predict each row with priors rebuilt without its own source")
     fit: bool = Field(False, description="also re-run the global fit of the runtime constants (slow, ~10 s) and "
