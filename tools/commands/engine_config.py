@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_config import ENGINE_LABEL, EngineConfig, EngineConfigInput, build_engine_config
+from specpick.tools.errors import InputError
+from specpick.tools.validation import check_tensor_parallel
+from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
 
 def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
-    """Registry entry (same as ``build_engine_config``)."""
-    return build_engine_config(inp)
+    """Registry entry: resolve the verifier by the one name rule, reject options the method ignores, then build.
+
+    Raises:
+        NotFoundError: a verifier name that is not exactly a catalog model (close matches listed).
+        InputError: --draft-model with a method that loads no draft, or a TP size the verifier's heads refuse.
+    """
+    if inp.draft_model and inp.method not in SEPARATE_REPO_METHODS:
+        raise InputError(f"--draft-model applies to methods that load a draft or head repo "
+                         f"({', '.join(sorted(SEPARATE_REPO_METHODS))}), not {inp.method}; drop it")
+    verifier = get_catalog().model(inp.verifier)
+    check_tensor_parallel(inp.tensor_parallel, verifier.num_attention_heads, verifier.num_kv_heads,
+                          model=verifier.repo_id, flag="--tensor-parallel")
+    return build_engine_config(inp.model_copy(update={"verifier": verifier.repo_id}))
 
 
 def render_text(cfg: EngineConfig) -> str:
