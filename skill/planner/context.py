@@ -118,6 +118,12 @@ def build_context(inp: PlannerInputs) -> PlanContext:
     _check_contradictions(inp)
     resolved: ResolvedModel = resolve_model_spec(inp.verifier, live=inp.live)
     verifier = resolved.spec
+    limit = verifier.max_position_embeddings
+    capped_context = "context_tokens" not in given and 0 < limit < inp.context_tokens
+    if capped_context:
+        # The stated default (4096) is past this model's positions (Vicuna: 2048): plan at the model's limit.
+        inp = inp.model_copy(update={"context_tokens": limit})
+        given.add("context_tokens")
     _check_against_model(inp, verifier)
     gpu = get_catalog().gpu(inp.gpu)
     sampling, temperature, notes = _settle_sampling(inp, given)
@@ -140,6 +146,9 @@ def build_context(inp: PlannerInputs) -> PlanContext:
             value = getattr(inp, name)
             shown = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
             defaults.append(f"{name.replace('_', ' ')} = {shown}")
+    if capped_context:
+        defaults.append(f"context tokens = {limit} (the model's max_position_embeddings; the usual default "
+                        f"{PlannerInputs.model_fields['context_tokens'].default} is past it)")
     measured = None
     if inp.alpha is not None or inp.tau is not None:
         head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}

@@ -63,7 +63,11 @@ def vram_fit(inp: VramInput) -> VramResult:
     verifier = cat.model(inp.verifier)
     draft = cat.model(inp.draft) if inp.draft else None
     check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
-    check_context(inp.context_tokens, verifier.max_position_embeddings, model=verifier.repo_id)
+    limit = verifier.max_position_embeddings
+    context = inp.context_tokens
+    if "context_tokens" not in inp.model_fields_set and 0 < limit < context:
+        context = limit  # the default (4096) is past this model's positions: fit at its limit instead
+    check_context(context, limit, model=verifier.repo_id)
     vp = count_params(verifier).total_b
     if draft is not None:
         if draft.repo_id == verifier.repo_id:
@@ -74,12 +78,17 @@ def vram_fit(inp: VramInput) -> VramResult:
                              f"{verifier.repo_id} ({vp:.2f}B); pick a smaller draft")
     if inp.draft_params_b is not None:
         check_draft_smaller(inp.draft_params_b, vp, verifier=verifier.repo_id)
-    return fit_specs(
+    result = fit_specs(
         verifier, cat.gpu(inp.gpu), gpus=inp.gpus, draft=draft, draft_params_b=inp.draft_params_b,
         head_params_b=inp.head_params_b, quantization=inp.quantization, draft_quantization=inp.draft_quantization,
-        kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens, concurrency=inp.concurrency,
+        kv_cache_dtype=inp.kv_cache_dtype, context_tokens=context, concurrency=inp.concurrency,
         draft_tp=inp.draft_tp, reserve_fraction=inp.reserve_fraction,
     )
+    if context != inp.context_tokens:
+        result = result.model_copy(update={"assumptions": [
+            f"context {context} tokens: the model's max_position_embeddings (the default {inp.context_tokens} "
+            "is past it)", *result.assumptions]})
+    return result
 
 
 def render_text(r: VramResult) -> str:
