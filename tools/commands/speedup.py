@@ -20,7 +20,7 @@ from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import (
-    TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
+    DEFAULT_CONTEXT_TOKENS, TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
 )
 from specpick.tools.validation import (
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, GpuCount, ModelName, ParamsB, Probability, Tau, Temperature,
@@ -198,12 +198,18 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     verifier = cat.model(inp.verifier)
     gpu = cat.gpu(inp.gpu)
     check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
-    if inp.context_tokens is not None:
-        check_context(inp.context_tokens, verifier.max_position_embeddings, model=verifier.repo_id,
-                      flag="--context-tokens")
+    context = inp.context_tokens
+    limit = verifier.max_position_embeddings
+    if context is not None:
+        check_context(context, limit, model=verifier.repo_id, flag="--context-tokens")
+    elif 0 < limit < DEFAULT_CONTEXT_TOKENS.get(inp.workload, 0):
+        context = limit  # the workload's typical context is past this model's positions (Vicuna: 2048)
     _check_support(inp, verifier)
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
+    if context != inp.context_tokens:
+        notes.append(f"context: {context} tokens, the model's max_position_embeddings (the typical "
+                     f"{inp.workload} context is longer)")
     harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
     if inp.engine is None and inp.harness is None:
         notes.append("engine not given: vLLM overheads assumed")
@@ -217,7 +223,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
         raise InputError(f"--tau {inp.tau} is impossible with {n} draft tokens (at most {n + 1} per cycle)")
     args = dict(draft=draft, gpus=inp.gpus, workload=inp.workload, temperature=inp.temperature, batch=inp.batch,
                 tree=tree, alpha=inp.alpha, tau=inp.tau, harness=harness, engine=inp.engine,
-                context_tokens=inp.context_tokens, weight_bytes_per_param=bpp, draft_bytes_per_param=draft_bpp)
+                context_tokens=context, weight_bytes_per_param=bpp, draft_bytes_per_param=draft_bpp)
     result = estimate_for_specs(verifier, gpu, inp.method, num_draft_tokens=n, assumptions=notes, **args)
     if inp.num_draft_tokens is None and inp.tree_depth is None and result.best_num_draft_tokens != n \
             and inp.tau is None:
