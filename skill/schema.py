@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
 from specpick.tools.validation import (
-    Concurrency, ContextTokens, GpuCount, ModelName, Probability, Tau, Temperature,
+    Concurrency, ContextTokens, GpuCount, KvDtypeName, ModelName, Probability, Tau, Temperature,
 )
 from specpick.tools.vocab import (
     Engine,
@@ -218,7 +218,7 @@ class PlannerInputs(BaseModel):
                             "prior")
     pipeline_parallel: GpuCount = Field(1, description="pipeline-parallel stages")
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
-    kv_cache_dtype: str | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
+    kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
     live: bool = Field(False, description="read model facts from the Hugging Face Hub (else the embedded catalog)")
 
 

@@ -222,6 +222,16 @@ CASES: list[Bad] = [
     cfg("lookup min > max", 2, "must not exceed", method="ngram", draft_model=None, prompt_lookup_min=5,
         prompt_lookup_max=2),
     cfg("draft TP", 2, "1 or the target TP", tensor_parallel=2, draft_tensor_parallel=3),
+    cfg("tree on vLLM", 2, "--tree-top-k has no effect for eagle3 on vLLM", tree_top_k=4),
+    cfg("verify budget on vLLM", 2, "--num-verify-tokens has no effect", num_verify_tokens=8),
+    cfg("lookup window on EAGLE", 2, "--prompt-lookup-max has no effect", prompt_lookup_max=4),
+    cfg("batch switch on SGLang", 2, "--disable-by-batch-size has no effect", engine="sglang",
+        disable_by_batch_size=32),
+    cfg("verify budget negative", 2, "greater than or equal to 2", engine="sglang", num_verify_tokens=-1),
+    cfg("verify budget absurd", 2, "less than or equal to 1024", engine="sglang", num_verify_tokens=10**18),
+    cfg("disable batch 0", 2, "greater than or equal to 1", disable_by_batch_size=0),
+    rec("empty KV dtype", 2, "should match pattern", kv_cache_dtype=""),
+    rec("KV dtype free text", 2, "should match pattern", kv_cache_dtype="a/b/c"),
 ]
 
 

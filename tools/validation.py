@@ -71,6 +71,8 @@ Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 ContextTokens = Annotated[int, Field(ge=1, le=MAX_CONTEXT_TOKENS)]
 DraftTokens = Annotated[int, Field(ge=1, le=MAX_DRAFT_TOKENS)]
 ModelName = Annotated[str, AfterValidator(_model_name)]
+# An engine's KV-cache dtype name (auto, fp8, fp8_e4m3, or an exotic quantization's name): a word, not free text.
+KvDtypeName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")]
 OneLineText = Annotated[str, AfterValidator(_one_line)]
 
 
