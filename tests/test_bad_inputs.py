@@ -440,3 +440,10 @@ def test_count_of_bad_inputs_tried():
     tried = 3 * len(CASES) + len(CLI_ONLY) + 2 + 1
     print(f"\nbad inputs tried: {len(CASES)} rows x 3 surfaces + {len(CLI_ONLY) + 3} CLI-only = {tried}")
     assert len(CASES) >= 100
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.needle == CATALOG_ONLY], ids=str)
+def test_not_found_on_a_verb_without_live_never_suggests_live(case: Bad, capsys) -> None:
+    assert "live" not in BY_CLI[case.verb].load_input_model().model_fields
+    main(_argv(case))
+    assert "--live" not in capsys.readouterr().err
