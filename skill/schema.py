@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
 from specpick.tools.validation import (
+    OneLineText,
     Concurrency, ContextTokens, GpuCount, KvDtypeName, ModelName, Probability, Tau, Temperature,
 )
 from specpick.tools.vocab import (
@@ -195,7 +196,7 @@ class PlannerInputs(BaseModel):
     sampling: Sampling = Field("greedy", description="decoding: greedy, low-temp (T<=0.7), high-temp, beam")
     temperature: Temperature | None = Field(None, description="sampling temperature, 0-2 (sets --sampling if that "
                                             "is not given)")
-    gpu: str = Field("H100-SXM", description="GPU model, e.g. H100, A100-80GB, L40S, RTX 4090")
+    gpu: OneLineText = Field("H100-SXM", description="GPU model, e.g. H100, A100-80GB, L40S, RTX 4090")
     gpus: GpuCount = Field(1, description="GPU count (tensor x pipeline parallel; the tensor-parallel size must "
                            "divide the model's attention and KV heads)")
     can_finetune: bool = Field(False, description="can train a speculative head (EAGLE/Medusa) for this verifier",

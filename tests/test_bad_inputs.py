@@ -82,6 +82,8 @@ CASES: list[Bad] = [
     rec("newline in name", 2, "not a model name", verifier="llama\n-3.1-8b"),
     rec("empty head", 2, "is empty", head=""),
     rec("unknown GPU", 3, "GPU 'H1000'", gpu="H1000"),
+    rec("empty GPU", 2, "is empty", gpu=""),
+    vrm("empty GPU", 2, "is empty", gpu=" "),
     spd("repo prefix", 3, "Did you mean: Qwen/Qwen2.5-7B-Instruct", verifier="Qwen/Qwen2.5-7B"),
     spd("no --live hint", 3, CATALOG_ONLY, verifier="Qwen/Qwen2.5-7B"),
     spd("draft typo", 3, "Did you mean", method="draft_model", draft="llama-3.2-1"),

@@ -23,6 +23,7 @@ from specpick.tools.model.estimate import (
     DEFAULT_CONTEXT_TOKENS, TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
 )
 from specpick.tools.validation import (
+    OneLineText,
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, GpuCount, ModelName, ParamsB, Probability, Tau, Temperature,
     check_context, check_draft_smaller, check_tensor_parallel, check_tree_shape,
 )
@@ -53,7 +54,7 @@ class SpeedupInput(BaseModel):
                                     "catalog's known same-family draft")
     draft_params_b: ParamsB | None = Field(None, description="draft size in billions, if the draft is not in the "
                                            "catalog (method draft_model only; smaller than the verifier)")
-    gpu: str = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
+    gpu: OneLineText = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
     gpus: GpuCount = Field(1, description="GPUs serving the verifier (tensor parallel; must divide its heads)")
     workload: Workload = Field(description="what the model generates (sets the acceptance prior and context length)")
     temperature: Temperature = Field(0.0, description="sampling temperature (0 = greedy)")

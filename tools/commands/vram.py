@@ -10,6 +10,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import DEFAULT_RESERVE_FRACTION, VramResult, fit_specs
 from specpick.tools.errors import InputError
 from specpick.tools.validation import (
+    OneLineText,
     Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB, check_context, check_draft_smaller,
     check_tensor_parallel,
 )
@@ -25,7 +26,7 @@ class VramInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="verifier model: catalog name or repo id")
-    gpu: str = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
+    gpu: OneLineText = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
     gpus: GpuCount = Field(1, description="GPUs the verifier is sharded over (tensor parallel size; must divide "
                            "its attention and KV heads)")
     draft: ModelName | None = Field(None, description="separate draft model, if any")
