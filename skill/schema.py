@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
+from specpick.tools.validation import (
+    OneLineText,
+    Concurrency, ContextTokens, GpuCount, KvDtypeName, ModelName, Probability, Tau, Temperature,
+)
 from specpick.tools.vocab import (
     Engine,
     LatencyTarget,
@@ -179,85 +183,46 @@ def _cli(**kw: object) -> dict[str, object]:
 
 
 class PlannerInputs(BaseModel):
-    """The deployment being planned. Every field the user can leave out has a stated default."""
+    """The deployment being planned. Every field the user can leave out has a stated default.
+
+    Ranges and finiteness come from the shared types in ``tools/validation.py``: the CLI, the Claude tool and
+    MCP reject ``nan``, ``inf`` and out-of-range values the same way. Checks against model facts (tensor
+    parallel vs heads, context vs position limit) run in ``planner/context.py``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: str = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
+    verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
     workload: Workload = Field(description="what the model generates: " + "; ".join(
         f"{k} = {v}" for k, v in WORKLOAD_MEANING.items()))
     sampling: Sampling = Field("greedy", description="decoding: greedy, low-temp (T<=0.7), high-temp, beam")
-    temperature: float | None = Field(None, description="sampling temperature (sets --sampling if that is not given)")
-    gpu: str = Field("H100-SXM", description="GPU model, e.g. H100, A100-80GB, L40S, RTX 4090")
-    gpus: int = Field(1, description="GPU count (tensor parallel size)")
+    temperature: Temperature | None = Field(None, description="sampling temperature, 0-2 (sets --sampling if that "
+                                            "is not given)")
+    gpu: OneLineText = Field("H100-SXM", description="GPU model, e.g. H100, A100-80GB, L40S, RTX 4090")
+    gpus: GpuCount = Field(1, description="GPU count (tensor x pipeline parallel; the tensor-parallel size must "
+                           "divide the model's attention and KV heads)")
     can_finetune: bool = Field(False, description="can train a speculative head (EAGLE/Medusa) for this verifier",
                                json_schema_extra=_cli(flags=["--can-finetune"], negative=["--no-finetune"]))
     second_model: bool = Field(True, description="can host a second (draft) model beside the verifier",
                                json_schema_extra=_cli(flags=["--second-model"], negative=["--no-second-model"]))
     latency: LatencyTarget = Field("interactive", description="interactive (per-request latency) or throughput-first")
-    concurrency: int = Field(1, description="concurrent requests (batch) the deployment runs at")
-    draft: str | None = Field(None, description="candidate draft model (catalog name or repo id)")
-    head: str | None = Field(None, description="candidate speculative head repo (EAGLE/Medusa/MTP)")
+    concurrency: Concurrency = Field(1, description="concurrent requests (batch) the deployment runs at")
+    draft: ModelName | None = Field(None, description="candidate draft model (catalog name or repo id)")
+    head: ModelName | None = Field(None, description="candidate speculative head repo (EAGLE/Medusa/MTP)")
     method: Method | None = Field(None, description="evaluate this method specifically instead of choosing one")
     engine: Engine = Field("vllm", description="serving engine")
-    context_tokens: int = Field(4096, description="tokens per sequence (prompt + output)",
-                                json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
+    context_tokens: ContextTokens = Field(4096, description="tokens per sequence (prompt + output; at most the "
+                                          "model's limit)",
+                                          json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
     quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
-    alpha: float | None = Field(None, description="measured per-token acceptance, overrides the prior")
-    tau: float | None = Field(None, description="measured mean accepted length (incl. bonus), overrides the prior")
-    pipeline_parallel: int = Field(1, description="pipeline-parallel stages")
+    alpha: Probability | None = Field(None, description="measured per-token acceptance in (0, 1), overrides the "
+                                      "prior")
+    tau: Tau | None = Field(None, description="measured mean accepted length (incl. bonus, 1-65), overrides the "
+                            "prior")
+    pipeline_parallel: GpuCount = Field(1, description="pipeline-parallel stages")
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
-    kv_cache_dtype: str | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
+    kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
     live: bool = Field(False, description="read model facts from the Hugging Face Hub (else the embedded catalog)")
-
-    @field_validator("gpus", "concurrency", "context_tokens", "pipeline_parallel")
-    @classmethod
-    def _at_least_one(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError("must be at least 1")
-        return v
-
-    @field_validator("gpus", "pipeline_parallel")
-    @classmethod
-    def _gpu_count(cls, v: int) -> int:
-        if v > 1024:
-            raise ValueError("is implausibly large; give the GPUs one deployment uses")
-        return v
-
-    @field_validator("concurrency")
-    @classmethod
-    def _concurrency(cls, v: int) -> int:
-        if v > 100_000:
-            raise ValueError("is implausibly large; give the concurrent requests of one deployment")
-        return v
-
-    @field_validator("context_tokens")
-    @classmethod
-    def _context(cls, v: int) -> int:
-        if v > 10_000_000:
-            raise ValueError("is implausibly large; give tokens per sequence (prompt + output)")
-        return v
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, v: float | None) -> float | None:
-        if v is not None and not 0.0 <= v <= 5.0:
-            raise ValueError("must be between 0 and 5")
-        return v
-
-    @field_validator("alpha")
-    @classmethod
-    def _alpha(cls, v: float | None) -> float | None:
-        if v is not None and not 0.0 < v < 1.0:
-            raise ValueError("acceptance rate alpha must be strictly between 0 and 1")
-        return v
-
-    @field_validator("tau")
-    @classmethod
-    def _tau(cls, v: float | None) -> float | None:
-        if v is not None and not 1.0 <= v <= 65.0:
-            raise ValueError("mean accepted length tau must be between 1 (nothing accepted) and 65")
-        return v
 
 
 class Recommendation(BaseModel):

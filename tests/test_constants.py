@@ -31,10 +31,12 @@ def test_the_fit_does_not_mutate_the_default_constants():
     before = DEFAULT_CONSTANTS.model_dump()
     paper_before = get_overhead("paper")
     fits = fit_all(paper_grid={"host_per_layer_ms": (0.6, 1.4), "cycle_ms": (0.0, 2.0)},
-                   batch_grid={"FLOPS_EFFICIENCY": (0.3, 0.4), "engine.spec_forward_ms": (0.0, 1.0)})
+                   batch_grid={"FLOPS_EFFICIENCY": (0.3, 0.4), "engine.spec_forward_ms": (0.0, 1.0)},
+                   path_grid={"engine.moe_layer_ms": (0.0, 0.06), "sglang.one_model_cycle_ms": (0.0, 1.0)})
     assert DEFAULT_CONSTANTS.model_dump() == before
     assert get_overhead("paper") is paper_before
-    paper, batch = fits
+    paper, batch, paths = fits
+    assert paths.committed == {"engine.moe_layer_ms": 0.06, "sglang.one_model_cycle_ms": 0.0}
     # the grid points really were scored with other values: committed and grid best differ in score
     assert paper.committed == {"host_per_layer_ms": 0.9, "cycle_ms": 1.0}
     assert batch.committed == {"FLOPS_EFFICIENCY": 0.35, "engine.spec_forward_ms": 0.8}
@@ -58,7 +60,7 @@ def test_fit_grid_points_are_copies_with_the_values_set():
     {"bandwidth_efficiency": 0.5},
     {"flops_efficiency": 0.1},
     {"overheads": DEFAULT_CONSTANTS.overheads.model_copy(
-        update={"vllm": DEFAULT_CONSTANTS.overhead("vllm").model_copy(update={"spec_forward_ms": 3.0})})},
+        update={"vllm": DEFAULT_CONSTANTS.overhead("vllm").model_copy(update={"one_model_spec_forward_ms": 3.0})})},
 ])
 def test_a_modified_copy_changes_the_estimate_and_the_default_path_does_not(update):
     req = _request(batch=32)

@@ -22,7 +22,7 @@ def hub_env(fakehub, hub_settings, monkeypatch, tmp_path):
 
 def test_model_missing_from_the_catalog_is_read_from_the_hub(hub_env):
     hub_env.add_repo("acme/custom-llama-8b", {"config.json": LLAMA31_8B})
-    r = plan(PlannerInputs(verifier="acme/custom-llama-8b", workload="summarization"))
+    r = plan(PlannerInputs(verifier="acme/custom-llama-8b", workload="summarization", live=True))
     assert r.facts_source == "hub"
     assert r.strategy in {"ngram", "suffix", "lookahead", "none"}  # no published head or known draft
     assert any("config.json" in a for a in r.expected_speedup.assumptions)
@@ -40,8 +40,8 @@ def test_live_catalog_model_falls_back_to_the_catalog_when_offline(hub_env, monk
 def test_gated_verifier_is_an_access_error_with_advice(hub_env, capsys):
     hub_env.add_repo("acme/gated-8b", {"config.json": LLAMA31_8B}, gated="manual")
     with pytest.raises(HubAccessError, match="HF_TOKEN"):
-        plan(PlannerInputs(verifier="acme/gated-8b", workload="chat"))
-    code = main(["recommend", "--verifier", "acme/gated-8b", "--workload", "chat"])
+        plan(PlannerInputs(verifier="acme/gated-8b", workload="chat", live=True))
+    code = main(["recommend", "--verifier", "acme/gated-8b", "--workload", "chat", "--live"])
     err = capsys.readouterr().err
     assert code == EXIT_ACCESS and err.startswith("error: ") and err.count("\n") == 1
 

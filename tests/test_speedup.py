@@ -150,8 +150,11 @@ BAD = [
 @pytest.mark.parametrize("change, fragment", BAD)
 def test_bad_inputs_raise_one_line_input_errors(change, fragment):
     args = {"verifier": "llama-3.1-8b", "method": "eagle3", "gpu": "H100", "workload": "chat", **change}
+    from specpick.skill.surfaces.registry import BY_CLI
+
+    # Through the registry, as every surface builds it: range errors are pydantic's, worded with the flag.
     with pytest.raises(InputError) as info:
-        estimate_speedup(SpeedupInput(**args))
+        estimate_speedup(BY_CLI["speedup"].validate(args))
     assert fragment in info.value.message and "\n" not in info.value.message
     assert info.value.exit_code == 2
 
@@ -194,19 +197,24 @@ def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifi
 ])
 @pytest.mark.parametrize("harness", ["vllm", "sglang", "trtllm"])
 def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, draft, forwards, harness):
+    """Per cycle: the path's fixed cost, its per-forward cost x (draft steps + verify), per running sequence."""
     from specpick.tools.model.constants import get_overhead
 
     o = get_overhead(harness)
     c = _cycle(method, n, harness=harness, batch=8, draft=draft)
     tree = o.cycle_tree_ms if method in ("medusa", "lookahead") else 0.0
+    one_model = method in ("eagle3", "mtp", "medusa")
+    assert c.path == ("one_model" if one_model else "two_model" if method == "draft_model" else "model_free")
+    fixed = o.one_model_cycle_ms if one_model else o.cycle_ms
+    per_forward = o.one_model_spec_forward_ms if one_model else o.spec_forward_ms
     assert c.forwards == forwards
-    assert c.overhead_ms == pytest.approx(o.cycle_ms + tree + 8 * o.cycle_per_seq_ms + forwards * o.spec_forward_ms)
+    assert c.overhead_ms == pytest.approx(fixed + tree + 8 * o.cycle_per_seq_ms + forwards * per_forward)
 
 
 def test_engine_overhead_grows_per_draft_step_but_the_eager_harness_keeps_its_fixed_cycle():
     # vllm#20780: EAGLE-3 on Llama-3.1-8B/H100 leaves ~3.3/3.9/5.6 ms per cycle at K=3/4/7 beyond bytes and FLOPs
     short, long_ = _cycle("eagle3", 3), _cycle("eagle3", 7)
-    per_forward = DEFAULT_CONSTANTS.overhead("vllm").spec_forward_ms
+    per_forward = DEFAULT_CONSTANTS.overhead("vllm").one_model_spec_forward_ms
     assert long_.overhead_ms - short.overhead_ms == pytest.approx(4 * per_forward)
     assert _cycle("eagle3", 7, harness="paper").overhead_ms == _cycle("eagle3", 3, harness="paper").overhead_ms
 

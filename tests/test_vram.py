@@ -68,9 +68,9 @@ def test_draft_tp_must_be_one_or_target_tp():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"verifier": "llama-3.1-8b", "gpu": "H100", "concurrency": 0}, "--concurrency: must be at least 1"),
-        ({"verifier": "llama-3.1-8b", "gpu": "H100", "gpus": -2}, "--gpus: must be at least 1"),
-        ({"verifier": "llama-3.1-8b", "gpu": "H100", "draft_params_b": -1}, "--draft-params-b: must be a positive"),
+        ({"verifier": "llama-3.1-8b", "gpu": "H100", "concurrency": 0}, "--concurrency: Input should be greater than or equal to 1"),
+        ({"verifier": "llama-3.1-8b", "gpu": "H100", "gpus": -2}, "--gpus: Input should be greater than or equal to 1"),
+        ({"verifier": "llama-3.1-8b", "gpu": "H100", "draft_params_b": -1}, "--draft-params-b: Input should be greater than 0"),
         ({"verifier": "llama-3.1-8b", "gpu": "H100", "kv_cache_dtype": "int3"}, "unknown KV cache dtype"),
         ({"verifier": "llama-3.1-8b", "gpu": "H100", "color": "red"}, "--color"),
     ],

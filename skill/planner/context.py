@@ -15,6 +15,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.hub.resolve import ResolvedModel, resolve_model_spec
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
+from specpick.tools.validation import check_context, check_tensor_parallel
 from specpick.tools.vocab import sampling_from_temperature
 
 if TYPE_CHECKING:
@@ -25,9 +26,10 @@ SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam"
 # A measured alpha/tau given without naming its method describes this verifier and workload for the
 # model-based drafters; copy-based methods keep their priors (their acceptance is about input overlap).
 MODEL_BASED_MEASURED = "<model-based>"
-# Fields whose defaults we announce ("Defaults used: ...") when the user did not set them.
+# Fields whose defaults we announce ("Defaults used: ...") when the user did not set them. Not "engine": left
+# out, the planner picks the engine per method (candidates.pick_engine), so its default value is never used.
 ANNOUNCED_DEFAULTS = ("sampling", "gpu", "gpus", "can_finetune", "second_model", "latency", "concurrency",
-                      "engine", "context_tokens")
+                      "context_tokens")
 
 
 @dataclass
@@ -87,6 +89,14 @@ def _check_contradictions(inp: PlannerInputs) -> None:
         raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
 
 
+def _check_against_model(inp: PlannerInputs, verifier: ModelSpec) -> None:
+    """Tensor parallel vs the heads, context vs the position limit: what the engine itself would refuse."""
+    tp = inp.gpus // inp.pipeline_parallel
+    flag = "--gpus" if inp.pipeline_parallel == 1 else f"--gpus {inp.gpus} / --pipeline-parallel {inp.pipeline_parallel} ="
+    check_tensor_parallel(tp, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id, flag=flag)
+    check_context(inp.context_tokens, verifier.max_position_embeddings, model=verifier.repo_id)
+
+
 def _resolve_head(inp: PlannerInputs, verifier: ModelSpec) -> tuple[HeadSpec | None, str | None]:
     if not inp.head:
         return None, None
@@ -108,6 +118,13 @@ def build_context(inp: PlannerInputs) -> PlanContext:
     _check_contradictions(inp)
     resolved: ResolvedModel = resolve_model_spec(inp.verifier, live=inp.live)
     verifier = resolved.spec
+    limit = verifier.max_position_embeddings
+    capped_context = "context_tokens" not in given and 0 < limit < inp.context_tokens
+    if capped_context:
+        # The stated default (4096) is past this model's positions (Vicuna: 2048): plan at the model's limit.
+        inp = inp.model_copy(update={"context_tokens": limit})
+        given.add("context_tokens")
+    _check_against_model(inp, verifier)
     gpu = get_catalog().gpu(inp.gpu)
     sampling, temperature, notes = _settle_sampling(inp, given)
     notes += resolved.notes
@@ -129,6 +146,9 @@ def build_context(inp: PlannerInputs) -> PlanContext:
             value = getattr(inp, name)
             shown = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
             defaults.append(f"{name.replace('_', ' ')} = {shown}")
+    if capped_context:
+        defaults.append(f"context tokens = {limit} (the model's max_position_embeddings; the usual default "
+                        f"{PlannerInputs.model_fields['context_tokens'].default} is past it)")
     measured = None
     if inp.alpha is not None or inp.tau is not None:
         head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}

@@ -23,6 +23,7 @@ from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendati
 from specpick.skill.planner.tuning import choose_parameters
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
+from specpick.tools.validation import tp_problem
 from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
 from specpick.tools.checks.vram import VramResult, fit_specs
 
@@ -47,8 +48,8 @@ def _fit_gpus(ctx: PlanContext):
     if fit.verifier_alone_fits:
         return fit, None
     for gpus in (2, 4, 8, 16, 32, 64):
-        if gpus <= ctx.gpus:
-            continue
+        if gpus <= ctx.gpus or tp_problem(gpus, ctx.verifier.num_attention_heads, ctx.verifier.num_kv_heads):
+            continue  # only tensor-parallel sizes the engines accept for this model's heads
         trial = fit_specs(ctx.verifier, ctx.gpu, gpus=gpus, quantization=ctx.inp.quantization,
                           context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
         if trial.verifier_alone_fits:
@@ -193,6 +194,11 @@ def plan(inp: PlannerInputs) -> Recommendation:
     rationale: list[str] = []
     base_fit, flags = _fit_or_adjust(ctx, rationale)
     flags = blocker_flags(ctx) + flags
+    if inp.method:  # an explicit request the deployment rules out is an input error, never a quiet "none"
+        blocked = next((f for f in flags if f.severity == "fail" and f.id in BLOCKERS), None)
+        if blocked is not None:
+            raise InputError(f"--method {inp.method} cannot run here: {blocked.message.rstrip('.')}. "
+                             "Drop --method to get the plan without speculation, or change that setting.")
     candidates = evaluate_candidates(ctx)
     if inp.method:
         asked = next((c for c in candidates if c.strategy == inp.method), None)

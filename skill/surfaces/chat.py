@@ -151,6 +151,14 @@ def run(args: argparse.Namespace, verb: str) -> int:
     """Run ``chat`` or ``ask``; returns the exit code (PickerErrors propagate to ``cli.main``)."""
     interactive = verb == "chat"
     has_key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    if not interactive and not args.question.strip():
+        raise InputError("the question is empty: say what you serve, e.g. `specpick ask \"Llama-3.1-70B on 4 "
+                         "H100s for code, which speculative decoding?\"`")
+    if interactive and (args.no_llm or not has_key) and args.transcript:
+        # The interview has no Claude conversation to record; refusing beats silently writing nothing.
+        why = "--no-llm was given" if args.no_llm else "ANTHROPIC_API_KEY is not set"
+        raise InputError(f"--transcript records a Claude conversation, but {why} (the guided interview runs "
+                         "instead and has none); drop --transcript, or set ANTHROPIC_API_KEY without --no-llm")
     if interactive and (args.no_llm or not has_key):
         from specpick.skill.surfaces.interview import interview_main
 

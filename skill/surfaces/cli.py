@@ -128,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if verb in COMMANDS:
             return _run_command(verb, rest)
         if verb == "exit-codes":
+            if rest and rest[0] not in ("-h", "--help"):
+                sys.stderr.write(f"error: exit-codes takes no arguments, got {' '.join(rest)!r}. "
+                                 f"See `{PROG} exit-codes`.\n")
+                return EXIT_INPUT
             return _exit_codes()
         import difflib
 

@@ -31,11 +31,14 @@ def _cli_meta(field: FieldInfo) -> dict[str, Any]:
 
 
 def _unwrap_optional(annotation: Any) -> Any:
+    # Constrained types (tools/validation.py) arrive as Annotated[float, ...] inside an Optional.
+    if get_origin(annotation) is typing.Annotated:
+        annotation = get_args(annotation)[0]
     origin = get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
         if len(args) == 1:
-            return args[0]
+            return _unwrap_optional(args[0])
     return annotation
 
 

@@ -114,7 +114,8 @@ def _grid(name: str, objective: str, grid: dict[str, tuple[float, ...]], score: 
 
 
 def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
-            batch_grid: dict[str, tuple[float, ...]] = BATCH_GRID) -> list[FitResult]:
+            batch_grid: dict[str, tuple[float, ...]] = BATCH_GRID,
+            path_grid: dict[str, tuple[float, ...]] | None = None) -> list[FitResult]:
     """Both fits: the eager harness on its own-acceptance rows, then roofline + engine costs (batch rows, engine fit half).
 
     Each grid point is scored with its own copy of ``DEFAULT_CONSTANTS``; the defaults are never modified.
@@ -152,7 +153,7 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     r2 = r2.model_copy(update={"n_rows": len(batch) + len(fit_half), "holdout": {
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
-    return [r1.model_copy(update={"n_rows": len(paper)}), r2, fit_engine_paths()]
+    return [r1.model_copy(update={"n_rows": len(paper)}), r2, fit_engine_paths(path_grid or PATH_GRID)]
 
 
 if __name__ == "__main__":  # pragma: no cover - maintenance entry point

@@ -1,10 +1,12 @@
 """The embedded catalog: models, GPUs, published heads, known drafts, engine support.
 
 Loaded once from the package CSVs in ``tools/data/`` (each row keeps its
-``source``). Look-ups accept the spellings people use: repo ids in any case,
-short names (``Llama-3.1-70B-Instruct``), aliases (``llama-3.1-70b``), GPU
-marketing names (``NVIDIA H100 80GB HBM3``, ``4090``). An unknown name raises
-``NotFoundError`` listing close matches.
+``source``). Model look-ups are exact: a repo id (``org/name``) matches a catalog
+repo id in any case; a name without ``/`` matches a repo's name part or an alias
+(case and separators ignored). Nothing else matches: a prefix or a typo
+(``Qwen/Qwen2.5-7B``, ``Llama-3.1-70B-Instruc``) is a different model, so it
+raises ``NotFoundError`` listing close matches rather than planning for a
+neighbour. GPU names accept marketing spellings (``NVIDIA H100 80GB HBM3``, ``4090``).
 """
 
 from __future__ import annotations
@@ -117,9 +119,10 @@ class Catalog:
         self.drafts: list[DraftPairing] = [DraftPairing(**r) for r in _rows("drafts.csv")]
         self.engine_support: list[EngineSupport] = [EngineSupport(**r) for r in _rows("engine_support.csv")]
 
-        self._model_index: dict[str, ModelSpec] = {}
+        self._model_index: dict[str, ModelSpec] = {}  # names without '/': repo name part and aliases
+        self._repo_index: dict[str, ModelSpec] = {m.repo_id.lower(): m for m in self.models}
         for m in self.models:
-            for key in (m.repo_id, m.repo_id.split("/", 1)[1], *m.aliases):
+            for key in (m.repo_id.split("/", 1)[1], *m.aliases):
                 self._model_index.setdefault(normalize_name(key), m)
         self._gpu_index: dict[str, GpuSpec] = {}
         for g in self.gpus:
@@ -128,27 +131,48 @@ class Catalog:
 
     # -- models ---------------------------------------------------------------
     def find_model(self, name: str) -> ModelSpec | None:
-        """Return the catalog model for ``name`` or None (no error)."""
-        key = normalize_name(name)
-        if key in self._model_index:
-            return self._model_index[key]
-        # "Llama-3.1-70B" should find "Llama-3.1-70B-Instruct" when only one model matches.
-        hits = {m.repo_id: m for k, m in self._model_index.items() if k.startswith(key) and len(key) >= 6}
-        return next(iter(hits.values())) if len(hits) == 1 else None
+        """Return the catalog model named exactly ``name`` (see the module docstring) or None."""
+        text = name.strip()
+        if "/" in text:
+            return self._repo_index.get(text.lower())
+        return self._model_index.get(normalize_name(text)) if text else None
 
-    def model(self, name: str) -> ModelSpec:
-        """Resolve a model name; raise ``NotFoundError`` with close matches if unknown."""
+    def model(self, name: str, *, can_go_live: bool = False) -> ModelSpec:
+        """Resolve a model name exactly; raise ``NotFoundError`` with close matches if unknown.
+
+        Args:
+            name: repo id or alias.
+            can_go_live: the caller's verb has ``--live`` (the message may suggest it; others must not).
+        """
         found = self.find_model(name)
         if found is not None:
             return found
+        raise NotFoundError(self.not_found_message(name, can_go_live=can_go_live))
+
+    def not_found_message(self, name: str, *, can_go_live: bool) -> str:
+        """The one-line NotFound text for a model name: close matches, then what to do (no flag the verb lacks)."""
         hint = close_matches_hint(self.close_models(name))
-        raise NotFoundError(
-            f"model '{name}' is not in the embedded catalog.{hint} "
-            "Run `specpick models` for the list, or pass a Hub repo id with --live."
-        )
+        live = (" or pass its exact Hub repo id (org/name) with --live" if can_go_live else
+                "; this command answers from the catalog only")
+        return f"model '{name}' is not in the embedded catalog.{hint} Run `specpick models` for the list{live}."
+
+    def resolve_repo_id(self, name: str, *, hub_allowed: bool, can_go_live: bool) -> str:
+        """The canonical repo id for ``name``: the catalog's, else ``name`` itself when the Hub may be asked.
+
+        One rule for every verb that takes a model name. A name outside the catalog is passed on only when the
+        caller will read the Hub (``hub_allowed``) and it is shaped like a repo id (``org/name``).
+        """
+        found = self.find_model(name)
+        if found is not None:
+            return found.repo_id
+        text = name.strip()
+        if hub_allowed and text.count("/") == 1 and all(text.split("/")):
+            return text
+        raise NotFoundError(self.not_found_message(name, can_go_live=can_go_live))
 
     def close_models(self, name: str, n: int = 4) -> list[str]:
-        key = normalize_name(name)
+        """Catalog repo ids whose name or alias is close to ``name`` (for "did you mean")."""
+        key = normalize_name(name.split("/", 1)[-1])
         keys = difflib.get_close_matches(key, list(self._model_index), n=n * 3, cutoff=0.6)
         out: list[str] = []
         for k in keys:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
+from specpick.tools.validation import MAX_CONCURRENCY, ModelName, OneLineText
 from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
 
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "transformers": "HF transformers"}
@@ -39,16 +40,18 @@ class EngineConfigInput(BaseModel):
 
     engine: Engine = Field(description="serving engine")
     method: Strategy = Field(description="speculative method ('none' for a plain launch)")
-    verifier: str = Field(description="verifier repo id")
-    draft_model: str | None = Field(None, description="draft model or head repo id (draft_model/eagle*/medusa)")
+    verifier: ModelName = Field(description="verifier repo id")
+    draft_model: OneLineText | None = Field(None, description="draft model or head repo id (draft_model/eagle*/medusa)")
     num_draft_tokens: int = Field(3, description="draft length N (chain) or draft steps (tree depth)")
     tree_top_k: int = Field(1, description="tree branching per step (1 = chain)")
-    num_verify_tokens: int | None = Field(None, description="tokens verified per cycle (SGLang draft-token budget)")
+    num_verify_tokens: Annotated[int, Field(ge=2, le=1024)] | None = Field(None, description="tokens verified per cycle (SGLang draft-token budget)")
     tensor_parallel: int = Field(1, description="target tensor parallel size")
     draft_tensor_parallel: int | None = Field(None, description="draft TP: 1 or the target TP (vLLM)")
     prompt_lookup_min: int = Field(2, description="n-gram: shortest match to look up")
     prompt_lookup_max: int = Field(5, description="n-gram: longest match to look up")
-    disable_by_batch_size: int | None = Field(None, description="vLLM: turn speculation off at this batch size")
+    # ge=1: the planner may pass a break-even of 1; the vLLM emitter raises it to 2 (vLLM's minimum).
+    disable_by_batch_size: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = Field(
+        None, description="vLLM: turn speculation off at this batch size")
 
     @field_validator("num_draft_tokens", "tree_top_k", "tensor_parallel", "prompt_lookup_min", "prompt_lookup_max")
     @classmethod

@@ -22,10 +22,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import NotFoundError, UnavailableError, close_matches_hint
-from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.catalog.specs import HeadMethod, ModelSpec
 from specpick.tools.vocab import Verdict
 
-HeadKind = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "unknown"]
+# The catalog's head methods (one home: tools/catalog/specs.py) plus "unknown" for a config we cannot read.
+HeadKind = Literal[HeadMethod, "unknown"]
 Source = Literal["hub", "hub-cache", "catalog"]
 
 

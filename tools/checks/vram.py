@@ -128,6 +128,12 @@ def fit_specs(
         assumptions.append(f"sliding-window layers keep {verifier.sliding_window} tokens; an engine that "
                            "allocates full context on every layer needs more")
 
+    limit = verifier.max_position_embeddings
+    if limit and max_ctx > limit:
+        # Memory is not the binding limit: the model's positions are (an engine refuses a longer max_model_len).
+        max_ctx = limit
+        assumptions.append(f"max context capped at the model's max_position_embeddings ({limit}); memory "
+                           "would hold more")
     assumptions += [
         f"engine may use {reserve_fraction:.0%} of {gpu.memory_gib:g} GiB per GPU (vLLM gpu_memory_utilization "
         "default; marketed GB of HBM parts are binary GiB)",

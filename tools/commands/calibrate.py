@@ -7,17 +7,19 @@ with their own tau/alpha, the engine holdout half, and interval coverage. In-sam
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.report import CalibrationReport, calibrate
 from specpick.tools.calibration.stats import Coverage, Stats, format_coverage_line, format_stats_line
 from specpick.tools.errors import ThresholdError
 
-_PCT = dict(ge=0, allow_inf_nan=False)
+_PCT = dict(gt=0, le=1000, allow_inf_nan=False)  # a percentage limit: finite, above 0
 
 
 class CalibrateInput(BaseModel):
     """Options of `specpick calibrate`."""
+
+    model_config = ConfigDict(extra="forbid")
 
     rows: bool = Field(False, description="list every row with its measured and predicted speedup")
     max_loso_median_ape_pct: float | None = Field(

@@ -2,12 +2,47 @@
 
 from __future__ import annotations
 
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_config import ENGINE_LABEL, EngineConfig, EngineConfigInput, build_engine_config
+from specpick.tools.errors import InputError
+from specpick.tools.validation import check_tensor_parallel
+from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
 
 def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
-    """Registry entry (same as ``build_engine_config``)."""
-    return build_engine_config(inp)
+    """Registry entry: resolve the verifier by the one name rule, reject options the method ignores, then build.
+
+    Raises:
+        NotFoundError: a verifier name that is not exactly a catalog model (close matches listed).
+        InputError: --draft-model with a method that loads no draft, or a TP size the verifier's heads refuse.
+    """
+    if inp.draft_model and inp.method not in SEPARATE_REPO_METHODS:
+        raise InputError(f"--draft-model applies to methods that load a draft or head repo "
+                         f"({', '.join(sorted(SEPARATE_REPO_METHODS))}), not {inp.method}; drop it")
+    ignored = _ignored_options(inp)
+    if ignored:
+        raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "
+                         "(or pick the engine/method that uses it)")
+    verifier = get_catalog().model(inp.verifier)
+    check_tensor_parallel(inp.tensor_parallel, verifier.num_attention_heads, verifier.num_kv_heads,
+                          model=verifier.repo_id, flag="--tensor-parallel")
+    return build_engine_config(inp.model_copy(update={"verifier": verifier.repo_id}))
+
+
+def _ignored_options(inp: EngineConfigInput) -> str | None:
+    """The first option the user set that the chosen emitter would not use (None: all used)."""
+    given = inp.model_fields_set
+    tree_used = (inp.engine == "sglang" and inp.method not in ("ngram", "none")) or \
+        (inp.engine == "trtllm" and inp.method == "eagle3")
+    rules = [
+        ("tree_top_k", "--tree-top-k", tree_used or inp.tree_top_k == 1),
+        ("num_verify_tokens", "--num-verify-tokens", tree_used),
+        ("prompt_lookup_min", "--prompt-lookup-min", inp.method == "ngram"),
+        ("prompt_lookup_max", "--prompt-lookup-max", inp.method == "ngram"),
+        ("disable_by_batch_size", "--disable-by-batch-size", inp.engine == "vllm" and inp.method != "none"),
+        ("draft_tensor_parallel", "--draft-tensor-parallel", inp.engine == "vllm" and inp.method != "none"),
+    ]
+    return next((flag for name, flag, used in rules if name in given and not used), None)
 
 
 def render_text(cfg: EngineConfig) -> str:

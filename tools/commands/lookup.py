@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.catalog.tables import get_catalog, normalize_name
+from specpick.tools.validation import ModelName
 from specpick.tools.arch.params import ParamBreakdown, count_params
 from specpick.tools.catalog.specs import DraftPairing, GpuSpec, HeadSpec, ModelSpec
 
@@ -34,7 +35,7 @@ class ModelInfoInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="catalog name or Hub repo id",
+    model: ModelName = Field(description="catalog name or Hub repo id (outside the catalog: with --live)",
                        json_schema_extra={"cli": {"positional": True, "metavar": "MODEL"}})
     live: bool = Field(False, description="read config.json and safetensors headers from the Hub")
     revision: str | None = Field(None, description="Hub revision (branch, tag or commit) with --live")

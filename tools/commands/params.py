@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specpick.tools.validation import ModelName
 from specpick.tools.arch.params import ParamBreakdown, count_params
 
 
@@ -12,7 +13,7 @@ class ParamsInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="catalog name or Hub repo id",
+    model: ModelName = Field(description="catalog name or Hub repo id (outside the catalog: with --live)",
                        json_schema_extra={"cli": {"positional": True, "metavar": "MODEL"}})
     live: bool = Field(False, description="read exact per-dtype counts from the Hub's safetensors headers")
     revision: str | None = Field(None, description="Hub revision with --live")

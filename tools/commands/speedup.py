@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,83 +21,72 @@ from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import (
-    TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
+    DEFAULT_CONTEXT_TOKENS, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
+)
+from specpick.tools.validation import (
+    OneLineText,
+    MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, GpuCount, ModelName, ParamsB, Probability, Tau, Temperature,
+    check_context, check_draft_smaller, check_tensor_parallel, check_tree_shape,
 )
 from specpick.tools.vocab import BYTES_PER_PARAM, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload
 
-MAX_DRAFT_TOKENS = 64
-MAX_BATCH = 4096
-MAX_GPUS = 1024
 DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
 # SGLang picks steps/top-k/draft tokens when omitted: 5/4/8 for Llama-family models, 3/1/4 otherwise
 # (ENGINES.md, SGLang speculative_decoding.md @067ad4d).
 SGLANG_TREE_LLAMA = TreeShape(depth=5, top_k=4, num_verify_tokens=8)
 DEFAULT_CHAIN_N = 3  # placeholder length before the sweep picks the best N when --num-draft-tokens is omitted
-
-
-def _range(lo: float | None = None, hi: float | None = None, *, exclusive: bool = False) -> dict[str, Any]:
-    """JSON-schema range hints; the checks themselves raise InputError in the validator (one-line errors)."""
-    out: dict[str, Any] = {}
-    if lo is not None:
-        out["exclusiveMinimum" if exclusive else "minimum"] = lo
-    if hi is not None:
-        out["exclusiveMaximum" if exclusive else "maximum"] = hi
-    return out
+MAX_BATCH = 4096
+MAX_TREE_TOP_K = 64
+MAX_VERIFY_TOKENS = 1024
 
 
 class SpeedupInput(BaseModel):
-    """Inputs of `specpick speedup` (field names are the CLI flags)."""
+    """Inputs of `specpick speedup` (field names are the CLI flags).
+
+    Ranges and finiteness come from the shared types in ``tools/validation.py`` (the same for the CLI, the
+    Claude tool and MCP); the checks across fields raise ``InputError`` in ``_check``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: str = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b")
+    verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b")
     method: Method = Field(description="speculative method")
-    draft: str | None = Field(None, description="draft model (method draft_model only); default: the catalog's "
-                              "known same-family draft")
-    draft_params_b: float | None = Field(None, description="draft size in billions, if the draft is not in the "
-                                         "catalog (method draft_model only)",
-                                         json_schema_extra=_range(0, exclusive=True))
-    gpu: str = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
-    gpus: int = Field(1, description="GPUs serving the verifier (tensor parallel)",
-                      json_schema_extra=_range(1, MAX_GPUS))
+    draft: ModelName | None = Field(None, description="draft model (method draft_model only); default: the "
+                                    "catalog's known same-family draft")
+    draft_params_b: ParamsB | None = Field(None, description="draft size in billions, if the draft is not in the "
+                                           "catalog (method draft_model only; smaller than the verifier)")
+    gpu: OneLineText = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
+    gpus: GpuCount = Field(1, description="GPUs serving the verifier (tensor parallel; must divide its heads)")
     workload: Workload = Field(description="what the model generates (sets the acceptance prior and context length)")
-    temperature: float = Field(0.0, description="sampling temperature (0 = greedy)", json_schema_extra=_range(0, 2))
-    batch: int = Field(1, description="concurrent sequences the estimate is for",
-                       json_schema_extra=_range(1, MAX_BATCH))
-    num_draft_tokens: int | None = Field(None, description="draft length N (tree methods: depth); default: the best "
-                                         "N of a sweep", json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
-    alpha: float | None = Field(None, description="per-token acceptance probability to assume, in (0, 1) (for "
-                                "EAGLE-1/2, Medusa and MTP chains: of the first drafted token; later ones decay); "
-                                "default: published priors", json_schema_extra=_range(0, 1, exclusive=True))
-    tau: float | None = Field(None, description="mean accepted tokens per cycle incl. the bonus token (>= 1); "
-                              "alternative to --alpha", json_schema_extra=_range(1))
+    temperature: Temperature = Field(0.0, description="sampling temperature (0 = greedy)")
+    batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = Field(1, description="concurrent sequences the estimate "
+                                                             "is for")
+    num_draft_tokens: DraftTokens | None = Field(None, description="draft length N (tree methods: depth); default: "
+                                                 "the best N of a sweep")
+    alpha: Probability | None = Field(None, description="per-token acceptance probability to assume, in (0, 1) "
+                                      "(for EAGLE-1/2, Medusa and MTP chains: of the first drafted token; later "
+                                      "ones decay); default: published priors")
+    tau: Tau | None = Field(None, description="mean accepted tokens per cycle incl. the bonus token (>= 1); "
+                            "alternative to --alpha")
     engine: Engine | None = Field(None, description="serving engine (sets per-cycle overhead and defaults); "
                                   "default: vLLM")
     harness: Harness | None = Field(None, description="override the runtime overhead set: paper = the papers' "
                                     "eager PyTorch harnesses, compiled = gpt-fast/XLA")
-    context_tokens: int | None = Field(None, description="tokens in the KV cache while decoding; default by "
-                                       "workload", json_schema_extra=_range(0, 10_000_000))
+    context_tokens: Annotated[int, Field(ge=0, le=MAX_CONTEXT_TOKENS)] | None = Field(
+        None, description="tokens in the KV cache while decoding (at most the model's limit); default by workload")
     quantization: Quantization | None = Field(None, description="weight format served; default: the "
                                               "checkpoint's dtype")
-    tree_depth: int | None = Field(None, description="tree methods: draft depth (same as --num-draft-tokens)",
-                                   json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
-    tree_top_k: int | None = Field(None, description="tree methods: branching per depth (1 = chain)",
-                                   json_schema_extra=_range(1, 64))
-    num_verify_tokens: int | None = Field(None, description="tree methods: tokens verified per cycle (budget)",
-                                          json_schema_extra=_range(2, 1024))
+    tree_depth: DraftTokens | None = Field(None, description="tree methods: draft depth (same as "
+                                           "--num-draft-tokens)")
+    tree_top_k: Annotated[int, Field(ge=1, le=MAX_TREE_TOP_K)] | None = Field(
+        None, description="tree methods: branching per depth (1 = chain)")
+    num_verify_tokens: Annotated[int, Field(ge=2, le=MAX_VERIFY_TOKENS)] | None = Field(
+        None, description="tree methods: tokens verified per cycle (budget): between depth+1 and the full tree "
+        "1 + top_k + ... + top_k^depth")
 
     @model_validator(mode="after")
     def _check(self) -> SpeedupInput:
         checks: list[tuple[bool, str]] = [
-            (self.gpus < 1 or self.gpus > MAX_GPUS, f"--gpus must be 1..{MAX_GPUS}, got {self.gpus}"),
-            (self.batch < 1 or self.batch > MAX_BATCH, f"--batch must be 1..{MAX_BATCH}, got {self.batch}"),
-            (not 0.0 <= self.temperature <= 2.0, f"--temperature must be within 0..2, got {self.temperature}"),
-            (self.num_draft_tokens is not None and not 1 <= self.num_draft_tokens <= MAX_DRAFT_TOKENS,
-             f"--num-draft-tokens must be 1..{MAX_DRAFT_TOKENS}, got {self.num_draft_tokens}"),
-            (self.draft_params_b is not None and not (self.draft_params_b > 0 and math.isfinite(self.draft_params_b)),
-             f"--draft-params-b must be a positive size in billions, got {self.draft_params_b}"),
-            (self.context_tokens is not None and not 0 <= self.context_tokens <= 10_000_000,
-             f"--context-tokens must be 0..10000000, got {self.context_tokens}"),
             ((self.draft or self.draft_params_b) is not None and self.method != "draft_model",
              f"--draft/--draft-params-b only apply to method draft_model, not {self.method}"),
             (self.draft is not None and self.draft_params_b is not None,
@@ -108,11 +97,6 @@ class SpeedupInput(BaseModel):
             (self.tree_depth is not None and self.num_draft_tokens is not None
              and self.tree_depth != self.num_draft_tokens,
              "--tree-depth and --num-draft-tokens both set the depth and disagree"),
-            (self.tree_depth is not None and not 1 <= self.tree_depth <= MAX_DRAFT_TOKENS,
-             f"--tree-depth must be 1..{MAX_DRAFT_TOKENS}"),
-            (self.tree_top_k is not None and not 1 <= self.tree_top_k <= 64, "--tree-top-k must be 1..64"),
-            (self.num_verify_tokens is not None and not 2 <= self.num_verify_tokens <= 1024,
-             "--num-verify-tokens must be 2..1024"),
             (self.engine == "transformers" and self.batch > 1,
              "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
         ]
@@ -146,6 +130,8 @@ def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> 
     if inp.draft:
         draft = cat.model(inp.draft)
     elif inp.draft_params_b is not None:
+        # Checked before the geometry stand-in is built: its own count would hide the size the user gave.
+        check_draft_smaller(inp.draft_params_b, count_params(verifier).total_b, verifier=verifier.repo_id)
         draft, note = _synthetic_draft(inp.draft_params_b, verifier)
         notes.append(note)
     else:
@@ -171,6 +157,7 @@ def _tree(inp: SpeedupInput, verifier: ModelSpec, harness: str, notes: list[str]
         d = depth or TREE_DEFAULTS[inp.method if inp.method in TREE_DEFAULTS else "eagle2"][0]
         k = inp.tree_top_k or (10 if harness == "paper" else 4)
         budget = inp.num_verify_tokens or min(d * k + 1, 64)
+        check_tree_shape(d, k, budget)
         return TreeShape(depth=d, top_k=k, num_verify_tokens=max(budget, 2))
     if harness in ("paper", "transformers") or (harness == "trtllm" and inp.method == "medusa"):
         d, k, tokens, note = TREE_DEFAULTS[inp.method if inp.method != "eagle" or harness == "paper" else "eagle"]
@@ -212,9 +199,19 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     cat = get_catalog()
     verifier = cat.model(inp.verifier)
     gpu = cat.gpu(inp.gpu)
+    check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
+    context = inp.context_tokens
+    limit = verifier.max_position_embeddings
+    if context is not None:
+        check_context(context, limit, model=verifier.repo_id, flag="--context-tokens")
+    elif 0 < limit < DEFAULT_CONTEXT_TOKENS.get(inp.workload, 0):
+        context = limit  # the workload's typical context is past this model's positions (Vicuna: 2048)
     _check_support(inp, verifier)
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
+    if context != inp.context_tokens:
+        notes.append(f"context: {context} tokens, the model's max_position_embeddings (the typical "
+                     f"{inp.workload} context is longer)")
     harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
     if inp.engine is None and inp.harness is None:
         notes.append("engine not given: vLLM overheads assumed")
@@ -229,7 +226,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     req = EstimateRequest(
         verifier=verifier, gpu=gpu, method=inp.method, draft=draft, gpus=inp.gpus, workload=inp.workload,
         temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n, tree=tree, alpha=inp.alpha, tau=inp.tau,
-        harness=harness, engine=inp.engine, context_tokens=inp.context_tokens, weight_bytes_per_param=bpp,
+        harness=harness, engine=inp.engine, context_tokens=context, weight_bytes_per_param=bpp,
         draft_bytes_per_param=draft_bpp, assumptions=tuple(notes),
     )
     result = estimate_for_specs(req)

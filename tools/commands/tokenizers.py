@@ -10,6 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.checks.tokenizers import TokenizerVerdict
+from specpick.tools.errors import InputError
+from specpick.tools.validation import ModelName
 
 
 class TokenizersInput(BaseModel):
@@ -17,9 +19,9 @@ class TokenizersInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    draft: str = Field(description="draft model (catalog name or Hub repo id)",
+    draft: ModelName = Field(description="draft model (catalog name or Hub repo id)",
                        json_schema_extra={"cli": {"positional": True, "metavar": "DRAFT"}})
-    verifier: str = Field(description="verifier model (catalog name or Hub repo id)",
+    verifier: ModelName = Field(description="verifier model (catalog name or Hub repo id)",
                           json_schema_extra={"cli": {"positional": True, "metavar": "VERIFIER"}})
     live: bool = Field(False, description="compare the real tokenizer files from the Hub even for catalog models")
     revision: str | None = Field(None, description="Hub revision for both repos (branch, tag or commit)")
@@ -43,11 +45,14 @@ def _compare(inp: TokenizersInput) -> TokenizerVerdict:
     from specpick.tools.checks.tokenizers import compare_tokenizers
 
     cat = get_catalog()
-    both_known = cat.find_model(inp.draft) is not None and cat.find_model(inp.verifier) is not None
-    if both_known and not inp.live and not inp.offline:
-        return compare_tokenizers(inp.draft, inp.verifier, live=False)
-    draft = cat.find_model(inp.draft).repo_id if cat.find_model(inp.draft) else inp.draft
-    verifier = cat.find_model(inp.verifier).repo_id if cat.find_model(inp.verifier) else inp.verifier
+    hub = inp.live or inp.offline  # --offline reads the Hub cache, so repo ids outside the catalog may be asked
+    if inp.revision is not None and not hub:
+        raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
+    # The one name rule: exact catalog match, else a Hub repo id only when the Hub (or its cache) is read.
+    draft = cat.resolve_repo_id(inp.draft, hub_allowed=hub, can_go_live=True)
+    verifier = cat.resolve_repo_id(inp.verifier, hub_allowed=hub, can_go_live=True)
+    if not hub:
+        return compare_tokenizers(draft, verifier, live=False)
     settings = None
     if inp.offline:
         from specpick.tools.hub.client import HubSettings

@@ -2,55 +2,47 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
+from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import DEFAULT_RESERVE_FRACTION, VramResult, fit_specs
 from specpick.tools.errors import InputError
+from specpick.tools.validation import (
+    OneLineText,
+    Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB, check_context, check_draft_smaller,
+    check_tensor_parallel,
+)
 from specpick.tools.vocab import Quantization
 
 
 class VramInput(BaseModel):
-    """What to fit: verifier (+ optional draft), GPU, dtype, context, concurrency."""
+    """What to fit: verifier (+ optional draft), GPU, dtype, context, concurrency.
+
+    Ranges and finiteness come from ``tools/validation.py`` (shared by the CLI, the Claude tool and MCP).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: str = Field(description="verifier model: catalog name or Hub repo id")
-    gpu: str = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
-    gpus: int = Field(1, description="GPUs the verifier is sharded over (tensor parallel size)")
-    draft: str | None = Field(None, description="separate draft model, if any")
-    draft_params_b: float | None = Field(None, description="draft size in billions when it is not in the catalog")
-    head_params_b: float | None = Field(None, description="speculative head size in billions (EAGLE/Medusa/MTP)")
+    verifier: ModelName = Field(description="verifier model: catalog name or repo id")
+    gpu: OneLineText = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
+    gpus: GpuCount = Field(1, description="GPUs the verifier is sharded over (tensor parallel size; must divide "
+                           "its attention and KV heads)")
+    draft: ModelName | None = Field(None, description="separate draft model, if any")
+    draft_params_b: ParamsB | None = Field(None, description="draft size in billions when it is not in the catalog "
+                                           "(smaller than the verifier)")
+    head_params_b: ParamsB | None = Field(None, description="speculative head size in billions (EAGLE/Medusa/MTP)")
     quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
     draft_quantization: Quantization | None = Field(None, description="draft weight format (default: bf16)")
     kv_cache_dtype: str = Field("auto", description="KV cache dtype: auto (bf16/fp16), fp8")
-    context_tokens: int = Field(4096, description="tokens per sequence (prompt + output)",
-                                json_schema_extra={"cli": {"flags": ["--context", "--context-tokens"]}})
-    concurrency: int = Field(1, description="sequences resident at once")
-    draft_tp: int | None = Field(None, description="draft tensor parallel size: 1 or the target TP (vLLM)")
-    reserve_fraction: float = Field(DEFAULT_RESERVE_FRACTION, description="share of GPU memory the engine may use")
-
-    @field_validator("gpus", "context_tokens", "concurrency")
-    @classmethod
-    def _positive(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError("must be at least 1")
-        return v
-
-    @field_validator("draft_params_b", "head_params_b")
-    @classmethod
-    def _positive_size(cls, v: float | None) -> float | None:
-        if v is not None and v <= 0:
-            raise ValueError("must be a positive size in billions of parameters")
-        return v
-
-    @field_validator("reserve_fraction")
-    @classmethod
-    def _fraction(cls, v: float) -> float:
-        if not 0.1 <= v <= 1.0:
-            raise ValueError("must be between 0.1 and 1.0")
-        return v
+    context_tokens: ContextTokens = Field(4096, description="tokens per sequence (prompt + output; at most the "
+                                          "model's limit)",
+                                          json_schema_extra={"cli": {"flags": ["--context", "--context-tokens"]}})
+    concurrency: Concurrency = Field(1, description="sequences resident at once")
+    draft_tp: GpuCount | None = Field(None, description="draft tensor parallel size: 1 or the target TP (vLLM)")
+    reserve_fraction: MemoryFraction = Field(DEFAULT_RESERVE_FRACTION, description="share of GPU memory the engine "
+                                             "may use (0.1-1.0)")
 
     @field_validator("kv_cache_dtype")
     @classmethod
@@ -59,19 +51,45 @@ class VramInput(BaseModel):
             raise ValueError(f"unknown KV cache dtype; use one of {', '.join(KV_DTYPE_BYTES)}")
         return v
 
+    @model_validator(mode="after")
+    def _one_draft(self) -> VramInput:
+        if self.draft is not None and self.draft_params_b is not None:
+            raise InputError("give either --draft or --draft-params-b, not both")
+        return self
+
 
 def vram_fit(inp: VramInput) -> VramResult:
-    """Registry entry: resolve names through the catalog, then ``fit_specs``."""
+    """Registry entry: resolve names exactly through the catalog, check TP and context, then ``fit_specs``."""
     cat = get_catalog()
+    verifier = cat.model(inp.verifier)
     draft = cat.model(inp.draft) if inp.draft else None
-    if draft is not None and inp.draft_params_b:
-        raise InputError("give either --draft or --draft-params-b, not both")
-    return fit_specs(
-        cat.model(inp.verifier), cat.gpu(inp.gpu), gpus=inp.gpus, draft=draft, draft_params_b=inp.draft_params_b,
+    check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
+    limit = verifier.max_position_embeddings
+    context = inp.context_tokens
+    if "context_tokens" not in inp.model_fields_set and 0 < limit < context:
+        context = limit  # the default (4096) is past this model's positions: fit at its limit instead
+    check_context(context, limit, model=verifier.repo_id)
+    vp = count_params(verifier).total_b
+    if draft is not None:
+        if draft.repo_id == verifier.repo_id:
+            raise InputError("--draft is the verifier itself; a draft must be a smaller model")
+        dp = count_params(draft).total_b
+        if dp >= vp:
+            raise InputError(f"--draft {draft.repo_id} ({dp:.2f}B) is not smaller than the verifier "
+                             f"{verifier.repo_id} ({vp:.2f}B); pick a smaller draft")
+    if inp.draft_params_b is not None:
+        check_draft_smaller(inp.draft_params_b, vp, verifier=verifier.repo_id)
+    result = fit_specs(
+        verifier, cat.gpu(inp.gpu), gpus=inp.gpus, draft=draft, draft_params_b=inp.draft_params_b,
         head_params_b=inp.head_params_b, quantization=inp.quantization, draft_quantization=inp.draft_quantization,
-        kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens, concurrency=inp.concurrency,
+        kv_cache_dtype=inp.kv_cache_dtype, context_tokens=context, concurrency=inp.concurrency,
         draft_tp=inp.draft_tp, reserve_fraction=inp.reserve_fraction,
     )
+    if context != inp.context_tokens:
+        result = result.model_copy(update={"assumptions": [
+            f"context {context} tokens: the model's max_position_embeddings (the default {inp.context_tokens} "
+            "is past it)", *result.assumptions]})
+    return result
 
 
 def render_text(r: VramResult) -> str:

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.errors import NotFoundError
+from specpick.tools.errors import InputError, NotFoundError
 from specpick.tools.arch.params import ParamBreakdown
 from specpick.tools.catalog.specs import ModelSpec
 
@@ -28,24 +28,30 @@ class ResolvedModel(BaseModel):
 def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
     """Resolve ``name`` to a ``ModelSpec``.
 
+    A name matches the catalog exactly (repo id in any case, or an alias); anything else is a Hub repo id read
+    only with ``live``, never the nearest catalog model (``Qwen/Qwen2.5-7B`` is not ``...-7B-Instruct``).
+
     Args:
         name: catalog name/alias or Hub repo id.
         live: read ``config.json`` from the Hub even when the catalog knows the model.
         revision: Hub revision to pin (only with the Hub path).
 
     Raises:
-        NotFoundError: unknown to the catalog and not a Hub repo id (close matches listed), or unknown on the Hub.
-        HubAccessError, RemoteDataError, UnavailableError, InputError: from the Hub path.
+        NotFoundError: unknown to the catalog and not read from the Hub (close matches listed), or unknown there.
+        InputError: ``revision`` without ``live``.
+        HubAccessError, RemoteDataError, UnavailableError: from the Hub path.
     """
+    if revision is not None and not live:
+        raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
     catalog = get_catalog()
     found = catalog.find_model(name)
     if found is not None and not live:
         return ResolvedModel(spec=found, source="catalog")
-    if found is None and "/" not in name:
-        catalog.model(name)  # raises NotFoundError with close matches
+    # The one name rule (tables.Catalog.resolve_repo_id): exact catalog match, else a Hub repo id with --live.
+    repo_id = catalog.resolve_repo_id(name, hub_allowed=live, can_go_live=True)
     from specpick.tools.hub.config import fetch_model_spec
 
-    facts = fetch_model_spec(found.repo_id if found else name, revision)
+    facts = fetch_model_spec(repo_id, revision)
     notes = []
     if facts.fallback_reason:
         notes.append(f"model facts from {facts.source}: {facts.fallback_reason}")

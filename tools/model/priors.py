@@ -276,20 +276,27 @@ def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None
         return paper or rows
     measured = [r for r in rows if r.harness_class == "engine"]
     same = [r for r in measured if engine and r.engine == engine]
-    for pool, label in ((same, f"{engine}"), (measured, "serving engines")):
-        if any(r.workload == workload for r in pool):
-            if pool is measured and engine:
-                assumptions.append(f"no {engine}-measured {rows[0].method} acceptance for {workload}: rows measured in "
-                                   f"{', '.join(sorted({r.engine for r in pool if r.workload == workload}))} used")
-            return pool
-    for pool in (same, measured):
-        if pool:
-            return pool
+    paper = [r for r in rows if r.harness_class != "engine"]
+    # Engine rows of the workload (or its nearest workloads) first; engine rows of an unrelated workload lose to
+    # the papers' rows of the right one (discounted below), since workload moves acceptance more than runtime.
+    for w in (workload, *FALLBACK.get(workload, ())):
+        for pool in (same, measured):
+            if any(r.workload == w for r in pool):
+                if pool is measured and engine and w == workload:
+                    used = ", ".join(sorted({r.engine for r in pool if r.workload == w}))
+                    assumptions.append(f"no {engine}-measured {rows[0].method} acceptance for {workload}: rows "
+                                       f"measured in {used} used")
+                return pool
+        if any(r.workload == w for r in paper):
+            break
+    if not paper:
+        return same or measured
     factor, n_methods = engine_discount()
-    assumptions.append(f"no engine-measured acceptance for this method: the papers' own-harness figures are used "
-                       f"with (tau-1) x {factor:.2f}, the median engine/paper ratio of the {n_methods} method(s) "
-                       "measured both ways (engines measure less: chains instead of trees, vllm#26191)")
-    return rows
+    assumptions.append(f"no engine-measured acceptance for this method and workload: the papers' own-harness "
+                       f"figures are used with (tau-1) x {factor:.2f}, the median engine/paper ratio of the "
+                       f"{n_methods} method(s) measured both ways (engines measure less: chains instead of trees, "
+                       "vllm#26191)")
+    return paper
 
 
 REFERENCE_CHAIN = 3  # shape at which engine and paper acceptance are compared (the engines' common default)
