@@ -1,0 +1,147 @@
+"""Faults injected from outside: impossible engine counters, hostile Hub files, bad eval files, hung APIs, garbage
+on the MCP wire, and keys reflected back in error text.
+
+Every fault goes through the real client against a real local stand-in on 127.0.0.1 (an OpenAI-compatible engine
+defined here, the Hub stand-in tests/support/fakehub.py, the Messages-API stand-in tests/support/fakeclaude.py) and
+must end as a one-line error with its documented exit code, never a traceback or a figure.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from specpick.skill.surfaces.cli import main
+from specpick.tools.errors import EXIT_BAD_REMOTE_DATA, RemoteDataError
+from specpick.tools.measure.run import MeasureInput, run_measure
+
+# --- an OpenAI-compatible engine whose /metrics and usage figures the test chooses -----------------------------
+
+
+@dataclass
+class EngineScript:
+    """What the stand-in engine serves: one /metrics page per GET (the last repeats) and a usage chunk."""
+
+    metrics: list[str]
+    usage: dict[str, object] = field(default_factory=lambda: {"prompt_tokens": 5, "completion_tokens": 3})
+    per_request: dict[str, object] | None = None
+
+
+def vllm_page(drafts: float, draft_tokens: float, accepted: float, extra: str = "") -> str:
+    labels = '{engine="0",model_name="m"}'
+    return (
+        "# TYPE vllm:spec_decode_num_drafts counter\n"
+        f"vllm:spec_decode_num_drafts_total{labels} {drafts}\n"
+        f"vllm:spec_decode_num_draft_tokens_total{labels} {draft_tokens}\n"
+        f"vllm:spec_decode_num_accepted_tokens_total{labels} {accepted}\n" + extra
+    )
+
+
+def serve_engine(script: EngineScript) -> Iterator[str]:
+    pages = list(script.metrics)
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, body: bytes, ctype: str = "application/json") -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            if self.path == "/v1/models":
+                self._send(json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
+            elif self.path == "/metrics":
+                page = pages.pop(0) if len(pages) > 1 else pages[0]
+                self._send(page.encode(), "text/plain")
+            else:
+                self.send_error(404)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            final: dict[str, object] = {"choices": [], "usage": script.usage}
+            if script.per_request is not None:
+                final["metrics"] = {"speculative_decoding": script.per_request}
+            chunks = [{"choices": [{"delta": {"content": w}}]} for w in ("a", " b", " c")] + [final]
+            body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+            self._send(body.encode(), "text/event-stream")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+GOOD = vllm_page(0, 0, 0)
+ENGINE_FAULTS = [
+    # (id, script, fragment the one-line error must contain)
+    ("accepted>drafted", EngineScript([GOOD, GOOD, GOOD, vllm_page(10, 40, 100)]),
+     "num_accepted_tokens_total = 100 > vllm:spec_decode_num_draft_tokens_total = 40"),
+    ("negative-counter", EngineScript([GOOD, vllm_page(-5, 10, 2)]), "num_drafts_total = -5"),
+    ("nan-counter", EngineScript([GOOD, vllm_page(10, 40, "NaN")]), "num_accepted_tokens_total = nan"),
+    ("inf-counter", EngineScript([GOOD, vllm_page("+Inf", 40, 2)]), "num_drafts_total = inf"),
+    ("draft-tokens<drafts", EngineScript([GOOD, GOOD, GOOD, vllm_page(50, 10, 5)]),
+     "num_draft_tokens_total = 10 < vllm:spec_decode_num_drafts_total = 50"),
+    ("per-pos>drafts", EngineScript([GOOD, GOOD, GOOD, vllm_page(
+        10, 40, 20, 'vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name="m",position="0"} 99\n')]),
+     "per_pos_total[0] = 99 > vllm:spec_decode_num_drafts_total = 10"),
+    ("per-pos-huge-position", EngineScript([vllm_page(
+        1, 1, 1, 'vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name="m",position="99999999999"} 1\n')]),
+     "position 99999999999"),
+    ("negative-usage", EngineScript([GOOD], usage={"completion_tokens": -40}), "usage.completion_tokens = -40"),
+    ("usage>max-tokens", EngineScript([GOOD], usage={"completion_tokens": 10**9}), "usage.completion_tokens"),
+    ("fractional-usage", EngineScript([GOOD], usage={"completion_tokens": 2.5}), "usage.completion_tokens = 2.5"),
+    ("string-usage", EngineScript([GOOD], usage={"completion_tokens": "3"}), "usage.completion_tokens = '3'"),
+    ("negative-prompt-usage", EngineScript([GOOD], usage={"completion_tokens": 3, "prompt_tokens": -1}),
+     "usage.prompt_tokens = -1"),
+    ("per-request-accepted>drafted", EngineScript([GOOD], per_request={
+        "num_spec_steps": 2, "num_draft_tokens": 4, "num_accepted_draft_tokens": 9, "acceptance_histogram": []}),
+     "speculative_decoding.num_accepted_draft_tokens = 9 > speculative_decoding.num_draft_tokens = 4"),
+    ("sglang-rate>1", EngineScript(['sglang:spec_accept_length{model_name="m"} 2.0\n'
+                                    'sglang:spec_accept_rate{model_name="m"} 2.5\n']),
+     "sglang:spec_accept_rate = 2.5"),
+    ("sglang-length-huge", EngineScript(['sglang:spec_accept_length{model_name="m"} 1e9\n']),
+     "sglang:spec_accept_length = 1e+09"),
+]
+
+
+@pytest.mark.parametrize(("script", "fragment"), [pytest.param(s, f, id=i) for i, s, f in ENGINE_FAULTS])
+def test_impossible_engine_figures_are_bad_remote_data(script: EngineScript, fragment: str, tmp_path: Path) -> None:
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Say hello.\n")
+    for url in serve_engine(script):
+        with pytest.raises(RemoteDataError) as info:
+            run_measure(MeasureInput(endpoint=url, prompts=prompts, max_tokens=8, warmup=0))
+        assert fragment in info.value.message
+
+
+def test_impossible_counters_exit_6_on_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Say hello.\n")
+    for url in serve_engine(EngineScript([GOOD, GOOD, GOOD, vllm_page(10, 40, 100)])):
+        code = main(["measure", "--endpoint", url, "--prompts", str(prompts), "--max-tokens", "8", "--warmup", "0"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_REMOTE_DATA
+    assert err.startswith("error: ") and err.count("\n") == 1 and "num_accepted_tokens_total" in err
+
+
+def test_sane_counters_still_measure(tmp_path: Path) -> None:
+    """The checks refuse impossible figures only: a plausible engine still gives alpha and tau."""
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Say hello.\n")
+    for url in serve_engine(EngineScript([GOOD, GOOD, GOOD, vllm_page(10, 40, 20), vllm_page(10, 40, 20)])):
+        report = run_measure(MeasureInput(endpoint=url, prompts=prompts, max_tokens=8, warmup=0))
+    acc = report.results[0].acceptance
+    assert acc is not None and (acc.alpha, acc.tau) == (0.5, 3.0)
