@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,8 +19,16 @@ from pathlib import Path
 import pytest
 
 from specpick.skill.surfaces.cli import main
-from specpick.tools.errors import EXIT_BAD_REMOTE_DATA, RemoteDataError
+from specpick.tools.errors import (
+    EXIT_BAD_REMOTE_DATA,
+    EXIT_INPUT,
+    EXIT_SERVICE,
+    EXIT_UNAVAILABLE,
+    RemoteDataError,
+    redact,
+)
 from specpick.tools.measure.run import MeasureInput, run_measure
+from tests.support.fakeclaude import TEST_API_KEY, Error, Hang
 
 # --- an OpenAI-compatible engine whose /metrics and usage figures the test chooses -----------------------------
 
@@ -145,3 +154,84 @@ def test_sane_counters_still_measure(tmp_path: Path) -> None:
         report = run_measure(MeasureInput(endpoint=url, prompts=prompts, max_tokens=8, warmup=0))
     acc = report.results[0].acceptance
     assert acc is not None and (acc.alpha, acc.tau) == (0.5, 3.0)
+
+
+# --- ask: keys reflected in error text, a hung API, unbounded retries --------------------------------------------
+
+ANTHROPIC_SHAPED = "sk-ant-api03-" + "Zq9xW2vB7nK4mT1pL8cR5yH3" * 3
+HF_SHAPED = "hf_" + "aBcD3fGh1JkLmN0pQrStUvWx"
+REFLECTIONS = [
+    # (id, what a misbehaving proxy echoes into error.message)
+    ("env-key-literal", f"bad request: header x-api-key={TEST_API_KEY} is malformed"),
+    ("sk-ant-shape", f"upstream said: invalid key {ANTHROPIC_SHAPED}"),
+    ("bearer-header", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.c2lnbmF0dXJlMTIzNDU2"),
+    ("hf-token", f"cannot forward: HF token {HF_SHAPED} rejected"),
+    ("base64-secret", "proxy secret in header: Q2xhdWRlS2V5OnNrLWFudC1hcGkwMy1hYmNkZWYxMjM0NTY3ODkw"),
+]
+
+
+@pytest.fixture
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Retry back-offs recorded, never slept."""
+    from specpick.skill.surfaces import api_call
+
+    waits: list[float] = []
+    monkeypatch.setattr(api_call, "sleep", waits.append)
+    return waits
+
+
+@pytest.mark.parametrize("reflected", [pytest.param(t, id=i) for i, t in REFLECTIONS])
+def test_ask_never_prints_a_key_the_server_reflects(claude_env, no_sleep, capsys, tmp_path, reflected: str) -> None:
+    claude_env.push(Error(400, "invalid_request_error", reflected))
+    transcript = tmp_path / "t.json"
+    code = main(["ask", "which strategy?", "--json", "--transcript", str(transcript)])
+    out, err = capsys.readouterr()
+    assert code == EXIT_SERVICE and out == ""
+    assert err.startswith("error: the Claude API answered 400") and err.count("\n") == 1
+    assert "[redacted]" in err
+    written = transcript.read_text(encoding="utf-8")
+    for secret in (TEST_API_KEY, ANTHROPIC_SHAPED, HF_SHAPED, "eyJhbGciOiJIUzI1NiJ9", "Q2xhdWRlS2V5"):
+        assert secret not in err and secret not in written
+
+
+def test_redaction_keeps_names_commits_and_ids() -> None:
+    """What redaction must leave alone, or errors stop saying what to fix."""
+    kept = ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B revision 0123456789abcdef0123456789abcdef01234567 "
+            "tool toolu_01XFDUDYJgAACzvnptvVoYEL /work/tests/support/fakehub.py max_tokens: 8192 token budget")
+    assert redact(kept) == kept
+
+
+def test_ask_timeout_is_a_deadline_for_a_hung_api(claude_env, no_sleep, capsys) -> None:
+    """`ask --timeout 1 --max-retries 10` against an API that never answers ends in about 1 s, exit 5."""
+    claude_env.push(*[Hang()] * 11)
+    started = time.monotonic()
+    code = main(["ask", "which strategy?", "--json", "--timeout", "1", "--max-retries", "10"])
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == EXIT_UNAVAILABLE and "did not answer in time" in err
+    assert 1.0 <= elapsed < 2.5, elapsed
+    assert len(claude_env.message_requests) == 1
+
+
+def test_retries_stop_at_the_deadline_not_the_retry_count(fake_claude, claude_client) -> None:
+    """Back-offs count against the timeout: of 10 retries allowed, those that would outlive it are not made."""
+    from specpick.skill.surfaces.agent import Conversation, Limits
+
+    now = [0.0]
+    fake_claude.push(*[Error(529, "overloaded_error", "Overloaded")] * 11)
+    conv = Conversation(claude_client(max_retries=10), model="claude-test-model", system="s",
+                        limits=Limits(timeout_s=5), clock=lambda: now[0],
+                        sleep=lambda s: now.__setitem__(0, now[0] + s))
+    res = conv.run("which strategy?")
+    assert res.error is not None and res.error.exit_code == EXIT_SERVICE and "overloaded" in res.error.message
+    # Back-offs 0.5, 1, 2 s (each up to 25% shorter) fit in 5 s; the next (3-4 s) would pass the deadline.
+    assert len(fake_claude.message_requests) in (3, 4) and now[0] < 5
+
+
+@pytest.mark.parametrize("value", ["100000", "-1", "11", "lots"])
+def test_ask_max_retries_is_bounded(value: str, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_API_KEY)
+    with pytest.raises(SystemExit) as info:
+        main(["ask", "q", "--max-retries", value])
+    err = capsys.readouterr().err
+    assert info.value.code == EXIT_INPUT and "--max-retries" in err and err.count("\n") == 1
