@@ -235,3 +235,105 @@ def test_ask_max_retries_is_bounded(value: str, capsys, monkeypatch) -> None:
         main(["ask", "q", "--max-retries", value])
     err = capsys.readouterr().err
     assert info.value.code == EXIT_INPUT and "--max-retries" in err and err.count("\n") == 1
+
+
+# --- Hub: hostile config.json and safetensors headers through the real huggingface_hub client --------------------
+
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+         "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+DEEP = b'{"model_type": "llama", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+CONFIG_FAULTS = [
+    # (id, config.json content, fragment naming the field)
+    ("nested-100000-deep", DEEP, "nested more than 64 levels deep"),
+    ("layers-1e12", {**LLAMA, "num_hidden_layers": 10**12}, "num_hidden_layers = 1000000000000 is outside 1..2,048"),
+    ("layers-float", {**LLAMA, "num_hidden_layers": 1e12}, "num_hidden_layers = 1000000000000.0 is not an integer"),
+    ("hidden-negative", {**LLAMA, "hidden_size": -4096}, "hidden_size = -4096 is outside"),
+    ("vocab-huge", {**LLAMA, "vocab_size": 10**10}, "vocab_size = 10000000000 is outside"),
+    ("kv-heads-string", {**LLAMA, "num_key_value_heads": "8"}, "num_key_value_heads = '8' is not an integer"),
+    ("kv>heads", {**LLAMA, "num_key_value_heads": 64}, "more than num_attention_heads (32)"),
+    ("experts-per-token>experts", {**LLAMA, "num_local_experts": 8, "num_experts_per_tok": 9},
+     "num_experts_per_tok = 9 is more than the 8 experts"),
+    ("rope-dim-list", {**LLAMA, "qk_rope_head_dim": [64]}, "qk_rope_head_dim = [64] is not an integer"),
+    ("vision-patch-zero", {**LLAMA, "vision_config": {"hidden_size": 1152, "intermediate_size": 4304,
+                                                      "num_hidden_layers": 27, "patch_size": 0}},
+     "vision_config.patch_size = 0 is outside"),
+    ("dtype-object", {**LLAMA, "torch_dtype": {"evil": 1}}, "torch_dtype = {'evil': 1} is not a dtype name"),
+    ("layer-types-huge", {**LLAMA, "sliding_window": 4096, "layer_types": ["full_attention"] * 5000},
+     "layer_types"),
+    ("every-field-at-its-bound", {**LLAMA, "hidden_size": 131_072, "num_hidden_layers": 2_048,
+                                  "intermediate_size": 1_048_576, "num_attention_heads": 1_024,
+                                  "num_key_value_heads": 1_024}, "B parameters, above the 100,000 B bound"),
+    ("not-json", b'{"model_type": "llama", "hidden_size": 40', "is not valid JSON"),
+    ("not-utf8", b'{"model_type": "\xff\xfe"}', "is not UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("content", "fragment"), [pytest.param(c, f, id=i) for i, c, f in CONFIG_FAULTS])
+def test_hostile_config_is_bad_remote_data_naming_the_field(fakehub, hub_settings, content, fragment) -> None:
+    from specpick.tools.hub.config import fetch_model_spec, param_count
+
+    fakehub.add_repo("org/hostile", {"config.json": content})
+    for call in (fetch_model_spec, param_count):
+        with pytest.raises(RemoteDataError) as info:
+            call("org/hostile", settings=hub_settings)
+        assert fragment in info.value.message and "org/hostile" in info.value.message
+
+
+def test_hostile_config_exits_6_from_recommend(fakehub, hub_settings, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", hub_settings.cache_dir)
+    fakehub.add_repo("org/hostile", {"config.json": {**LLAMA, "num_hidden_layers": 10**12}})
+    code = main(["recommend", "--verifier", "org/hostile", "--workload", "chat", "--gpu", "H100-80GB"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_REMOTE_DATA and err.startswith("error: ") and err.count("\n") == 1
+    assert "num_hidden_layers" in err
+
+
+def _header(tensors: dict[str, object]) -> bytes:
+    """A safetensors file whose header says exactly ``tensors`` (no validation: that is the point)."""
+    raw = json.dumps(tensors).encode()
+    raw += b" " * (-len(raw) % 8)
+    return len(raw).to_bytes(8, "little") + raw + b"\0" * 64
+
+
+SAFETENSORS_FAULTS = [
+    ("negative-shape", {"w": {"dtype": "BF16", "shape": [-4, 4], "data_offsets": [0, 32]}}, "shape = [-4, 4]"),
+    ("absurd-shape", {"w": {"dtype": "BF16", "shape": [2**50], "data_offsets": [0, 2]}}, "shape = [1125899906842624]"),
+    ("string-shape", {"w": {"dtype": "BF16", "shape": "abc", "data_offsets": [0, 2]}}, "shape = 'abc'"),
+    ("unknown-dtype", {"w": {"dtype": "Q3_K", "shape": [4], "data_offsets": [0, 8]}}, "dtype = 'Q3_K'"),
+    ("offsets-lie", {"w": {"dtype": "BF16", "shape": [10**6, 10**6], "data_offsets": [0, 2]}},
+     "not the 2e+12 bytes a BF16 tensor"),
+    ("negative-offsets", {"w": {"dtype": "BF16", "shape": [4], "data_offsets": [-8, 0]}}, "data_offsets"),
+]
+
+
+@pytest.mark.parametrize(("tensors", "fragment"), [pytest.param(t, f, id=i) for i, t, f in SAFETENSORS_FAULTS])
+def test_hostile_safetensors_header_is_never_exact(fakehub, hub_settings, tensors, fragment) -> None:
+    """The header is refused naming the field; param_count then gives the labelled config estimate, not 'exact'."""
+    from specpick.tools.hub.config import param_count, safetensors_parameter_count
+
+    fakehub.add_repo("org/badst", {"config.json": LLAMA, "model.safetensors": _header(tensors)})
+    with pytest.raises(RemoteDataError) as info:
+        safetensors_parameter_count("org/badst", settings=hub_settings)
+    assert fragment in info.value.message and "model.safetensors in org/badst" in info.value.message
+    result = param_count("org/badst", settings=hub_settings)
+    assert not result.exact and result.method == "config-estimate" and fragment in result.fallback_reason
+    assert 7.0 < result.total_b < 8.5  # the Llama-3.1-8B architecture, estimated from config.json
+
+
+def test_valid_safetensors_header_is_still_exact(fakehub, hub_settings) -> None:
+    from specpick.tools.hub.config import param_count
+
+    tensors = {"a": {"dtype": "BF16", "shape": [10, 10], "data_offsets": [0, 200]},
+               "b": {"dtype": "F4", "shape": [4, 4], "data_offsets": [200, 208]}}
+    fakehub.add_repo("org/okst", {"config.json": LLAMA, "model.safetensors": _header(tensors)})
+    result = param_count("org/okst", settings=hub_settings)
+    assert result.exact and result.by_dtype == {"BF16": 100, "F4": 16}
+
+
+def test_deep_tokenizer_json_is_bad_remote_data() -> None:
+    from specpick.tools.hub.tokenizer_files import parse_tokenizer_json
+
+    with pytest.raises(RemoteDataError, match="tokenizer.json is nested more than 64 levels deep"):
+        parse_tokenizer_json(b'{"model": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
