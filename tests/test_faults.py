@@ -337,3 +337,56 @@ def test_deep_tokenizer_json_is_bad_remote_data() -> None:
 
     with pytest.raises(RemoteDataError, match="tokenizer.json is nested more than 64 levels deep"):
         parse_tokenizer_json(b'{"model": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
+# --- eval: hostile case files and output paths ------------------------------------------------------------------
+
+GOOD_CASE_FILE = (Path(__file__).resolve().parent.parent / "evals" / "cases" / "hardware.yaml").read_text()
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+YAML_FAULTS = [
+    # (id, file content, fragment of the one-line error)
+    ("malformed", "category: hardware\ncases:\n  - id: x\n    inputs: {verifier: [unclosed\n", "bad.yaml:5: not valid case YAML"),
+    ("python-object", "category: hardware\ncases: !!python/object/apply:os.system ['touch PWNED']\n",
+     "bad.yaml:2: not valid case YAML"),
+    ("alias-bomb", BOMB, "bad.yaml:2: YAML aliases (*a) are not allowed"),
+    ("deep", "category: hardware\ncases: " + "[" * 200 + "]" * 200 + "\n", "bad.yaml:2: nested more than 32 levels deep"),
+    ("tab-indent", "category: hardware\ncases:\n\t- id: x\n", "bad.yaml:3: not valid case YAML"),
+    ("not-utf8", b"category: \xff\xfe\n", "not UTF-8 text"),
+    ("eleven-mb", "category: hardware\ncases: []\n" + "# padding\n" * 1_100_000, "above the 1,000,000-byte bound"),
+]
+
+
+@pytest.mark.parametrize(("content", "fragment"), [pytest.param(c, f, id=i) for i, c, f in YAML_FAULTS])
+def test_hostile_case_file_is_exit_2_with_file_and_line(tmp_path, monkeypatch, capsys, content, fragment) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "bad.yaml").write_bytes(content if isinstance(content, bytes) else content.encode())
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    code = main(["eval", "--runner", "planner", "--cases-dir", str(cases), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == EXIT_INPUT and err.startswith("error: ") and err.count("\n") == 1, err
+    assert fragment in err
+    assert time.monotonic() - started < 5
+    assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize(("target", "fragment"), [
+    ("missing-dir/report.json", "does not exist"),
+    (".", "is a directory"),
+])
+def test_unwritable_json_path_fails_before_the_run(tmp_path, monkeypatch, capsys, target, fragment) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "hardware.yaml").write_text(GOOD_CASE_FILE)
+    monkeypatch.chdir(tmp_path)
+    code = main(["eval", "--runner", "planner", "--cases-dir", str(cases), "--json", target])
+    err = capsys.readouterr().err
+    assert code == EXIT_INPUT and fragment in err
+    assert err.startswith("error: --json") and err.count("\n") == 1, "no case ran (no progress lines)"
+
+
+def test_repeat_is_bounded(capsys) -> None:
+    assert main(["eval", "--runner", "planner", "--repeat", "1000000", "--quiet"]) == EXIT_INPUT
+    assert "--repeat must be between 1 and 100" in capsys.readouterr().err
