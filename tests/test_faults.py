@@ -9,6 +9,7 @@ must end as a one-line error with its documented exit code, never a traceback or
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ class EngineScript:
     metrics: list[str]
     usage: dict[str, object] = field(default_factory=lambda: {"prompt_tokens": 5, "completion_tokens": 3})
     per_request: dict[str, object] | None = None
+    seen: list[str] = field(default_factory=list)  # "GET /metrics", "POST /v1/chat/completions", ...
 
 
 def vllm_page(drafts: float, draft_tokens: float, accepted: float, extra: str = "") -> str:
@@ -64,6 +66,7 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
             self.wfile.write(body)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server API
+            script.seen.append(f"GET {self.path}")
             if self.path == "/v1/models":
                 self._send(json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
             elif self.path == "/metrics":
@@ -73,6 +76,7 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
                 self.send_error(404)
 
         def do_POST(self) -> None:  # noqa: N802 - http.server API
+            script.seen.append(f"POST {self.path}")
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
             final: dict[str, object] = {"choices": [], "usage": script.usage}
             if script.per_request is not None:
@@ -144,6 +148,40 @@ def test_impossible_counters_exit_6_on_the_cli(tmp_path: Path, capsys: pytest.Ca
     err = capsys.readouterr().err
     assert code == EXIT_BAD_REMOTE_DATA
     assert err.startswith("error: ") and err.count("\n") == 1 and "num_accepted_tokens_total" in err
+
+
+def test_plot_dir_without_matplotlib_fails_before_any_request(tmp_path, monkeypatch, capsys) -> None:
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Say hello.\n")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an install without the measure extra looks like
+    script = EngineScript([GOOD])
+    for url in serve_engine(script):
+        code = main(["measure", "--endpoint", url, "--prompts", str(prompts), "--plot-dir", str(tmp_path / "plots")])
+    err = capsys.readouterr().err
+    assert code == EXIT_INPUT and "--plot-dir needs matplotlib" in err and err.count("\n") == 1
+    assert script.seen == [], "nothing may be sent before every option is checked"
+
+
+@pytest.mark.parametrize(("flags", "fragment"), [
+    (["--plot-dir", "{file}"], "--plot-dir {file} is a file; give a folder"),
+    (["--plot-dir", "{file}/sub"], "is a file, not a folder"),
+    (["--save-samples", "{tmp}/no/such/dir/s.jsonl"], "does not exist; create it first"),
+    (["--save-samples", "{tmp}"], "is a folder; give a file name"),
+])
+def test_unwritable_outputs_fail_before_the_model_loads(tmp_path, capsys, flags, fragment) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    fill = {"file": str(afile), "tmp": str(tmp_path)}
+    argv = ["measure", "--local", str(tmp_path / "no-model-here"), "--workload", "chat"]
+    code = main(argv + [f.format(**fill) for f in flags])
+    err = capsys.readouterr().err
+    assert code == EXIT_INPUT and fragment.format(**fill) in err, err
+
+
+def test_save_samples_needs_local(tmp_path, capsys) -> None:
+    code = main(["measure", "--endpoint", "http://127.0.0.1:9", "--workload", "chat",
+                 "--save-samples", str(tmp_path / "s.jsonl")])
+    assert code == EXIT_INPUT and "--save-samples is for --local" in capsys.readouterr().err
 
 
 def test_sane_counters_still_measure(tmp_path: Path) -> None:
