@@ -9,6 +9,7 @@ must end as a one-line error with its documented exit code, never a traceback or
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -428,3 +429,62 @@ def test_unwritable_json_path_fails_before_the_run(tmp_path, monkeypatch, capsys
 def test_repeat_is_bounded(capsys) -> None:
     assert main(["eval", "--runner", "planner", "--repeat", "1000000", "--quiet"]) == EXIT_INPUT
     assert "--repeat must be between 1 and 100" in capsys.readouterr().err
+
+
+# --- MCP over stdio: garbage on the wire gets the JSON-RPC error, and the server keeps serving ---------------------
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+WIRE_FAULTS = [
+    # (id, raw line, expected code, expected id in the reply)
+    ("malformed-json", b'{"jsonrpc": "2.0", "id": 2, "method": ', -32700, None),
+    ("not-json-rpc", b'{"hello": "world"}', -32600, None),
+    ("batch", b'[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]', -32600, None),
+    ("empty-batch", b"[]", -32600, None),
+    ("id-null", b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, None),
+    ("id-object", b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600, None),
+    ("deep-nesting", b'{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": ' + b"[" * 100_000
+     + b"]" * 100_000 + b"}", -32600, None),
+    ("binary-garbage", bytes(range(256)).replace(b"\n", b""), -32700, None),
+    ("scalar", b"42", -32600, None),
+    ("wrong-version", b'{"jsonrpc": "1.0", "id": 5, "method": "ping"}', -32600, 5),
+    ("method-not-string", b'{"jsonrpc": "2.0", "id": 6, "method": 12}', -32600, 6),
+    ("oversized-line", b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "pad": "' + b"x" * (5 * 2**20) + b'"}',
+     -32600, None),
+]
+
+
+def test_mcp_stdio_answers_every_bad_line_and_keeps_serving() -> None:
+    import subprocess
+
+    lines = [json.dumps(INIT).encode()] + [raw for _, raw, _, _ in WIRE_FAULTS]
+    lines.append(b'{"jsonrpc": "2.0", "id": 99, "method": "ping"}')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))}
+    proc = subprocess.run([sys.executable, "-m", "specpick.skill.surfaces.cli", "mcp"], input=b"\n".join(lines) + b"\n",
+                          capture_output=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    errors = [r for r in replies if "error" in r]
+    assert [(e["error"]["code"], e["id"]) for e in errors] == [(code, rid) for _, _, code, rid in WIRE_FAULTS]
+    assert all(e["jsonrpc"] == "2.0" and e["error"]["message"] for e in errors)
+    by_id = {r["id"]: r for r in replies if "result" in r}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "spec-decode-picker"
+    assert by_id[99]["result"] == {}, "the server kept serving after every bad line"
+    assert b"Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("raw", "code", "rid"), [pytest.param(r, c, i, id=n) for n, r, c, i in WIRE_FAULTS])
+def test_mcp_line_check(raw: bytes, code: int, rid: object) -> None:
+    from specpick.skill.surfaces.mcp import check_line
+
+    text, error = check_line(raw)
+    assert text is None and error is not None and (error[0], error[2]) == (code, rid)
+
+
+def test_mcp_line_check_passes_valid_messages_unchanged() -> None:
+    from specpick.skill.surfaces.mcp import check_line
+
+    for message in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": "a", "result": {}}):
+        raw = json.dumps(message)
+        assert check_line(raw.encode()) == (raw, None)
