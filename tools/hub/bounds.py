@@ -21,8 +21,10 @@ from specpick.tools.errors import RemoteDataError
 
 MAX_JSON_DEPTH = 64  # config.json nests 3-4 levels, tokenizer.json 5-6; Python's parser recurses per level
 _NOT_MARK = bytes(b for b in range(256) if b not in b'[]{}"')
-_QUOTED = re.compile(r'"[^"]*"')
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_QUOTED = re.compile(rb'"[^"]*"')
+_STEP = [0] * 256  # byte -> change of depth
+for _byte, _delta in zip(b"[{]}", (1, 1, -1, -1)):
+    _STEP[_byte] = _delta
 
 # field -> (lowest, highest) allowed when the field is present. Aliases share the bounds of the field they stand for.
 _HIDDEN, _LAYERS, _HEADS, _WIDTH = (1, 131_072), (1, 2_048), (1, 4_096), (0, 1_048_576)
@@ -59,43 +61,44 @@ MAX_TENSOR_DIM = 2**40
 MAX_TOTAL_PARAMS = 10**14  # 100 T parameters: 50x the largest published checkpoint
 
 
-def _drop_escapes(text: str) -> str:
-    """Remove every backslash escape (``\\"``, ``\\\\``, ``\\uXXXX``'s ``u``) so quotes left are real quotes.
+def _drop_escapes(raw: bytes) -> bytes:
+    """Remove every backslash escape (``\\"``, ``\\\\``, ``\\uXXXX``'s ``u``) so the quotes left are real quotes.
 
     Splitting at backslashes costs one piece per escape (a few thousand in a tokenizer.json), far less than a regex
     scan of the whole text.
     """
-    parts = text.split("\\")
+    parts = raw.split(b"\\")
     out = [parts[0]]
     i = 1
     while i < len(parts):
-        if parts[i] == "":  # an escaped backslash: the piece after it is plain text
+        if parts[i] == b"":  # an escaped backslash: the piece after it is plain text
             i += 1
-            out.append(parts[i] if i < len(parts) else "")
+            out.append(parts[i] if i < len(parts) else b"")
         else:
             out.append(parts[i][1:])  # drop the escaped character
         i += 1
-    return "".join(out)
+    return b"".join(out)
 
 
-def check_json_depth(text: str, what: str, limit: int = MAX_JSON_DEPTH) -> None:
+def check_json_depth(data: bytes | str, what: str, limit: int = MAX_JSON_DEPTH) -> None:
     """Refuse JSON nested deeper than ``limit`` before a recursive parser (or walker) sees it.
 
-    Linear, with the per-character work in C (tens of ms for a 128k-vocabulary tokenizer.json): escapes are dropped,
-    everything but quotes and brackets is deleted, quoted regions are removed (``""`` first: most strings hold no
-    bracket; merging two regions by removing a close-open pair keeps their brackets quoted), then the brackets left
-    are summed.
+    Works on the UTF-8 bytes (no byte of a multi-byte character is a quote, bracket or backslash), linear and with
+    the per-byte work in C: escapes are dropped, everything but quotes and brackets is deleted, quoted regions are
+    removed (``""`` first: most strings hold no bracket; removing a close-open pair merges two regions, whose
+    brackets stay quoted), then the brackets left are summed. About a tenth of ``json.loads`` on a tokenizer.json.
 
     Raises:
         RemoteDataError: nested too deep.
     """
-    if text.count("[") + text.count("{") <= limit:
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= limit:
         return
-    if "\\" in text:
-        text = _drop_escapes(text)
-    marks = text.encode("utf-8").translate(None, _NOT_MARK).decode("ascii").replace('""', "")
-    if '"' in marks:
-        marks = _QUOTED.sub("", marks)
+    if b"\\" in raw:
+        raw = _drop_escapes(raw)
+    marks = raw.translate(None, _NOT_MARK).replace(b'""', b"")
+    if b'"' in marks:
+        marks = _QUOTED.sub(b"", marks)
     if max(accumulate(map(_STEP.__getitem__, marks)), default=0) > limit:
         raise RemoteDataError(f"{what} is nested more than {limit} levels deep: not a real config or "
                               "tokenizer file; pin another --revision")
@@ -103,11 +106,11 @@ def check_json_depth(text: str, what: str, limit: int = MAX_JSON_DEPTH) -> None:
 
 def loads_bounded(data: bytes | str, what: str) -> Any:
     """``json.loads`` after the depth check; malformed text is a RemoteDataError naming ``what``."""
+    check_json_depth(data, what)
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
         raise RemoteDataError(f"{what} is not UTF-8 text ({exc.reason}): the repo's file is broken") from exc
-    check_json_depth(text, what)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
