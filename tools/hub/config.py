@@ -16,7 +16,6 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.errors import NotFoundError, RemoteDataError, UnavailableError
 from specpick.tools.catalog.specs import ModelSpec
-from specpick.tools.hub.bounds import MAX_TOTAL_PARAMS, check_config, check_safetensors
 
 Source = Literal["hub", "hub-cache", "catalog"]
 TESTED_MODEL_TYPES = frozenset({
@@ -135,6 +134,8 @@ def config_to_spec(config: dict[str, Any], repo_id: str, *, fact_source: Literal
         inner_type = "gemma3_text"
     cfg = {**_CLASS_DEFAULTS.get(inner_type, {}), **cfg}
     # Every field used below is bounded first: the file is anyone's, and 1e12 layers must not become a model.
+    from specpick.tools.hub.bounds import MAX_TOTAL_PARAMS, check_config
+
     check_config(cfg, outer, f"config.json of {repo_id}")
     hidden = _require_int(cfg, repo_id, "hidden_size", "n_embd", "d_model")
     heads = _require_int(cfg, repo_id, "num_attention_heads", "n_head")
@@ -253,6 +254,8 @@ def safetensors_parameter_count(repo_id: str, *, revision: str | None = None,
         raise hub.map_hub_error(exc, repo_id, rev, "model.safetensors") from exc
     # Counted from the validated headers, not meta.parameter_count: huggingface_hub multiplies whatever shape the
     # header states (negative, a string) and keeps any dtype name.
+    from specpick.tools.hub.bounds import check_safetensors
+
     return check_safetensors(meta.files_metadata, repo_id)
 
 
