@@ -43,6 +43,7 @@ class EngineScript:
     usage: dict[str, object] = field(default_factory=lambda: {"prompt_tokens": 5, "completion_tokens": 3})
     per_request: dict[str, object] | None = None
     seen: list[str] = field(default_factory=list)  # "GET /metrics", "POST /v1/chat/completions", ...
+    post_error: tuple[int, str] | None = None  # answer every POST with this status and error message
 
 
 def vllm_page(drafts: float, draft_tokens: float, accepted: float, extra: str = "") -> str:
@@ -79,6 +80,14 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
         def do_POST(self) -> None:  # noqa: N802 - http.server API
             script.seen.append(f"POST {self.path}")
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if script.post_error is not None:
+                body = json.dumps({"error": {"message": script.post_error[1]}}).encode()
+                self.send_response(script.post_error[0])
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             final: dict[str, object] = {"choices": [], "usage": script.usage}
             if script.per_request is not None:
                 final["metrics"] = {"speculative_decoding": script.per_request}
@@ -231,6 +240,28 @@ def test_ask_never_prints_a_key_the_server_reflects(claude_env, no_sleep, capsys
     written = transcript.read_text(encoding="utf-8")
     for secret in (TEST_API_KEY, ANTHROPIC_SHAPED, HF_SHAPED, "eyJhbGciOiJIUzI1NiJ9", "Q2xhdWRlS2V5"):
         assert secret not in err and secret not in written
+
+
+def test_measure_never_prints_a_key_the_engine_reflects(tmp_path, monkeypatch, capsys) -> None:
+    """An engine (or a proxy in front of it) that echoes the Authorization header into its error text."""
+    monkeypatch.setenv("HF_TOKEN", HF_SHAPED)
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Say hello.\n")
+    # The secret sits where the 300-character cut falls: redaction must come before the cut.
+    message = "x" * 280 + f" got Authorization: Bearer {ANTHROPIC_SHAPED} and token {HF_SHAPED}"
+    for url in serve_engine(EngineScript([GOOD], post_error=(400, message))):
+        code = main(["measure", "--endpoint", url, "--prompts", str(prompts), "--warmup", "0"])
+    err = capsys.readouterr().err
+    assert code == EXIT_SERVICE and "answered HTTP 400" in err
+    assert ANTHROPIC_SHAPED[:12] not in err and HF_SHAPED not in err
+
+
+def test_argparse_errors_do_not_echo_a_key(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_API_KEY)
+    with pytest.raises(SystemExit):
+        main(["ask", "q", "--max-retries", ANTHROPIC_SHAPED])
+    err = capsys.readouterr().err
+    assert "--max-retries" in err and ANTHROPIC_SHAPED[:12] not in err
 
 
 def test_redaction_keeps_names_commits_and_ids() -> None:

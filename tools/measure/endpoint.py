@@ -24,7 +24,14 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.errors import InputError, NotFoundError, RemoteDataError, ServiceError, UnavailableError
+from specpick.tools.errors import (
+    InputError,
+    NotFoundError,
+    RemoteDataError,
+    ServiceError,
+    UnavailableError,
+    redact,
+)
 from specpick.tools.measure.metrics import Sample, parse_prometheus
 from specpick.tools.measure.prompts import PromptItem
 from specpick.tools.measure.report import Timing
@@ -97,7 +104,8 @@ def _error_text(resp: Any) -> str:
         text = str(msg or body)
     except (ValueError, AttributeError):
         text = resp.text
-    return " ".join(text.split())[:MAX_ERROR_CHARS]
+    # Redacted before cutting: a server that reflects the request's headers must not show even part of a key.
+    return redact(" ".join(text.split()))[:MAX_ERROR_CHARS]
 
 
 def _probe_timeout(client: Any) -> float:
@@ -286,7 +294,7 @@ def _usage_count(root: str, usage: dict[str, Any], field: str, limit: int | None
 def _error_text_obj(chunk: dict[str, Any]) -> str:
     err = chunk.get("error")
     msg = err.get("message") if isinstance(err, dict) else err
-    return " ".join(str(msg).split())[:MAX_ERROR_CHARS]
+    return redact(" ".join(str(msg).split()))[:MAX_ERROR_CHARS]
 
 
 def run_batch(
