@@ -486,22 +486,36 @@ WIRE_FAULTS = [
 
 
 def test_mcp_stdio_answers_every_bad_line_and_keeps_serving() -> None:
+    import queue
     import subprocess
 
     lines = [json.dumps(INIT).encode()] + [raw for _, raw, _, _ in WIRE_FAULTS]
     lines.append(b'{"jsonrpc": "2.0", "id": 99, "method": "ping"}')
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))}
-    proc = subprocess.run([sys.executable, "-m", "specpick.skill.surfaces.cli", "mcp"], input=b"\n".join(lines) + b"\n",
-                          capture_output=True, env=env, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    proc = subprocess.Popen([sys.executable, "-m", "specpick.skill.surfaces.cli", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: [out.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+    replies: list[dict] = []
+    try:
+        proc.stdin.write(b"\n".join(lines) + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        # stdin stays open until the last ping is answered: end of input ends the session, in-flight or not.
+        deadline = time.monotonic() + 120
+        while not any(r.get("id") == 99 for r in replies):
+            replies.append(json.loads(out.get(timeout=max(0.1, deadline - time.monotonic()))))
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(timeout=60)
+        stderr = proc.stderr.read()  # type: ignore[union-attr]
+    assert proc.returncode == 0, stderr.decode()[-2000:]
     errors = [r for r in replies if "error" in r]
     assert [(e["error"]["code"], e["id"]) for e in errors] == [(code, rid) for _, _, code, rid in WIRE_FAULTS]
     assert all(e["jsonrpc"] == "2.0" and e["error"]["message"] for e in errors)
     by_id = {r["id"]: r for r in replies if "result" in r}
     assert by_id[1]["result"]["serverInfo"]["name"] == "spec-decode-picker"
     assert by_id[99]["result"] == {}, "the server kept serving after every bad line"
-    assert b"Traceback" not in proc.stderr
+    assert b"Traceback" not in stderr
 
 
 @pytest.mark.parametrize(("raw", "code", "rid"), [pytest.param(r, c, i, id=n) for n, r, c, i in WIRE_FAULTS])
