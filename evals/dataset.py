@@ -298,6 +298,54 @@ class CaseFile(_Strict):
     cases: list[dict[str, Any]] = Field(min_length=1)
 
 
+MAX_CASE_FILE_BYTES = 1_000_000  # the largest packaged file is ~20 KB; an 11 MB file took minutes to parse
+MAX_CASE_FILES = 200
+MAX_YAML_DEPTH = 32  # cases nest 4-5 levels; the composer recurses per level
+
+
+def load_yaml_file(path: Path) -> Any:
+    """Parse one case file as plain data: size-bounded, safe tags only, no aliases, bounded nesting.
+
+    ``yaml.safe_load`` already refuses ``!!python/object``; this also refuses aliases (``*name``: an alias bomb
+    expands exponentially at construction, and no case file needs them) and deep nesting, by walking the parser's
+    events before anything is constructed, and words every problem as ``file:line: what``.
+
+    Raises:
+        ValueError: unreadable, too large, not YAML, or using a refused feature (file and line named).
+    """
+    try:
+        size = path.stat().st_size
+        if size > MAX_CASE_FILE_BYTES:
+            raise ValueError(f"{path}: {size:,} bytes, above the {MAX_CASE_FILE_BYTES:,}-byte bound for a case file")
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser where PyYAML has it
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=loader):
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            if isinstance(event, yaml.AliasEvent):
+                raise ValueError(f"{path}:{line}: YAML aliases (*{event.anchor}) are not allowed in case files; "
+                                 "write the value out")
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise ValueError(f"{path}:{line}: nested more than {MAX_YAML_DEPTH} levels deep")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        what = " ".join(str(exc.problem or exc.context or "malformed YAML").split())
+        raise ValueError(f"{where}: not valid case YAML ({what}); only plain YAML data is read") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid case YAML ({' '.join(str(exc).split())[:200]})") from None
+
+
 class Dataset(BaseModel):
     """All cases, loaded from a directory of YAML files."""
 
@@ -324,9 +372,11 @@ class Dataset(BaseModel):
         files = sorted(root.glob("*.yaml"))
         if not files:
             raise ValueError(f"no *.yaml case files in {root}")
+        if len(files) > MAX_CASE_FILES:
+            raise ValueError(f"{root} holds {len(files)} *.yaml files; at most {MAX_CASE_FILES} are read")
         cases: list[Case] = []
         for path in files:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = load_yaml_file(path)
             try:
                 cf = CaseFile.model_validate(raw)
             except ValueError as exc:

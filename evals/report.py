@@ -8,6 +8,7 @@ passed / total, so failed runs count against it; they are listed apart from fail
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -184,6 +185,9 @@ def summarize(results: list[CaseResult], variant: Variant) -> VariantSummary:
 
 
 # -- entry point ---------------------------------------------------------------------
+MAX_REPEAT = 100  # runs per case: agent runs cost a conversation each
+
+
 def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | None = None,
              categories: list[str] | None = None, case_ids: list[str] | None = None, repeat: int = 1,
              json_path: Path | str | None = None, min_pass: float | None = None,
@@ -210,14 +214,16 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         rubric: add the model-graded prose rubric (needs a client; "na" without one).
         progress: called with each graded result, e.g. to print a line per case.
     """
-    if repeat < 1:
-        raise ValueError("repeat must be at least 1")
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise ValueError(f"--repeat must be between 1 and {MAX_REPEAT}, got {repeat}")
     if min_pass is not None and not 0.0 <= min_pass <= 1.0:
         raise ValueError("min_pass is a fraction between 0 and 1")
     min_check = dict(min_check or {})
     unknown = set(min_check) - set(CHECK_NAMES) - {"rubric"}
     if unknown or not all(0.0 <= v <= 1.0 for v in min_check.values()):
         raise ValueError(f"min_check needs known check names ({', '.join(CHECK_NAMES)}) and fractions in [0, 1]")
+    if json_path is not None:
+        check_writable(Path(json_path), "--json")  # before the run: an agent run takes minutes and costs tokens
     cases = Dataset.load(cases_dir).select(categories=categories, ids=case_ids, runner=runner)
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results: list[CaseResult] = []
@@ -249,8 +255,22 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
     report = EvalReport(runner=runner, started_at=started, results=results, summaries=summaries, primary=primary,
                         min_pass=min_pass, min_check=min_check, threshold_failures=misses, threshold_met=not misses)
     if json_path is not None:
-        Path(json_path).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        try:
+            Path(json_path).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        except OSError as exc:  # checked before the run, but a disk can fill up or a folder vanish meanwhile
+            raise ValueError(f"--json {json_path}: could not write the report ({exc.strerror or exc})") from None
     return report
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """Fail now, not after the run, when ``path`` cannot be written (ValueError: the CLI makes it exit 2)."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ValueError(f"{flag} {path} is a directory: give a file name")
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {path}: folder {parent} does not exist; create it or choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{flag} {path} is not writable; choose another path")
 
 
 def _run_one(runner: str, variant: Variant, case: Case, repeat: int, **kw: Any) -> RunOutput:

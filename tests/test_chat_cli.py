@@ -19,6 +19,14 @@ FINAL = tool_use_turn(SUBMIT_TOOL, sample_recommendation(), text="Submitting.")
 LIST_GPUS = tool_use_turn("list_gpus", {}, text="Let me look at the GPUs.")
 
 
+
+@pytest.fixture(autouse=True)
+def _no_retry_sleep(monkeypatch):
+    """Retries are made by api_call inside the deadline; their back-offs are recorded, never slept."""
+    from specpick.skill.surfaces import api_call
+
+    monkeypatch.setattr(api_call, "sleep", lambda _s: None)
+
 def run_cli(argv, capsys, stdin: str | None = None, monkeypatch=None):
     if stdin is not None:
         monkeypatch.setattr("sys.stdin", io.StringIO(stdin))

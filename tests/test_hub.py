@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import time
 from pathlib import Path
 
@@ -267,3 +269,30 @@ def test_modules_never_enable_remote_code() -> None:
     tools = Path(hub.__file__).parent.parent
     for name in ("hub/client.py", "hub/config.py", "checks/tokenizers.py", "hub/tokenizer_files.py", "checks/heads.py"):
         assert "trust_remote" not in (tools / name).read_text(encoding="utf-8"), name
+
+
+def _loader_calls(root: Path) -> list[tuple[str, int, ast.Call]]:
+    """Every call that loads a model, tokenizer, config or pipeline from a repo or folder, anywhere in the package."""
+    loaders = {"from_pretrained", "pipeline", "from_config"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in loaders:
+                    found.append((str(path.relative_to(root.parent)), node.lineno, node))
+    return found
+
+
+def test_every_model_load_passes_trust_remote_code_false() -> None:
+    """Library defaults change between versions: every load says trust_remote_code=False itself."""
+    package = Path(hub.__file__).parent.parent.parent
+    calls = [c for sub in ("tools", "skill", "evals") for c in _loader_calls(package / sub)]
+    assert len(calls) >= 2, "the scan must see measure --local's tokenizer and model loads"
+    for where, line, call in calls:
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        value = kw.get("trust_remote_code")
+        assert isinstance(value, ast.Constant) and value.value is False, f"{where}:{line} loads without it"
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "trust_remote_code=True" not in text.replace(" ", ""), path

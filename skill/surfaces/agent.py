@@ -15,8 +15,10 @@ the same single repair. A second failure ends the conversation with a
 Bounds: tool rounds (one assistant turn that calls tools is one round),
 ``max_tokens`` per reply, a token budget over the whole conversation, and a
 wall-clock timeout that does not count time spent waiting for the user.
-The SDK retries 429/529/timeouts (``max_retries`` on the client); what still
-fails becomes a one-line ``PickerError``.
+The timeout is a deadline for everything, retries included: the client's
+``max_retries`` (at most ``api_call.MAX_RETRIES``) are made by ``api_call``,
+not the SDK, so no attempt or back-off outlives it; what still fails becomes a
+one-line ``PickerError``.
 
 Evals drive this module without a terminal: ``run_conversation(client,
 opening_message=..., reply_fn=...)`` returns a ``ConversationResult``.
@@ -34,13 +36,13 @@ from pydantic import ValidationError
 from specpick.skill.surfaces.registry import BY_NAME, ToolSpec
 from specpick.skill.schema import Recommendation
 from specpick.skill.surfaces.tooluse import run_tool_uses
-from specpick.tools.errors import PickerError, ServiceError, UnavailableError, format_validation_error
+from specpick.skill.surfaces.api_call import MODEL_ENV, call_with_retries
+from specpick.tools.errors import PickerError, ServiceError, format_validation_error
 
 SUBMIT_TOOL = "submit_recommendation"
 # The newest Sonnet in anthropic 2.14's model list and not in its deprecation table (`_data/deprecated_models.py`),
 # so `-W error` runs stay clean; tests check both.
 DEFAULT_MODEL = "claude-sonnet-5-5"
-MODEL_ENV = "SPECPICK_MODEL"
 
 ReplyFn = Callable[[str], "str | None"]
 
@@ -142,40 +144,6 @@ def submit_tool_definition() -> dict[str, Any]:
     }
 
 
-def api_error_to_picker(exc: Exception, retries: int) -> PickerError:
-    """Turn an ``anthropic`` exception into a one-line PickerError that says what to do."""
-    import anthropic
-
-    offline = "`specpick recommend ...` or `specpick chat --no-llm` answer offline"
-    if isinstance(exc, anthropic.APITimeoutError):
-        return UnavailableError(f"the Claude API did not answer in time (after {retries} retries): check the "
-                                f"network and ANTHROPIC_BASE_URL, or raise --timeout; {offline}.")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return UnavailableError(f"cannot reach the Claude API (after {retries} retries): check the network and "
-                                f"ANTHROPIC_BASE_URL; {offline}.")
-    if not isinstance(exc, anthropic.APIStatusError):
-        return ServiceError(f"Claude API call failed: {type(exc).__name__}; {offline}.")
-    status, body = exc.status_code, exc.body if isinstance(exc.body, dict) else {}
-    err = body.get("error") if isinstance(body.get("error"), dict) else {}
-    etype, detail = err.get("type") or "error", " ".join(str(err.get("message") or "").split())[:200]
-    if status == 401:
-        return ServiceError(f"the Claude API rejected the key (401 {etype}): check ANTHROPIC_API_KEY; {offline}.")
-    if status == 403:
-        return ServiceError(f"the Claude API refused access (403 {etype}: {detail}): check the key's permissions "
-                            "for this model, or pass another --model.")
-    if status == 404:
-        return ServiceError(f"the Claude API does not know this model or endpoint (404 {etype}: {detail}): "
-                            f"pass another --model or set {MODEL_ENV}.")
-    if status == 429:
-        return ServiceError(f"the Claude API is rate limiting this key (429 {etype}) and {retries} retries did not "
-                            f"help: wait a minute and try again; {offline}.")
-    if status == 529 or etype == "overloaded_error":
-        where = " mid-stream" if status == 200 else ""
-        return ServiceError(f"the Claude API is overloaded ({status} {etype}{where}) after {retries} retries: "
-                            f"try again in a few minutes; {offline}.")
-    return ServiceError(f"the Claude API answered {status} {etype}: {detail or 'no detail'}.")
-
-
 def _block_param(block: Any) -> dict[str, Any] | None:
     """An SDK content block as a request parameter dict (None for empty text, which the API rejects)."""
     if block.type == "text":
@@ -197,13 +165,17 @@ class Conversation:
         on_text: called with each streamed text delta (None: silent).
         on_status: called with one-line progress notes (tool calls), e.g. to print on stderr.
         clock: monotonic clock (tests may replace it).
+        sleep: waits between retries (default ``api_call.sleep``; tests may replace it).
     """
 
     def __init__(self, client: Any, *, model: str, system: str, limits: Limits | None = None,
                  tools: Mapping[str, ToolSpec] | None = None, on_text: Callable[[str], None] | None = None,
                  on_status: Callable[[str], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.client = client
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None) -> None:
+        # Retries are made here, inside the deadline, not by the SDK (whose attempts each get the full timeout).
+        self.retries = int(getattr(client, "max_retries", 0) or 0)
+        self.client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
+        self.sleep = sleep
         self.limits = limits or Limits()
         self.tools = BY_NAME if tools is None else tools
         self.on_text = on_text
@@ -330,26 +302,30 @@ class Conversation:
         return remaining
 
     def _request(self) -> Any:
-        import anthropic
-
         res, lim = self.result, self.limits
         spent = res.usage["input_tokens"] + res.usage["output_tokens"]
         if spent >= lim.token_budget:
             raise ServiceError(f"the conversation used its token budget ({spent} of {lim.token_budget} tokens) "
                                "without a final answer: raise --token-budget, or run `specpick recommend ...`.")
         res.requests += 1
-        try:
+        started = False
+
+        def attempt() -> Any:
+            nonlocal started
+            started = False
             with self.client.messages.stream(
                 model=res.model, max_tokens=lim.max_tokens, system=res.system, tools=self.tool_definitions(),
                 messages=res.messages, timeout=self._remaining(),
             ) as stream:
                 for event in stream:
                     if event.type == "text" and self.on_text is not None:
+                        started = True
                         self.on_text(event.text)
                     self._remaining()  # a slow trickle must not outlive the deadline
-                msg = stream.get_final_message()
-        except anthropic.APIError as exc:
-            raise api_error_to_picker(exc, getattr(self.client, "max_retries", 0)) from None
+                return stream.get_final_message()
+
+        msg = call_with_retries(attempt, retries=self.retries, time_left_s=lambda: self._deadline - self.clock(),
+                                sleep=self.sleep, is_started=lambda: started)
         usage = getattr(msg, "usage", None)
         res.usage["input_tokens"] += int(getattr(usage, "input_tokens", 0) or 0)
         res.usage["output_tokens"] += int(getattr(usage, "output_tokens", 0) or 0)

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from specpick.skill.surfaces.agent import DEFAULT_MODEL, MODEL_ENV, Conversation, Limits, resolve_claude_model
-from specpick.tools.errors import EXIT_INPUT, EXIT_INTERRUPTED, InputError
+from specpick.skill.surfaces.api_call import MAX_RETRIES
+from specpick.tools.errors import EXIT_INPUT, EXIT_INTERRUPTED, InputError, redact
 
 _D = Limits()
 
@@ -37,6 +38,19 @@ def _positive(kind: type) -> Any:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+
+    return parse
+
+
+def _bounded_int(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
         return value
 
     return parse
@@ -59,10 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument("--token-budget", type=_positive(int), default=_D.token_budget,
                         help=f"input+output tokens for the whole conversation (default: {_D.token_budget})")
     parser.add_argument("--timeout", type=_positive(float), default=_D.timeout_s,
-                        help=f"wall-clock seconds for the conversation, not counting time waiting for you "
-                             f"(default: {_D.timeout_s:g})")
-    parser.add_argument("--max-retries", type=int, default=2,
-                        help="SDK retries on 429, 529, 5xx and timeouts (default: 2)")
+                        help=f"wall-clock seconds for the conversation, retries included, not counting time waiting "
+                             f"for you (default: {_D.timeout_s:g})")
+    parser.add_argument("--max-retries", type=_bounded_int(0, MAX_RETRIES), default=2,
+                        help=f"retries on 429, 529, 5xx and timeouts, 0-{MAX_RETRIES}, all inside --timeout "
+                             "(default: 2)")
     parser.add_argument("--transcript", metavar="FILE", help="save the conversation as JSON")
 
 
@@ -97,20 +112,11 @@ class _Printer:
         _err(f"  [{message}]")
 
 
-def _redact(text: str) -> str:
-    """Remove the API key from text bound for disk (defence in depth: it is never stored on purpose)."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        secret = os.environ.get(name)
-        if secret and len(secret) >= 8:
-            text = text.replace(secret, "[redacted]")
-    return text
-
-
 def write_transcript(path: str, conv: Conversation, verb: str) -> None:
     """Save the conversation (so far) as JSON; failures to write are reported, not raised."""
     data = {"command": verb, **conv.result.transcript()}
     try:
-        Path(path).write_text(_redact(json.dumps(data, indent=2, default=str)) + "\n", encoding="utf-8")
+        Path(path).write_text(redact(json.dumps(data, indent=2, default=str)) + "\n", encoding="utf-8")
     except OSError as exc:
         _err(f"warning: could not write the transcript to {path}: {exc.strerror or exc}")
 
@@ -174,7 +180,8 @@ def run(args: argparse.Namespace, verb: str) -> int:
     model = resolve_claude_model(args.model)
     limits = Limits(max_tool_rounds=args.max_tool_rounds, max_tokens=args.max_tokens, timeout_s=args.timeout,
                     token_budget=args.token_budget)
-    client = anthropic.Anthropic(max_retries=max(0, args.max_retries))  # key and base URL from the environment
+    # Key and base URL from the environment; the retries are made inside --timeout by api_call, not by the SDK.
+    client = anthropic.Anthropic(max_retries=args.max_retries)
     quiet = not interactive and args.json
     # chat: the conversation is stdout; ask: stdout is reserved for the answer, progress goes to stderr.
     printer = _Printer(sys.stdout if interactive else sys.stderr)

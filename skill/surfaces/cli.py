@@ -20,7 +20,7 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
-from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error
+from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error, redact
 
 PROG = "specpick"
 
@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and our exit code for usage mistakes."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"error: {message}. See `{self.prog} --help`.\n")
+        sys.stderr.write(redact(f"error: {message}. See `{self.prog} --help`.") + "\n")  # argparse echoes values
         raise SystemExit(EXIT_INPUT)
 
 

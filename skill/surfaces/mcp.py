@@ -115,6 +115,119 @@ def run(args: argparse.Namespace, verb: str) -> int:
 
         sys.stdout.write(json.dumps(anthropic_tools(), indent=2) + "\n")
         return 0
+    import anyio
+
     server = build_server()
-    server.run("stdio")
+    anyio.run(serve_stdio, server)
     return 0
+
+
+# --- The wire: every stdin line gets a reply, whatever it holds ---------------------------------------------------
+# The SDK's stdio transport hands a line it cannot parse to the session as an exception, which answers nothing: a
+# client that sent malformed JSON, a batch or ``id: null`` waits forever. Lines are checked here first, and those
+# that are not one well-formed JSON-RPC message get the error JSON-RPC 2.0 names (section 5.1), id null when the
+# request's id cannot be read; valid lines go to the SDK unchanged.
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+MAX_MESSAGE_BYTES = 4 * 2**20  # a tools/call with the largest tool input is a few KB
+
+
+def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
+    """Classify one stdin line: ``(text, None)`` to pass on, or ``(None, (code, message, id))`` to answer.
+
+    Pure function of the bytes (tests call it directly): size, UTF-8, nesting depth, JSON syntax, then the JSON-RPC
+    envelope (object, ``jsonrpc: "2.0"``, a string/integer id: MCP forbids null ids and JSON-RPC batches since
+    protocol 2025-06-18), then the SDK's own message model.
+    """
+    import mcp_types
+
+    from specpick.tools.errors import RemoteDataError
+    from specpick.tools.hub.bounds import check_json_depth
+
+    if len(raw) > MAX_MESSAGE_BYTES:
+        return None, (INVALID_REQUEST, f"Invalid Request: message over {MAX_MESSAGE_BYTES} bytes", None)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, (PARSE_ERROR, "Parse error: the line is not UTF-8 text", None)
+    try:
+        check_json_depth(text, "the message")
+        data = json.loads(text)
+    except RemoteDataError as exc:
+        return None, (INVALID_REQUEST, f"Invalid Request: {exc.message.split(':')[0]}", None)
+    except (ValueError, RecursionError) as exc:
+        return None, (PARSE_ERROR, f"Parse error: {' '.join(str(exc).split())[:120]}", None)
+    if isinstance(data, list):
+        return None, (INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 "
+                                       "removed them); send one message per line", None)
+    if not isinstance(data, dict):
+        return None, (INVALID_REQUEST, "Invalid Request: a message is a JSON object", None)
+    raw_id = data.get("id")
+    msg_id = raw_id if isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool)) else None
+    if data.get("jsonrpc") != "2.0":
+        return None, (INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', msg_id)
+    if "id" in data and msg_id is None:
+        return None, (INVALID_REQUEST, "Invalid Request: id must be a string or an integer (MCP forbids null)", None)
+    if not isinstance(data.get("method"), str) and "result" not in data and "error" not in data:
+        return None, (INVALID_REQUEST, 'Invalid Request: no "method" (nor "result"/"error" of a response)', msg_id)
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError as exc:
+        first = exc.errors()[0] if hasattr(exc, "errors") and exc.errors() else {"msg": str(exc)}  # type: ignore[attr-defined]
+        return None, (INVALID_REQUEST, f"Invalid Request: {' '.join(str(first.get('msg')).split())[:120]}", msg_id)
+    return text, None
+
+
+class _CheckedStdin:
+    """stdin for the SDK's transport: yields valid lines; answers every other line through the server's writer."""
+
+    def __init__(self, raw: Any) -> None:
+        import anyio
+
+        self._raw = raw
+        self._reply: Any = None
+        self._ready = anyio.Event()
+
+    def attach(self, write_stream: Any) -> None:
+        self._reply = write_stream
+        self._ready.set()
+
+    def __aiter__(self) -> _CheckedStdin:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+        import mcp_types
+        from mcp.shared.message import SessionMessage
+
+        await self._ready.wait()
+        while True:
+            raw = await anyio.to_thread.run_sync(self._raw.readline, MAX_MESSAGE_BYTES + 1)
+            if not raw:
+                raise StopAsyncIteration
+            if len(raw) > MAX_MESSAGE_BYTES and not raw.endswith(b"\n"):
+                while True:  # drop the rest of the oversized line, in bounded pieces
+                    more = await anyio.to_thread.run_sync(self._raw.readline, MAX_MESSAGE_BYTES)
+                    if not more or more.endswith(b"\n"):
+                        break
+            line = raw.strip()
+            if not line:
+                continue
+            text, error = check_line(line)
+            if text is not None:
+                return text
+            code, message, msg_id = error  # type: ignore[misc]
+            reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=msg_id,
+                                           error=mcp_types.ErrorData(code=code, message=message))
+            await self._reply.send(SessionMessage(reply))
+
+
+async def serve_stdio(server: Any, stdin: Any = None) -> None:
+    """Serve ``server`` over stdio (stdout claimed by the SDK's transport), checking every stdin line first."""
+    from mcp.server.stdio import stdio_server
+
+    checked = _CheckedStdin(stdin if stdin is not None else sys.stdin.buffer)
+    low = server._lowlevel_server  # noqa: SLF001 - MCPServer.run_stdio_async does the same with its own stdin
+    async with stdio_server(stdin=checked) as (read_stream, write_stream):  # type: ignore[arg-type]
+        checked.attach(write_stream)
+        await low.run(read_stream, write_stream, low.create_initialization_options())

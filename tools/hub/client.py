@@ -22,7 +22,6 @@ offline ``recommend`` must not pay for it.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import sys
@@ -364,12 +363,15 @@ def fetch_file(repo_id: str, filename: str, *, revision: str | None = None, sett
 
 def read_json_file(fetched: FetchedFile) -> dict[str, Any]:
     """Parse a fetched JSON file as data; malformed content is a RemoteDataError."""
-    try:
-        with open(fetched.path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RemoteDataError(f"{fetched.filename} in {fetched.repo_id} is not valid JSON ({exc}): "
-                              "the repo's file is broken; pin another --revision") from exc
+    from specpick.tools.hub.bounds import loads_bounded
+
+    with open(fetched.path, "rb") as handle:
+        # Bounded read: a cached file is not re-checked against the download bound, so bound it here too.
+        raw = handle.read(MAX_TOKENIZER_BYTES + 1)
+    if len(raw) > MAX_TOKENIZER_BYTES:
+        raise RemoteDataError(f"{fetched.filename} in {fetched.repo_id} is over {MAX_TOKENIZER_BYTES:,} bytes: "
+                              "not a JSON metadata file; pin another --revision")
+    data = loads_bounded(raw, f"{fetched.filename} in {fetched.repo_id}")
     if not isinstance(data, dict):
         raise RemoteDataError(f"{fetched.filename} in {fetched.repo_id} is JSON but not an object")
     return data

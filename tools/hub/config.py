@@ -133,6 +133,10 @@ def config_to_spec(config: dict[str, Any], repo_id: str, *, fact_source: Literal
     if model_type == "gemma3" and cfg is not config:
         inner_type = "gemma3_text"
     cfg = {**_CLASS_DEFAULTS.get(inner_type, {}), **cfg}
+    # Every field used below is bounded first: the file is anyone's, and 1e12 layers must not become a model.
+    from specpick.tools.hub.bounds import MAX_TOTAL_PARAMS, check_config
+
+    check_config(cfg, outer, f"config.json of {repo_id}")
     hidden = _require_int(cfg, repo_id, "hidden_size", "n_embd", "d_model")
     heads = _require_int(cfg, repo_id, "num_attention_heads", "n_head")
     layers = _require_int(cfg, repo_id, "num_hidden_layers", "n_layer")
@@ -158,7 +162,7 @@ def config_to_spec(config: dict[str, Any], repo_id: str, *, fact_source: Literal
     if model_type not in TESTED_MODEL_TYPES:
         notes.append(f"model_type {model_type!r} is not one of the tested families; read as a Llama-style decoder")
     max_pos = int(_get(cfg, "max_position_embeddings", "n_positions", default=0) or 0)
-    return ModelSpec(
+    spec = ModelSpec(
         repo_id=repo_id, family=model_type or "unknown",
         params_total_b=catalog_spec.params_total_b if catalog_spec else None,
         params_active_b=catalog_spec.params_active_b if catalog_spec else None,
@@ -181,6 +185,14 @@ def config_to_spec(config: dict[str, Any], repo_id: str, *, fact_source: Literal
         gated=catalog_spec.gated if catalog_spec else "unknown",
         source=f"config.json of {repo_id} on the Hub", notes="; ".join(notes), fact_source=fact_source,
     )
+    # Each field is in range, but their product can still be absurd (every field at its bound).
+    from specpick.tools.arch.params import count_params
+
+    total_b = count_params(spec).total_b
+    if total_b * 1e9 > MAX_TOTAL_PARAMS:
+        raise RemoteDataError(f"config.json of {repo_id} describes {total_b:.3g} B parameters, above the "
+                              f"{MAX_TOTAL_PARAMS / 1e9:,.0f} B bound: not a real model config; pin another --revision")
+    return spec
 
 
 def fetch_model_spec(repo_id: str, revision: str | None = None, *, settings: Any = None) -> ModelFacts:
@@ -240,7 +252,11 @@ def safetensors_parameter_count(repo_id: str, *, revision: str | None = None,
         raise RemoteDataError(f"safetensors header of {repo_id} is malformed: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - mapped
         raise hub.map_hub_error(exc, repo_id, rev, "model.safetensors") from exc
-    return {str(dtype): int(count) for dtype, count in meta.parameter_count.items()}
+    # Counted from the validated headers, not meta.parameter_count: huggingface_hub multiplies whatever shape the
+    # header states (negative, a string) and keeps any dtype name.
+    from specpick.tools.hub.bounds import check_safetensors
+
+    return check_safetensors(meta.files_metadata, repo_id)
 
 
 def param_count(repo_id: str, revision: str | None = None, *, settings: Any = None) -> ParamCount:

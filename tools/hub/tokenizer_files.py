@@ -128,11 +128,11 @@ def _token_content(value: Any) -> str | None:
 
 
 def _json_object(data: bytes, name: str) -> dict[str, Any]:
-    try:
-        with paused_gc():
-            parsed = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RemoteDataError(f"{name} is not valid JSON ({exc})") from exc
+    # Depth-checked first: json.loads recurses once per nesting level, so a deep file is a RecursionError.
+    from specpick.tools.hub.bounds import loads_bounded
+
+    with paused_gc():
+        parsed = loads_bounded(data, name)
     if not isinstance(parsed, dict):
         raise RemoteDataError(f"{name} is JSON but not an object")
     return parsed

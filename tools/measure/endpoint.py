@@ -19,12 +19,19 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from specpick.tools.errors import InputError, NotFoundError, RemoteDataError, ServiceError, UnavailableError
+from specpick.tools.errors import (
+    InputError,
+    NotFoundError,
+    RemoteDataError,
+    ServiceError,
+    UnavailableError,
+    redact,
+)
 from specpick.tools.measure.metrics import Sample, parse_prometheus
 from specpick.tools.measure.prompts import PromptItem
 from specpick.tools.measure.report import Timing
@@ -38,10 +45,10 @@ MAX_ERROR_CHARS = 300
 class RequestSpec(BaseModel):
     """vLLM per-request speculative figures (``metrics.speculative_decoding``)."""
 
-    num_spec_steps: int
-    num_draft_tokens: int
-    num_accepted_draft_tokens: int
-    acceptance_histogram: list[int] = []
+    num_spec_steps: int = Field(ge=0)
+    num_draft_tokens: int = Field(ge=0)
+    num_accepted_draft_tokens: int = Field(ge=0)
+    acceptance_histogram: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1025)
 
 
 class RequestRecord(Timing):
@@ -97,7 +104,8 @@ def _error_text(resp: Any) -> str:
         text = str(msg or body)
     except (ValueError, AttributeError):
         text = resp.text
-    return " ".join(text.split())[:MAX_ERROR_CHARS]
+    # Redacted before cutting: a server that reflects the request's headers must not show even part of a key.
+    return redact(" ".join(text.split()))[:MAX_ERROR_CHARS]
 
 
 def _probe_timeout(client: Any) -> float:
@@ -248,25 +256,45 @@ def stream_request(
     except httpx2.TransportError as exc:
         raise _transport_error(exc, root) from exc
     end = time.perf_counter()
-    if usage is None or "completion_tokens" not in usage:
+    if not isinstance(usage, dict) or "completion_tokens" not in usage:
         raise RemoteDataError(f"{root} sent no usage chunk: it must support stream_options.include_usage")
-    tokens = int(usage["completion_tokens"])
+    tokens = _usage_count(root, usage, "completion_tokens", max_tokens)
+    prompt_tokens = _usage_count(root, usage, "prompt_tokens", None) if usage.get("prompt_tokens") is not None else None
     first = end if first is None else first
     last = first if last is None else last
     return RequestRecord(
         ttft_ms=(first - start) * 1e3,
         decode_ms=(last - first) * 1e3,
         tokens=tokens,
-        prompt_tokens=usage.get("prompt_tokens"),
+        prompt_tokens=prompt_tokens,
         spec=spec,
         text="".join(pieces),
     )
 
 
+MAX_PROMPT_TOKENS = 10_000_000  # far beyond any served context window (the largest are ~1-10 M tokens)
+
+
+def _usage_count(root: str, usage: dict[str, Any], field: str, limit: int | None) -> int:
+    """A token count from the usage chunk: an integer in [0, limit] (the request's max_tokens), else bad data.
+
+    A negative or fractional count would become a negative or nonsense tokens/s figure in the report.
+    """
+    value = usage.get(field)
+    bound = MAX_PROMPT_TOKENS if limit is None else limit
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= bound  # NaN fails too
+    if not ok or value != int(value):  # type: ignore[arg-type]
+        raise RemoteDataError(
+            f"{root} reports usage.{field} = {value!r}: expected a whole number of tokens between 0 and {bound}; "
+            "is it an OpenAI-compatible engine?"
+        )
+    return int(value)
+
+
 def _error_text_obj(chunk: dict[str, Any]) -> str:
     err = chunk.get("error")
     msg = err.get("message") if isinstance(err, dict) else err
-    return " ".join(str(msg).split())[:MAX_ERROR_CHARS]
+    return redact(" ".join(str(msg).split()))[:MAX_ERROR_CHARS]
 
 
 def run_batch(

@@ -86,11 +86,13 @@ def load_model(ref: str, dtype: Dtype) -> tuple[Any, Any]:
         source = ref  # a Hub repo id, served from the local Hugging Face cache when offline
     else:
         raise NotFoundError(f"--local {ref}: no such file or folder, and not a Hub repo id (owner/name)")
+    # trust_remote_code=False is explicit rather than the library default: a default can change between versions,
+    # and a repo's own code must never run here (a model that needs it is refused with the NotFoundError below).
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(
-            source, **{k: v for k, v in kwargs.items() if k == "gguf_file"}
+            source, trust_remote_code=False, **{k: v for k, v in kwargs.items() if k == "gguf_file"}
         )
-        model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        model = transformers.AutoModelForCausalLM.from_pretrained(source, trust_remote_code=False, **kwargs)
     except ImportError as exc:  # e.g. gguf or accelerate missing for a .gguf file
         raise InputError(f"--local {ref}: {exc.name or exc} is missing: {_EXTRA_HINT}") from exc
     except GatedRepoError as exc:  # before OSError: it is one

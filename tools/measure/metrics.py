@@ -35,6 +35,9 @@ SGLANG_ACCEPT_LENGTH = "sglang:spec_accept_length"
 SGLANG_ACCEPT_RATE = "sglang:spec_accept_rate"
 
 MAX_METRICS_BYTES = 16 * 2**20  # a metrics page is tens of KB; refuse anything absurd
+# No engine drafts more than this many tokens per verify step (vLLM and SGLang configs are single digits to a few
+# dozen; trees reach a few hundred nodes): an SGLang accept length beyond 1 + this is not a real measurement.
+MAX_TOKENS_PER_STEP = 1024
 _LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+\S+)?$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
 
@@ -111,6 +114,10 @@ def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapsh
         snap = SpecSnapshot(engine="vllm")
         per_pos: dict[int, float] = {}
         for s in vllm:
+            if s.name in _VLLM_COUNTERS:
+                # Counters from an engine are untrusted: NaN, infinite or negative counts would end as alpha 2.5
+                # or a traceback further on, so they stop here with the metric named.
+                _check_count(s.name, s.value)
             if s.name == VLLM_DRAFTS:
                 snap.num_drafts += s.value
             elif s.name == VLLM_DRAFT_TOKENS:
@@ -119,6 +126,11 @@ def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapsh
                 snap.num_accepted_tokens += s.value
             elif s.name == VLLM_PER_POS and s.labels.get("position", "").isdigit():
                 pos = int(s.labels["position"])
+                if pos >= MAX_TOKENS_PER_STEP:  # the list below has one slot per position: bound it
+                    raise RemoteDataError(
+                        f"the engine reports {VLLM_PER_POS} at position {pos}: no engine drafts more than "
+                        f"{MAX_TOKENS_PER_STEP} tokens per step; check the server's metrics"
+                    )
                 per_pos[pos] = per_pos.get(pos, 0.0) + s.value
             # *_created gauges are timestamps, not counts: ignored.
         snap.accepted_per_pos = [per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)] if per_pos else []
@@ -126,8 +138,21 @@ def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapsh
     length = [s.value for s in samples if s.name == SGLANG_ACCEPT_LENGTH and _matches_model(s, model)]
     rate = [s.value for s in samples if s.name == SGLANG_ACCEPT_RATE and _matches_model(s, model)]
     if length or rate:
+        # NaN is what SGLang reports before its window holds a request: no figure yet, not bad data.
         finite_len = [v for v in length if math.isfinite(v)]
         finite_rate = [v for v in rate if math.isfinite(v)]
+        for v in finite_len:
+            if not 0.0 <= v <= 1 + MAX_TOKENS_PER_STEP:
+                raise RemoteDataError(
+                    f"the engine reports {SGLANG_ACCEPT_LENGTH} = {v:g}: an accept length is between 1 and "
+                    f"{1 + MAX_TOKENS_PER_STEP} tokens; check the server's metrics"
+                )
+        for v in finite_rate:
+            if not 0.0 <= v <= 1.0:
+                raise RemoteDataError(
+                    f"the engine reports {SGLANG_ACCEPT_RATE} = {v:g}: an acceptance rate is between 0 and 1; "
+                    "check the server's metrics"
+                )
         return SpecSnapshot(
             engine="sglang",
             accept_length=sum(finite_len) / len(finite_len) if finite_len else None,
@@ -149,6 +174,53 @@ class Acceptance(BaseModel):
     note: str = ""
 
 
+_VLLM_COUNTERS = (VLLM_DRAFTS, VLLM_DRAFT_TOKENS, VLLM_ACCEPTED, VLLM_PER_POS)
+# What each source calls its counts, so an impossible figure is reported under the name its producer uses.
+_COUNT_NAMES: dict[str, tuple[str, str, str, str]] = {
+    "vllm-counters": (VLLM_DRAFTS, VLLM_DRAFT_TOKENS, VLLM_ACCEPTED, VLLM_PER_POS),
+    "vllm-per-request": (
+        "speculative_decoding.num_spec_steps",
+        "speculative_decoding.num_draft_tokens",
+        "speculative_decoding.num_accepted_draft_tokens",
+        "speculative_decoding.acceptance_histogram",
+    ),
+}
+_GENERIC_NAMES = ("drafts", "draft tokens", "accepted tokens", "accepted at position")
+
+
+def _check_count(name: str, value: float) -> None:
+    if not math.isfinite(value) or value < 0:
+        raise RemoteDataError(
+            f"the engine reports {name} = {value:g}: a token count must be a finite number >= 0; "
+            "check the server's /metrics (or its version) and rerun"
+        )
+
+
+def _check_counts(source: str, drafts: float, draft_tokens: float, accepted: float, per_pos: list[float]) -> None:
+    """Reject counts no engine can produce (the ENGINES.md definitions assume 0 <= accepted <= drafted)."""
+    n_drafts, n_tokens, n_acc, n_pos = _COUNT_NAMES.get(source, _GENERIC_NAMES)
+    for name, value in ((n_drafts, drafts), (n_tokens, draft_tokens), (n_acc, accepted)):
+        _check_count(name, value)
+    for i, value in enumerate(per_pos):
+        _check_count(f"{n_pos}[{i}]", value)
+    if accepted > draft_tokens:
+        raise RemoteDataError(
+            f"the engine reports {n_acc} = {accepted:g} > {n_tokens} = {draft_tokens:g}: more tokens accepted than "
+            "drafted is impossible; check the server's metrics (or that nothing reset them mid-run) and rerun"
+        )
+    if draft_tokens < drafts:
+        raise RemoteDataError(
+            f"the engine reports {n_tokens} = {draft_tokens:g} < {n_drafts} = {drafts:g}: every draft proposes at "
+            "least one token; check the server's metrics and rerun"
+        )
+    for i, value in enumerate(per_pos):
+        if value > drafts:
+            raise RemoteDataError(
+                f"the engine reports {n_pos}[{i}] = {value:g} > {n_drafts} = {drafts:g}: a position cannot be "
+                "accepted more often than drafts were made; check the server's metrics and rerun"
+            )
+
+
 def acceptance_from_counts(
     source: Literal["vllm-counters", "vllm-per-request", "transformers", "ngram-simulation"],
     drafts: float,
@@ -156,7 +228,12 @@ def acceptance_from_counts(
     accepted: float,
     per_pos: list[float],
 ) -> Acceptance:
-    """Apply the ENGINES.md definitions to raw counts (shared by vLLM deltas, the local hook and the simulation)."""
+    """Apply the ENGINES.md definitions to raw counts (shared by vLLM deltas, the local hook and the simulation).
+
+    Raises:
+        RemoteDataError: counts no engine can produce (NaN, negative, more accepted than drafted), naming the metric.
+    """
+    _check_counts(source, drafts, draft_tokens, accepted, per_pos)
     if drafts <= 0 or draft_tokens <= 0:
         return Acceptance(
             source=source,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from specpick.tools.errors import InputError
 from specpick.tools.measure.metrics import Acceptance
+from specpick.tools.measure.preflight import MATPLOTLIB_HINT
 from specpick.tools.measure.report import MeasureReport
 
 
@@ -17,9 +18,7 @@ def _pyplot():  # type: ignore[no-untyped-def]
     try:
         import matplotlib
     except ImportError as exc:
-        raise InputError(
-            "--plot-dir needs matplotlib: pip install 'spec-decode-picker[measure]' (or pip install matplotlib)"
-        ) from exc
+        raise InputError(f"--plot-dir needs matplotlib: {MATPLOTLIB_HINT}") from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

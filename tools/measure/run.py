@@ -24,6 +24,7 @@ from specpick.tools.measure import compare as cmp
 from specpick.tools.measure import endpoint as ep
 from specpick.tools.measure.metrics import Acceptance, SpecSnapshot, acceptance_from_counts, spec_delta, spec_snapshot
 from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
+from specpick.tools.measure.preflight import preflight
 from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
 from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, RunFigures, run_figures
 from specpick.tools.vocab import Workload
@@ -107,6 +108,8 @@ def _check(inp: MeasureInput) -> Literal["endpoint", "local", "estimate-ngram"]:
         raise InputError("--samples is for --estimate-ngram; to send prompts use --prompts")
     if inp.prompt_lookup_min > inp.prompt_lookup_max:
         raise InputError("--prompt-lookup-min must not exceed --prompt-lookup-max")
+    if inp.save_samples is not None and not inp.local:
+        raise InputError("--save-samples is for --local runs (it records the local model's outputs)")
     if inp.draft_model and not inp.local:
         raise InputError("--draft-model is for --local runs; a server's drafter is set when the server starts")
     return modes[0]  # type: ignore[return-value]
@@ -290,6 +293,8 @@ def run_measure(inp: MeasureInput, progress: ProgressFn | None = None) -> Measur
         ServiceError: the server failed, or exposes no speculative metrics.
     """
     mode = _check(inp)
+    # Before the first request or model load: a run can take many minutes, its outputs must not fail at the end.
+    preflight(plot_dir=inp.plot_dir, save_samples=inp.save_samples)
     expectation = cmp.load_expectation(inp.expect) if inp.expect else None
     report = MeasureReport(mode=mode, max_tokens=inp.max_tokens, temperature=inp.temperature)
     if mode == "estimate-ngram":
