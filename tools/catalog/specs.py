@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FactSource = Literal["catalog", "hub", "hub-cache", "user"]
+FactSource = Literal["catalog", "hub", "hub-cache", "user", "overlay"]
 
 
 class ModelSpec(BaseModel):
@@ -130,6 +130,7 @@ class HeadSpec(BaseModel):
     trained_dtype: str = "bf16"
     source: str = ""
     notes: str = ""
+    fact_source: FactSource = Field("catalog", description="catalog (embedded), overlay (`specpick catalog update`)")
 
 
 class DraftPairing(BaseModel):
