@@ -7,6 +7,9 @@ It serves what the client needs, as listed in shared/reference/OFFLINE.md §1e:
   (both mandatory for the client), ``X-Linked-Size``/``X-Linked-Etag`` for LFS
   files, and ``Range`` requests (used by ``get_safetensors_metadata``);
 * ``GET /api/models/{repo}[/revision/{rev}]`` (model info);
+* ``GET /api/models?author=&search=&filter=&pipeline_tag=&limit=&cardData=`` (``HfApi.list_models``): public
+  and gated repos, ``search`` a case-insensitive substring of the repo id as on the Hub, ``cardData`` from
+  ``add_repo(card_data=...)``;
 * Hub-style errors chosen by ``X-Error-Code``: RepoNotFound, GatedRepo,
   RevisionNotFound, EntryNotFound; and the Hub's auth behaviour (anonymous
   → 401, valid token without access to a gated repo → 403, bad token → 401).
@@ -64,6 +67,25 @@ def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], metadata: dict[
     return struct.pack("<Q", len(raw)) + raw + bytes(offset)
 
 
+def safetensors_header_only(tensors: dict[str, tuple[str, list[int]]]) -> bytes:
+    """A safetensors file cut after its header: enough for header reads, whatever sizes the header claims.
+
+    Lets a test serve absurd or negative shapes without allocating their data.
+    """
+    header: dict[str, object] = {}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        count = 1
+        for dim in shape:
+            count *= dim
+        size = abs(count) * _DTYPE_BYTES[dtype]
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    return struct.pack("<Q", len(raw)) + raw
+
+
 def _to_bytes(content: FileContent) -> bytes:
     if isinstance(content, bytes):
         return content
@@ -85,6 +107,9 @@ class _Repo:
     gated: bool | str
     private: bool
     revisions: dict[str, _Revision]  # branch name -> revision
+    card_data: dict | None = None
+    pipeline_tag: str | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass
@@ -130,11 +155,16 @@ class FakeHub:
         private: bool = False,
         branches: dict[str, dict[str, FileContent]] | None = None,
         declared_sizes: dict[str, int] | None = None,
+        card_data: dict | None = None,
+        pipeline_tag: str | None = None,
+        tags: tuple[str, ...] = (),
     ) -> str:
         """Add a model repo; returns the commit sha of its ``main`` branch.
 
         ``declared_sizes`` makes HEAD announce a (larger) size for a file
         without serving that many bytes, to test size bounds cheaply.
+        ``card_data`` (the model card's YAML, e.g. ``{"base_model": ...}``), ``pipeline_tag`` and ``tags``
+        are what the listing endpoint returns and filters on.
         """
         revisions = {}
         for name, content in {"main": files, **(branches or {})}.items():
@@ -143,7 +173,7 @@ class FakeHub:
             for path in sorted(data):
                 digest.update(path.encode() + hashlib.sha1(data[path]).digest())
             revisions[name] = _Revision(digest.hexdigest(), data, dict(declared_sizes or {}))
-        self.repos[repo_id] = _Repo(repo_id, gated, private, revisions)
+        self.repos[repo_id] = _Repo(repo_id, gated, private, revisions, card_data, pipeline_tag, tuple(tags))
         return revisions["main"].sha
 
     def grant(self, token: str, repo_id: str) -> None:
@@ -220,6 +250,7 @@ class FakeHub:
 
 
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+(?:/[^/]+)?)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
+_LIST = "/api/models"
 _API = re.compile(r"^/api/models/(?P<repo>[^/]+(?:/[^/]+)?)(?:/revision/(?P<rev>[^/]+))?$")
 
 
@@ -271,6 +302,9 @@ class _Handler(BaseHTTPRequestHandler):
         if match:
             self._resolve(unquote(match["repo"]), unquote(match["rev"]), unquote(match["path"]), token, head)
             return
+        if split.path.rstrip("/") == _LIST and not head:
+            self._list_models(token, parse_qs(split.query))
+            return
         match = _API.match(split.path)
         if match and not head:
             self._model_info(unquote(match["repo"]), unquote(match["rev"] or "main"), token, parse_qs(split.query))
@@ -313,6 +347,31 @@ class _Handler(BaseHTTPRequestHandler):
         headers["Content-Length"] = str(size if head else len(data))
         self._send(200, data, headers, head)
 
+    def _list_models(self, token: str | None, query: dict[str, list[str]]) -> None:
+        hub = self.fakehub
+        if token is not None and token not in hub.valid_tokens:
+            self._error(401, "", "Invalid credentials in Authorization header", False)
+            return
+        author = query.get("author", [None])[0]
+        search = query.get("search", [""])[0].lower()
+        pipeline = query.get("pipeline_tag", [None])[0]
+        filters = query.get("filter", [])
+        limit = int(query.get("limit", ["1000"])[0])
+        items = []
+        for repo in sorted(hub.repos.values(), key=lambda r: r.repo_id.lower()):
+            if repo.private and (token, repo.repo_id) not in hub.grants:
+                continue
+            if author and repo.repo_id.split("/", 1)[0] != author:
+                continue
+            if search and search not in repo.repo_id.lower():
+                continue
+            if pipeline and repo.pipeline_tag != pipeline:
+                continue
+            if any(f not in repo.tags for f in filters):
+                continue
+            items.append(_listing_item(repo, query))
+        self._send(200, json.dumps(items[:limit]).encode(), {"Content-Type": "application/json"})
+
     def _model_info(self, repo_id: str, rev: str, token: str | None, query: dict[str, list[str]]) -> None:
         hub = self.fakehub
         repo = hub.repos.get(repo_id)
@@ -340,6 +399,16 @@ class _Handler(BaseHTTPRequestHandler):
         if expand:
             info = {k: v for k, v in info.items() if k in expand or k in ("id", "modelId")}
         self._send(200, json.dumps(info).encode(), {"Content-Type": "application/json"})
+
+
+def _listing_item(repo: _Repo, query: dict[str, list[str]]) -> dict[str, object]:
+    item: dict[str, object] = {"id": repo.repo_id, "modelId": repo.repo_id, "private": repo.private,
+                               "gated": repo.gated, "tags": list(repo.tags), "downloads": 0, "likes": 0}
+    if repo.pipeline_tag:
+        item["pipeline_tag"] = repo.pipeline_tag
+    if query.get("cardData") and repo.card_data is not None:
+        item["cardData"] = repo.card_data
+    return item
 
 
 class _NoSleepTime(types.ModuleType):
