@@ -7,6 +7,8 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from specpick.skill.surfaces.cli import main
 from specpick.tools.catalog import overlay as ov
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.commands.catalog import CatalogInput, catalog_status, update_overlay
+from specpick.tools.hub.resolve import resolve_model_spec
 from specpick.tools.errors import EXIT_ACCESS, EXIT_UNAVAILABLE, HubAccessError, UnavailableError
 from tests.support.fakehub import FakeHub, safetensors_header_only
 
@@ -145,6 +148,8 @@ def test_overlay_rows_flow_into_the_catalog_labelled(updated) -> None:
     model = cat.model("zai-org/GLM-Mini-9B")
     assert model.fact_source == "overlay" and cat.model("GLM-Mini-9B") is model
     assert all(h.fact_source == "catalog" for h in cat.heads_for("meta-llama/Llama-3.1-8B-Instruct"))
+    assert resolve_model_spec("GLM-Mini-9B").source == "overlay"
+    assert resolve_model_spec("google/gemma-2-9b-it").source == "catalog"
 
 
 def test_recommend_uses_the_overlay_head(updated, capsys) -> None:
@@ -182,7 +187,7 @@ def test_offline_update_exits_5_and_keeps_the_overlay(updated, hf_home, monkeypa
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert main(["catalog", "update"]) == EXIT_UNAVAILABLE
     err = capsys.readouterr().err
-    assert err.startswith("error: offline") and "the embedded snapshot" in err and "still answers" in err
+    assert err.startswith("error: offline") and "the embedded snapshot" in err and "and the overlay from" in err
     assert (hf_home / "specpick" / "catalog-overlay.json").read_bytes() == before
 
 
@@ -194,6 +199,32 @@ def test_unreachable_hub_exits_5(hub_settings, hf_home, no_hub_backoff) -> None:
         update_overlay(CatalogInput(action="update"), settings=hub_settings.model_copy(update={"endpoint": url}))
     assert "cannot reach the Hub" in err.value.message and "embedded snapshot" in err.value.message
     assert not (hf_home / "specpick").exists()
+
+
+def test_stalled_hub_times_out_instead_of_hanging(fakehub, hub_settings, hf_home) -> None:
+    populate(fakehub)
+    fakehub.fail_next(stall_s=30, path_contains="/api/models")
+    started = time.monotonic()
+    with pytest.raises(UnavailableError) as err:
+        update_overlay(CatalogInput(action="update"), settings=hub_settings.model_copy(update={"etag_timeout_s": 0.5}))
+    assert time.monotonic() - started < 10 and "embedded snapshot" in err.value.message
+
+
+def test_a_listing_that_stalls_after_the_probe_is_cut_by_the_time_budget(fakehub, hub_settings, hf_home) -> None:
+    populate(fakehub)
+    # The probe is the first /api/models request; the next one (the first real listing) hangs.
+    fakehub.fail_next(stall_s=30, path_contains="/api/models", skip=1)
+    started = time.monotonic()
+    with pytest.raises(UnavailableError) as err:
+        update_overlay(CatalogInput(action="update", time_budget_s=1.0), settings=hub_settings)
+    assert time.monotonic() - started < 10 and "did not answer" in err.value.message
+    # The abandoned listing thread ends once the Hub is gone (its retries hit a closed port, back-off patched);
+    # wait for it so it cannot reach a later test's Hub on a reused port.
+    fakehub.stop()
+    for thread in threading.enumerate():
+        if thread.name == "specpick-hub-listing":
+            thread.join(10)
+            assert not thread.is_alive()
 
 
 def test_rejected_token_exits_4(fakehub, hub_settings, hf_home, monkeypatch, capsys) -> None:

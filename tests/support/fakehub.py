@@ -121,6 +121,7 @@ class Failure:
     count: int = 1
     stall_s: float = 0.0  # > 0: hold the request this long, then drop the connection
     path_contains: str = ""
+    skip: int = 0  # let this many matching requests through first
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,9 @@ class FakeHub:
         self.grants.add((token, repo_id))
 
     def fail_next(self, status: int | None = 503, *, count: int = 1, headers: dict[str, str] | None = None,
-                  stall_s: float = 0.0, path_contains: str = "") -> None:
-        """Answer the next ``count`` matching requests with ``status`` (or a stall)."""
-        self.failures.append(Failure(status, dict(headers or {}), count, stall_s, path_contains))
+                  stall_s: float = 0.0, path_contains: str = "", skip: int = 0) -> None:
+        """Answer the next ``count`` matching requests with ``status`` (or a stall), after ``skip`` pass."""
+        self.failures.append(Failure(status, dict(headers or {}), count, stall_s, path_contains, skip))
 
     def requests(self, method: str | None = None, contains: str = "") -> list[LoggedRequest]:
         """Logged requests, filtered by method and a path substring."""
@@ -226,6 +227,9 @@ class FakeHub:
         with self._lock:
             for failure in self.failures:
                 if failure.path_contains in path:
+                    if failure.skip > 0:
+                        failure.skip -= 1
+                        return None
                     failure.count -= 1
                     if failure.count <= 0:
                         self.failures.remove(failure)

@@ -108,8 +108,10 @@ def catalog_status(action: str = "status") -> CatalogResult:
 
 def _still_answers() -> str:
     state = ov.read_overlay()
-    tail = f" and the overlay from {state.overlay.fetched_at[:10]}" if state.overlay and not state.disabled else ""
-    return f"the embedded snapshot ({ov.snapshot_date()}){tail} still answers"
+    if state.overlay and not state.disabled:
+        return (f"the embedded snapshot ({ov.snapshot_date()}) and the overlay from {state.overlay.fetched_at[:10]} "
+                "still answer")
+    return f"the embedded snapshot ({ov.snapshot_date()}) still answers"
 
 
 def _bounded(call: Callable[[], Any], timeout_s: float, what: str) -> Any:
@@ -144,6 +146,23 @@ def _listing_error(exc: BaseException, what: str) -> PickerError:
                               f"{_still_answers()}")
     return UnavailableError(f"cannot reach the Hub for {what} ({type(exc).__name__}): check the connection or "
                             f"HF_ENDPOINT; {_still_answers()}")
+
+
+def _probe(api: Any, timeout_s: float) -> None:
+    """One listing request without the client's retries: a dead or refusing Hub fails here in seconds.
+
+    ``list_models`` retries network errors with back-off (about 23 s against a closed port) and has no timeout;
+    this asks the same endpoint once, through the client's own session and auth headers.
+    """
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+    what = "the model listing"
+    try:
+        response = get_session().get(f"{api.endpoint}/api/models", params={"limit": 1}, timeout=timeout_s,
+                                     headers=build_hf_headers(token=api.token))
+        hf_raise_for_status(response)
+    except Exception as exc:  # noqa: BLE001 - mapped to the project's errors
+        raise _listing_error(exc, what) from exc
 
 
 class _Listing(BaseModel):
@@ -197,6 +216,7 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=settings.resolved_endpoint(), token=settings.token_arg())
+    _probe(api, settings.etag_timeout_s)
     deadline = time.monotonic() + inp.time_budget_s
     embedded = Catalog()
     queries: list[dict[str, Any]] = (

@@ -20,7 +20,7 @@ class ResolvedModel(BaseModel):
     """A model's facts and where they came from."""
 
     spec: ModelSpec
-    source: Literal["catalog", "hub", "hub-cache"]
+    source: Literal["catalog", "overlay", "hub", "hub-cache"]
     params: ParamBreakdown | None = None
     notes: list[str] = []
 
@@ -40,7 +40,8 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     catalog = get_catalog()
     found = catalog.find_model(name)
     if found is not None and not live:
-        return ResolvedModel(spec=found, source="catalog")
+        # A row from the user's Hub overlay (`specpick catalog update`) says so: it is not a curated catalog row.
+        return ResolvedModel(spec=found, source="overlay" if found.fact_source == "overlay" else "catalog")
     if found is None and "/" not in name:
         catalog.model(name)  # raises NotFoundError with close matches
     from specpick.tools.hub.config import fetch_model_spec
