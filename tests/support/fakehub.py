@@ -33,6 +33,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
+from tests.support.fakehub_listing import list_models_answer, safetensors_header_only  # noqa: F401 - re-exported
+
 FileContent = bytes | str | dict | list
 
 _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
@@ -65,25 +67,6 @@ def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], metadata: dict[
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)  # the format pads the header to 8-byte alignment
     return struct.pack("<Q", len(raw)) + raw + bytes(offset)
-
-
-def safetensors_header_only(tensors: dict[str, tuple[str, list[int]]]) -> bytes:
-    """A safetensors file cut after its header: enough for header reads, whatever sizes the header claims.
-
-    Lets a test serve absurd or negative shapes without allocating their data.
-    """
-    header: dict[str, object] = {}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
-        count = 1
-        for dim in shape:
-            count *= dim
-        size = abs(count) * _DTYPE_BYTES[dtype]
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    return struct.pack("<Q", len(raw)) + raw
 
 
 def _to_bytes(content: FileContent) -> bytes:
@@ -352,29 +335,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, data, headers, head)
 
     def _list_models(self, token: str | None, query: dict[str, list[str]]) -> None:
-        hub = self.fakehub
-        if token is not None and token not in hub.valid_tokens:
-            self._error(401, "", "Invalid credentials in Authorization header", False)
-            return
-        author = query.get("author", [None])[0]
-        search = query.get("search", [""])[0].lower()
-        pipeline = query.get("pipeline_tag", [None])[0]
-        filters = query.get("filter", [])
-        limit = int(query.get("limit", ["1000"])[0])
-        items = []
-        for repo in sorted(hub.repos.values(), key=lambda r: r.repo_id.lower()):
-            if repo.private and (token, repo.repo_id) not in hub.grants:
-                continue
-            if author and repo.repo_id.split("/", 1)[0] != author:
-                continue
-            if search and search not in repo.repo_id.lower():
-                continue
-            if pipeline and repo.pipeline_tag != pipeline:
-                continue
-            if any(f not in repo.tags for f in filters):
-                continue
-            items.append(_listing_item(repo, query))
-        self._send(200, json.dumps(items[:limit]).encode(), {"Content-Type": "application/json"})
+        status, payload = list_models_answer(self.fakehub, token, query)
+        self._send(status, json.dumps(payload).encode(), {"Content-Type": "application/json"})
 
     def _model_info(self, repo_id: str, rev: str, token: str | None, query: dict[str, list[str]]) -> None:
         hub = self.fakehub
@@ -403,16 +365,6 @@ class _Handler(BaseHTTPRequestHandler):
         if expand:
             info = {k: v for k, v in info.items() if k in expand or k in ("id", "modelId")}
         self._send(200, json.dumps(info).encode(), {"Content-Type": "application/json"})
-
-
-def _listing_item(repo: _Repo, query: dict[str, list[str]]) -> dict[str, object]:
-    item: dict[str, object] = {"id": repo.repo_id, "modelId": repo.repo_id, "private": repo.private,
-                               "gated": repo.gated, "tags": list(repo.tags), "downloads": 0, "likes": 0}
-    if repo.pipeline_tag:
-        item["pipeline_tag"] = repo.pipeline_tag
-    if query.get("cardData") and repo.card_data is not None:
-        item["cardData"] = repo.card_data
-    return item
 
 
 class _NoSleepTime(types.ModuleType):
