@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from pydantic import SecretStr
@@ -17,7 +18,7 @@ from pydantic import SecretStr
 from specpick.skill.surfaces.cli import main
 from specpick.tools.catalog import overlay as ov
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.commands.catalog import CatalogInput, catalog_status, update_overlay
+from specpick.tools.commands.catalog import CatalogInput, catalog_status, listing_queries, update_overlay
 from specpick.tools.hub.resolve import resolve_model_spec
 from specpick.tools.errors import EXIT_ACCESS, EXIT_UNAVAILABLE, HubAccessError, UnavailableError
 from tests.support.fakehub import FakeHub, safetensors_header_only
@@ -78,7 +79,7 @@ def populate(hub: FakeHub) -> dict[str, str]:
     hub.add_repo("FasterDecoding/medusa-gone", {"config.json": {"medusa_num_heads": 3}})
     hub.add_repo("ibm-fms/deep-config", {"config.json": nested(30)})
     hub.add_repo("nvidia/Mismatch-speculator.eagle3", {"config.json": speculators("google/gemma-2-9b-it", 4096)})
-    hub.add_repo("nvidia/Qwen3-8B-int-tokenizer", {"config.json": {"model_type": "qwen3", "hidden_size": 4096}})
+    hub.add_repo("nvidia/Qwen3-8B-eagle-notes", {"config.json": {"model_type": "qwen3", "hidden_size": 4096}})
     # Deleted between the listing and the read: the listing shows it, its files answer 404 RepoNotFound.
     hub.fail_next(404, headers={"X-Error-Code": "RepoNotFound"}, count=10, path_contains="medusa-gone/resolve")
     return sha
@@ -133,7 +134,7 @@ def test_update_skips_and_counts_bad_metadata(updated, fakehub) -> None:
         "AngelSlim/No-Verifier-eagle3": "no-verifier", "amd/Negative-Size-eagle3": "bad-size",
         "Tengyunw/Absurd-Size-eagle3": "bad-size", "lmsys/Gated-eagle3": "gated",
         "FasterDecoding/medusa-gone": "not-found", "nvidia/Mismatch-speculator.eagle3": "verifier-mismatch",
-        "nvidia/Qwen3-8B-int-tokenizer": "not-a-head",
+        "nvidia/Qwen3-8B-eagle-notes": "not-a-head",
     }
     # The embedded snapshot's own model is not read again, and nothing downloads weights (header ranges only).
     assert fakehub.requests("GET", "Qwen/Qwen3-8B/resolve") == []
@@ -243,8 +244,11 @@ def test_bounds_per_query_and_total(fakehub, hub_settings, hf_home) -> None:
     populate(fakehub)
     overlay = update_overlay(CatalogInput(action="update", limit_per_query=1, max_repos=2), settings=hub_settings)
     assert overlay.repos_seen == 2 and overlay.stopped_early == "stopped at the cap of 2 repos"
-    listings = fakehub.requests("GET", "/api/models")
-    assert listings and all(r.path == "/api/models" for r in listings)
+    listings = [parse_qs(r.query) for r in fakehub.requests("GET", "/api/models")]
+    probe, queries = listings[0], listings[1:]
+    assert probe == {"limit": ["1"]} and len(queries) == len(listing_queries()) == 22
+    assert all(q["limit"] == ["1"] for q in queries)
+    assert sum("author" in q for q in queries) == 17 and sum(q.get("cardData") == ["true"] for q in queries) == 15
     configs = {r.path for r in fakehub.requests("GET", "/config.json")}
     assert len(configs) == 2
 

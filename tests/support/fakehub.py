@@ -113,6 +113,7 @@ class LoggedRequest:
     path: str
     range: str | None
     token: str | None
+    query: str = ""
 
 
 class FakeHub:
@@ -276,7 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         auth = self.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
-        hub.log.append(LoggedRequest(self.command, split.path, self.headers.get("Range"), token))
+        hub.log.append(LoggedRequest(self.command, split.path, self.headers.get("Range"), token, split.query))
         failure = hub._take_failure(split.path)
         if failure is not None:
             if failure.stall_s > 0:

@@ -28,12 +28,23 @@ from specpick.tools.errors import (
     UnavailableError,
 )
 
-# Publishers of speculative heads (heads.csv's publishers and the 2025-2026 ones: SpecForge/lmsys, AngelSlim,
-# z-lab DFlash, AMD, ibm-fms MLPSpeculators) and of the verifiers people serve.
-HEAD_PUBLISHERS = ("RedHatAI", "nvidia", "lmsys", "yuhuili", "AngelSlim", "z-lab", "amd", "Tengyunw",
-                   "FasterDecoding", "ibm-fms")
+# Who publishes speculative heads (heads.csv's publishers and the 2025-2026 ones: SpecForge/lmsys, AngelSlim,
+# z-lab DFlash, AMD, ibm-fms MLPSpeculators) and the verifiers people serve. Namespaces that publish little else
+# are listed whole; mixed ones (thousands of quantized models) only by a head keyword in the repo name.
+HEAD_PUBLISHERS = ("yuhuili", "z-lab", "FasterDecoding", "ibm-fms", "AngelSlim", "Tengyunw")
+HEAD_PUBLISHER_SEARCHES = (("RedHatAI", "speculator"), ("nvidia", "eagle"), ("lmsys", "eagle"), ("amd", "eagle"))
 MODEL_PUBLISHERS = ("meta-llama", "Qwen", "deepseek-ai", "zai-org", "moonshotai", "google", "mistralai")
 HEAD_SEARCHES = ("speculator", "eagle3", "eagle", "medusa", "dflash")
+
+
+def listing_queries() -> list[dict[str, Any]]:
+    """The listing requests of one update, models first. Heads newest first (staying current is the point),
+    models most downloaded first (the ones people serve)."""
+    models = [{"author": a, "pipeline_tag": "text-generation", "sort": "downloads"} for a in MODEL_PUBLISHERS]
+    heads = ([{"author": a} for a in HEAD_PUBLISHERS]
+             + [{"author": a, "search": term} for a, term in HEAD_PUBLISHER_SEARCHES]
+             + [{"search": term} for term in HEAD_SEARCHES])
+    return models + [{**q, "sort": "createdAt", "cardData": True} for q in heads]
 
 
 class CatalogInput(BaseModel):
@@ -173,7 +184,7 @@ class _Listing(BaseModel):
 def _list(api: Any, deadline: float, limit: int, **query: Any) -> list[_Listing]:
     from specpick.tools.hub.discover import card_base_model, valid_repo
 
-    what = "the model listing (" + ", ".join(f"{k}={v}" for k, v in query.items() if k != "cardData") + ")"
+    what = "the model listing (" + ", ".join(f"{k}={v}" for k, v in query.items() if k in ("author", "search")) + ")"
     try:
         infos = _bounded(lambda: list(api.list_models(limit=limit, **query)), deadline - time.monotonic(), what)
     except Exception as exc:  # noqa: BLE001 - mapped to the project's errors
@@ -219,10 +230,7 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
     _probe(api, settings.etag_timeout_s)
     deadline = time.monotonic() + inp.time_budget_s
     embedded = Catalog()
-    queries: list[dict[str, Any]] = (
-        [{"author": a, "pipeline_tag": "text-generation"} for a in MODEL_PUBLISHERS]
-        + [{"author": a, "cardData": True} for a in HEAD_PUBLISHERS]
-        + [{"search": s, "cardData": True} for s in HEAD_SEARCHES])
+    queries = listing_queries()
     listed: dict[str, _Listing] = {}
     model_repos: set[str] = set()
     for n, query in enumerate(queries):
