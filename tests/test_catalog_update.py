@@ -259,6 +259,23 @@ def test_rows_the_update_did_not_revisit_are_kept(updated, fakehub, hub_settings
                                                        "FasterDecoding/medusa-vicuna-7b-v2"}
 
 
+def test_a_new_head_can_link_to_a_verifier_an_earlier_update_added(updated, fakehub, hub_settings) -> None:
+    fakehub.repos.pop("zai-org/GLM-Mini-9B")  # not listed again this time
+    fakehub.add_repo("lmsys/GLM-Mini-9B-eagle3", {"config.json": speculators("zai-org/GLM-Mini-9B", 4096)})
+    overlay = update_overlay(CatalogInput(action="update"), settings=hub_settings)
+    assert "lmsys/GLM-Mini-9B-eagle3" in {h.head_repo_id for h in overlay.heads}
+    assert "zai-org/GLM-Mini-9B" in {m.repo_id for m in overlay.models}
+
+
+def test_status_says_when_the_overlay_predates_the_snapshot(updated, hf_home, capsys) -> None:
+    path = hf_home / "specpick" / "catalog-overlay.json"
+    data = json.loads(path.read_text())
+    data["snapshot"] = "2020-01-01"
+    path.write_text(json.dumps(data))
+    assert main(["catalog", "status"]) == 0
+    assert "written against an older snapshot (2020-01-01)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("content", ["{broken", json.dumps({"format": 1, "models": "nope"}),
                                      json.dumps({"format": 99, "fetched_at": "x", "endpoint": "y", "snapshot": "z"})])
 def test_unreadable_overlay_is_ignored_and_reported(hf_home, content, capsys) -> None:

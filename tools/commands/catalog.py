@@ -73,6 +73,7 @@ class CatalogResult(BaseModel):
     overlay_problem: str = ""
     overlay_fetched_at: str = ""
     overlay_endpoint: str = ""
+    overlay_snapshot: str = Field("", description="embedded snapshot date the overlay was compared against")
     new_models: int = Field(0, description="overlay models not in the embedded snapshot")
     new_heads: int = Field(0, description="overlay heads not in the embedded snapshot")
     model_examples: list[str] = Field(default_factory=list)
@@ -107,7 +108,8 @@ def catalog_status(action: str = "status") -> CatalogResult:
     for row in overlay.skipped:
         skipped[row.reason] = skipped.get(row.reason, 0) + 1
     result = result.model_copy(update={
-        "overlay_fetched_at": overlay.fetched_at, "overlay_endpoint": overlay.endpoint, "new_models": len(models),
+        "overlay_fetched_at": overlay.fetched_at, "overlay_endpoint": overlay.endpoint,
+        "overlay_snapshot": overlay.snapshot, "new_models": len(models),
         "new_heads": len(heads), "model_examples": [m.repo_id for m in models[:5]],
         "head_examples": [f"{h.head_repo_id} -> {h.verifier_repo_id} ({h.method})" for h in heads[:5]],
         "queries": overlay.queries, "repos_seen": overlay.repos_seen, "skipped_by_reason": dict(sorted(skipped.items())),
@@ -238,7 +240,9 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
             listed.setdefault(item.repo_id, item)
             if n < len(MODEL_PUBLISHERS):
                 model_repos.add(item.repo_id)
-    reader = RowReader(embedded=embedded, settings=settings, fetched_on=_today())
+    previous = ov.load_overlay()
+    reader = RowReader(embedded=embedded, settings=settings, fetched_on=_today(),
+                       earlier_models=previous.models if previous else [])
     stopped = ""
     # Models first: a head found in the same run may be for a verifier that is new too.
     order = sorted(listed, key=lambda r: (r not in model_repos, r.lower()))
@@ -302,6 +306,9 @@ def render_text(result: CatalogResult) -> str:
         lines.append(f"overlay: {result.overlay_path}, fetched {result.overlay_fetched_at} from "
                      f"{result.overlay_endpoint}")
         lines.append(f"  adds {result.new_models} model(s) and {result.new_heads} head(s) to the snapshot")
+        if result.overlay_snapshot and result.overlay_snapshot < result.snapshot_date:
+            lines.append(f"  written against an older snapshot ({result.overlay_snapshot}): rows the new snapshot "
+                         "holds are served from the snapshot; run `specpick catalog update` to refresh the rest")
         lines += [f"  model {m}" for m in result.model_examples]
         lines += [f"  head  {h}" for h in result.head_examples]
         if result.skipped_by_reason:

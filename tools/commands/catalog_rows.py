@@ -20,8 +20,11 @@ MAX_CONFIG_BYTES = 200_000  # real head and model configs are < 20 KB
 class RowReader:
     """Collects the rows of one update run: models first, then heads that may point at them."""
 
-    def __init__(self, embedded: Catalog, settings: Any, fetched_on: str) -> None:
+    def __init__(self, embedded: Catalog, settings: Any, fetched_on: str,
+                 earlier_models: list[ModelSpec] | None = None) -> None:
         self.embedded, self.settings, self.fetched_on = embedded, settings, fetched_on
+        # Verifiers a previous update added: a head published today may be for one of them.
+        self.earlier_models = list(earlier_models or [])
         self.models: list[ModelSpec] = []
         self.heads: list[HeadSpec] = []
         self.skipped: list[SkippedRow] = []
@@ -59,7 +62,7 @@ class RowReader:
         found = self.embedded.find_model(repo_id)
         if found is not None and found.repo_id.lower() == repo_id.lower():
             return found
-        return next((m for m in self.models if m.repo_id.lower() == repo_id.lower()), None)
+        return next((m for m in [*self.models, *self.earlier_models] if m.repo_id.lower() == repo_id.lower()), None)
 
     def read_model(self, repo_id: str) -> None:
         """A new verifier: architecture from config.json, exact size from the safetensors headers."""
