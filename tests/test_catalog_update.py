@@ -345,3 +345,43 @@ def test_build_catalog_rejects_a_broken_table_listing_every_problem(tmp_path) ->
     assert result.returncode == 2
     assert "duplicate key" in result.stderr and "negative" in result.stderr and "no source" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+# --- where the overlay lives, and how a head's config is read ------------------------------------------------------
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"HF_HOME": "/h/home", "HF_HUB_CACHE": "/c/hub"}, "/h/home/specpick/catalog-overlay.json"),
+    ({"HF_HUB_CACHE": "/c/hub"}, "/c/specpick/catalog-overlay.json"),
+    ({}, str(Path.home() / ".cache/huggingface/specpick/catalog-overlay.json")),
+])
+def test_overlay_lives_in_the_hugging_face_cache_folder(env, expected, monkeypatch) -> None:
+    for name in ("HF_HOME", "HF_HUB_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert str(ov.overlay_path()) == expected
+
+
+@pytest.mark.parametrize(("repo", "config", "base", "expected"), [
+    ("a/medusa", {"medusa_num_heads": 5, "base_model_name_or_path": "lmsys/vicuna-7b-v1.3"}, None,
+     ("medusa", "lmsys/vicuna-7b-v1.3")),
+    ("ibm-fms/llama3-8b-accelerator", {"model_type": "mlp_speculator", "n_predict": 4}, "meta-llama/Meta-Llama-3-8B",
+     ("mlp_speculator", "meta-llama/Meta-Llama-3-8B")),
+    ("z-lab/Qwen3-8B-DFlash-b16", {"architectures": ["DFlashDraftModel"]}, "Qwen/Qwen3-8B", ("dflash", "Qwen/Qwen3-8B")),
+    ("yuhuili/EAGLE-LLaMA3-Instruct-8B", {"architectures": ["LlamaForCausalLM"], "bias": True}, "meta-llama/M-8B",
+     ("eagle", "meta-llama/M-8B")),
+    ("RedHatAI/x.dflash", speculators("Qwen/Qwen3-8B", 4096, "dflash"), None, ("dflash", "Qwen/Qwen3-8B")),
+    # A local path as the verifier is not a Hub id: the card's base_model answers instead.
+    ("o/h", {**speculators("/models/llama", 4096)}, "meta-llama/Llama-3.1-8B-Instruct",
+     ("eagle3", "meta-llama/Llama-3.1-8B-Instruct")),
+    ("o/h", speculators("x", 1, "unknown-kind"), None, "unknown-method"),
+    ("o/h", {"medusa_num_heads": "five"}, None, "bad-config"),
+    ("o/plain-llama", {"architectures": ["LlamaForCausalLM"], "bias": True}, None, "not-a-head"),
+    ("o/h", [1, 2], None, "bad-config"),
+])
+def test_head_configs_are_classified(repo, config, base, expected) -> None:
+    from specpick.tools.hub.discover import Skip, read_head
+
+    facts = read_head(repo, config, base)
+    got = facts.reason if isinstance(facts, Skip) else (facts.method, facts.verifier_repo_id)
+    assert got == expected
