@@ -385,3 +385,12 @@ def test_head_configs_are_classified(repo, config, base, expected) -> None:
     facts = read_head(repo, config, base)
     got = facts.reason if isinstance(facts, Skip) else (facts.method, facts.verifier_repo_id)
     assert got == expected
+
+
+def test_a_head_listed_under_a_model_publisher_is_read_as_a_head(fakehub, hub_settings, hf_home) -> None:
+    fakehub.add_repo("Qwen/Qwen3-8B-speculator.eagle3", {"config.json": {
+        **speculators("Qwen/Qwen3-8B", 4096), "num_hidden_layers": 1, "num_attention_heads": 32, "vocab_size": 151936,
+        "intermediate_size": 12288}}, pipeline_tag=TG)
+    overlay = update_overlay(CatalogInput(action="update"), settings=hub_settings)
+    assert overlay.models == [] and [(h.head_repo_id, h.method) for h in overlay.heads] == [
+        ("Qwen/Qwen3-8B-speculator.eagle3", "eagle3")]

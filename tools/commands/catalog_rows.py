@@ -70,9 +70,16 @@ class RowReader:
         from specpick.tools.hub.config import config_to_spec
         from specpick.tools.hub.discover import MAX_JSON_DEPTH, MAX_MODEL_PARAMS, json_depth, mtp_head
 
+        from specpick.tools.hub.discover import Skip, read_head
+
         config, commit = self._config(repo_id)
         if json_depth(config) > MAX_JSON_DEPTH:
             raise RemoteDataError(f"config.json of {repo_id} nests deeper than {MAX_JSON_DEPTH}")
+        looks_like_head = read_head(repo_id, config, None)
+        if not (isinstance(looks_like_head, Skip) and looks_like_head.reason == "not-a-head"):
+            # A model publisher's head (listed as text-generation too) must not become a one-layer "model".
+            self._head_from_config(repo_id, config, commit, None)
+            return
         try:
             spec = config_to_spec(config, repo_id, fact_source="hub")
         except (ValueError, TypeError, ArithmeticError) as exc:  # a field of the wrong type or range
@@ -97,9 +104,12 @@ class RowReader:
 
     def read_head(self, repo_id: str, base_model: str | None) -> None:
         """A head: method and verifier from config.json (or the card's base_model), size from the headers."""
+        config, commit = self._config(repo_id)
+        self._head_from_config(repo_id, config, commit, base_model)
+
+    def _head_from_config(self, repo_id: str, config: Any, commit: str | None, base_model: str | None) -> None:
         from specpick.tools.hub.discover import Skip, build_head, head_params_b, read_head
 
-        config, commit = self._config(repo_id)
         facts = read_head(repo_id, config, base_model)
         if isinstance(facts, Skip):
             self.skip(facts.repo_id, facts.reason, facts.detail)
