@@ -394,3 +394,13 @@ def test_a_head_listed_under_a_model_publisher_is_read_as_a_head(fakehub, hub_se
     overlay = update_overlay(CatalogInput(action="update"), settings=hub_settings)
     assert overlay.models == [] and [(h.head_repo_id, h.method) for h in overlay.heads] == [
         ("Qwen/Qwen3-8B-speculator.eagle3", "eagle3")]
+
+
+def test_the_catalog_tool_is_on_every_surface(hf_home) -> None:
+    from specpick.skill.surfaces.registry import BY_NAME
+
+    tool = BY_NAME["catalog"]
+    schema = tool.tool_definition()["input_schema"]
+    assert schema["properties"]["action"]["enum"] == ["status", "update"]
+    result = tool.run({"action": "status"}, caller="tool")
+    assert result.overlay_exists is False and result.snapshot_date == ov.snapshot_date()
