@@ -266,6 +266,10 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
                 reader.read_head(repo, listed[repo].base_model)
         except PickerError as exc:
             reader.skip(repo, _skip_reason(exc), exc.message)
+        except (ValueError, TypeError, KeyError, ArithmeticError, OSError) as exc:
+            # Data-shaped failures inside the client or our parsing of one repo's files: that repo is skipped,
+            # the refresh goes on (one odd repo must not cost the user the other rows).
+            reader.skip(repo, "bad-config", f"{type(exc).__name__}: {exc}")
     overlay = _merge_previous(reader.models, reader.heads, reader.skipped, looked_at=looked_at)
     overlay = overlay.model_copy(update={
         "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
