@@ -1,23 +1,38 @@
-"""Regenerate tools/data/{models,gpus,heads}.csv from the shared fact tables.
+"""Rebuild the embedded catalog snapshot (tools/data) reproducibly, and stamp its date.
 
-One-off maintenance script, not part of the installed package. It reads the
-team's sourced tables (``SOURCE_DIR/*.csv``, described in docs/references/DATA.md), normalises names, and adds the
-architecture fields that parameter counts and the step-time model need but the
-shared tables lack (FFN width, MoE and MLA shapes, tied embeddings, sliding
-windows). Every added value names its source in ``arch_source``; the parameter
-test checks each model's computed total against its published total (<= 2%).
+Default (no arguments): read the committed tables in ``tools/data``, check them (exact columns, unique keys,
+numbers that parse), rewrite ``models.csv``, ``gpus.csv`` and ``heads.csv`` in one canonical format (the csv
+module's default dialect, the format these three were first written in) and write ``snapshot.json``: the
+snapshot's date and a SHA-256 and row count per table. Running it twice gives identical bytes. Rows keep their
+file order: row ids (``{source_id}/{n}``), alias precedence and "smallest draft first" depend on it.
 
-Usage: python scripts/build_catalog.py SOURCE_DIR tools/data
+The snapshot date is ``--date`` if given; else the date already in ``snapshot.json`` when no table changed;
+else today (UTC). So the date moves only when the data does, and ``specpick catalog status`` can say how old
+the embedded snapshot is.
 
-It normalises the first 55 models, 21 GPUs and 61 heads; the 2025-2026 rows were appended once by
-``scripts/merge_catalog.py`` from researched tables (each row keeps its own source).
+``--from-shared SRC`` first regenerates the three tables from the team's sourced fact tables in ``SRC``
+(``models.csv``, ``gpus.csv``, ``heads.csv``), adding the architecture fields they lack (FFN width, MoE and MLA
+shapes, tied embeddings, sliding windows); every added value names its source in ``arch_source``.
+``--check`` writes nothing and exits 1 if a rebuild would change any byte (for CI).
+
+Usage: python scripts/build_catalog.py [--out DIR] [--from-shared SRC] [--date YYYY-MM-DD] [--check]
+
+The 2025-2026 rows were appended once by ``scripts/merge_catalog.py`` from researched tables (each row keeps
+its own source); this script keeps them as they are.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import datetime
+import hashlib
+import io
+import json
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 HF_CONFIG = "config.json of the HF repo (intermediate_size, tie_word_embeddings, MoE/MLA/sliding fields)"
@@ -107,6 +122,20 @@ GPU_KEYS: dict[str, tuple[str, str, dict]] = {
     "AMD Instinct MI325X 256GB": ("MI325X", "mi325x;amd mi325x;instinct mi325x", {"vendor": "amd"}),
 }
 
+MODEL_FIELDS = [
+    "repo_id", "family", "aliases", "params_total_b", "params_active_b", "hidden_size", "num_layers",
+    "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
+    "tie_word_embeddings", "num_experts", "experts_per_token", "moe_intermediate_size", "num_shared_experts",
+    "first_dense_layers", "sliding_window", "sliding_layer_fraction", "kv_lora_rank", "qk_rope_head_dim",
+    "q_lora_rank", "qk_nope_head_dim", "v_head_dim", "attention_bias", "vision_params_b", "mtp_layers",
+    "tokenizer_family", "tokenizer_specials", "tokenizer_note", "max_position_embeddings", "dtype", "gated",
+    "source", "arch_source", "notes",
+]
+GPU_FIELDS = ["key", "name", "aliases", "memory_gb", "bandwidth_gbps", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+              "link_gbps", "interconnect", "vendor", "source", "notes"]
+HEAD_FIELDS = ["head_repo_id", "method", "method_detail", "verifier_repo_id", "head_params_b", "head_params_note",
+               "runtimes", "publisher", "trained_dtype", "source", "notes"]
+
 HEAD_METHOD = [
     (r"^EAGLE-1", "eagle"),
     (r"^EAGLE-3", "eagle3"),
@@ -136,15 +165,7 @@ def _dtype(v: str) -> str:
 
 def build_models(src: Path, dst: Path) -> None:
     rows = list(csv.DictReader(open(src / "models.csv", encoding="utf-8")))
-    fields = [
-        "repo_id", "family", "aliases", "params_total_b", "params_active_b", "hidden_size", "num_layers",
-        "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
-        "tie_word_embeddings", "num_experts", "experts_per_token", "moe_intermediate_size", "num_shared_experts",
-        "first_dense_layers", "sliding_window", "sliding_layer_fraction", "kv_lora_rank", "qk_rope_head_dim",
-        "q_lora_rank", "qk_nope_head_dim", "v_head_dim", "attention_bias", "vision_params_b", "mtp_layers",
-        "tokenizer_family", "tokenizer_specials", "tokenizer_note", "max_position_embeddings", "dtype", "gated",
-        "source", "arch_source", "notes",
-    ]
+    fields = MODEL_FIELDS
     out = []
     for r in rows:
         extra = dict(EXTRA[r["repo_id"]])
@@ -180,8 +201,7 @@ def build_models(src: Path, dst: Path) -> None:
 
 def build_gpus(src: Path, dst: Path) -> None:
     rows = list(csv.DictReader(open(src / "gpus.csv", encoding="utf-8")))
-    fields = ["key", "name", "aliases", "memory_gb", "bandwidth_gbps", "bf16_tflops", "fp16_tflops", "fp8_tflops",
-              "link_gbps", "interconnect", "vendor", "source", "notes"]
+    fields = GPU_FIELDS
     out = []
     for r in rows:
         key, aliases, extra = GPU_KEYS[r["name"]]
@@ -230,8 +250,7 @@ def _publisher(notes: str, repo: str) -> str:
 
 def build_heads(src: Path, dst: Path) -> None:
     rows = list(csv.DictReader(open(src / "heads.csv", encoding="utf-8")))
-    fields = ["head_repo_id", "method", "method_detail", "verifier_repo_id", "head_params_b", "head_params_note",
-              "runtimes", "publisher", "trained_dtype", "source", "notes"]
+    fields = HEAD_FIELDS
     out = []
     for r in rows:
         method = next(m for pat, m in HEAD_METHOD if re.search(pat, r["method"]))
@@ -251,8 +270,142 @@ def build_heads(src: Path, dst: Path) -> None:
         w.writerows(out)
 
 
+
+# --- Snapshot: check, normalise, stamp ------------------------------------------------------------------------
+
+DATA = Path(__file__).resolve().parent.parent / "tools" / "data"
+SNAPSHOT = "snapshot.json"
+# table -> (columns, key columns, numeric columns). These three are the tables this script writes.
+NORMALISED: dict[str, tuple[list[str], tuple[str, ...], tuple[str, ...]]] = {
+    "models.csv": (MODEL_FIELDS, ("repo_id",), (
+        "params_total_b", "params_active_b", "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads",
+        "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings")),
+    "gpus.csv": (GPU_FIELDS, ("key",), ("memory_gb", "bandwidth_gbps", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+                                        "link_gbps")),
+    "heads.csv": (HEAD_FIELDS, ("head_repo_id", "verifier_repo_id"), ("head_params_b",)),
+}
+
+
+class TableError(ValueError):
+    """A committed table breaks its contract (columns, keys, numbers)."""
+
+
+def _read_rows(path: Path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def check_table(name: str, rows: list[list[str]]) -> list[str]:
+    """Every problem of one table (empty list = fine): columns, row width, unique keys, parseable numbers."""
+    columns, keys, numeric = NORMALISED[name]
+    if not rows or rows[0] != columns:
+        return [f"{name}: header is {rows[0] if rows else []}, expected {columns}"]
+    problems: list[str] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) != len(columns):
+            problems.append(f"{name}:{n}: {len(row)} fields, expected {len(columns)}")
+            continue
+        record = dict(zip(columns, row))
+        key = tuple(record[k].lower() for k in keys)
+        if not all(key):
+            problems.append(f"{name}:{n}: empty key {keys}")
+        elif key in seen:
+            problems.append(f"{name}:{n}: duplicate key {key} (first on line {seen[key]})")
+        seen.setdefault(key, n)
+        for col in numeric:
+            value = record[col].strip()
+            try:
+                if value and float(value) < 0:
+                    problems.append(f"{name}:{n}: {col}={value} is negative")
+            except ValueError:
+                problems.append(f"{name}:{n}: {col}={value!r} is not a number")
+        if not record["source"].strip():
+            problems.append(f"{name}:{n}: no source")
+    return problems
+
+
+def canonical_csv(rows: list[list[str]]) -> bytes:
+    """The csv module's default dialect (CRLF, minimal quoting): how these tables were first written."""
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    return buf.getvalue().encode("utf-8")
+
+
+def snapshot_manifest(tables: dict[str, bytes], date: str) -> bytes:
+    """``snapshot.json``: date, and per table its SHA-256 and data-row count; sorted keys, stable bytes."""
+    entries = {name: {"sha256": hashlib.sha256(data).hexdigest(),
+                      "rows": max(0, len(_read_rows_bytes(data)) - 1)} for name, data in sorted(tables.items())}
+    return (json.dumps({"snapshot_date": date, "tables": entries}, indent=1, sort_keys=True) + "\n").encode()
+
+
+def _read_rows_bytes(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+def build_snapshot(src: Path, date: str | None = None) -> dict[str, bytes]:
+    """The snapshot's files (name -> bytes) from the tables in ``src``; raises TableError listing every problem."""
+    out: dict[str, bytes] = {}
+    problems: list[str] = []
+    for path in sorted(src.glob("*.csv")):
+        if path.name in NORMALISED:
+            rows = _read_rows(path)
+            problems += check_table(path.name, rows)
+            out[path.name] = canonical_csv(rows)
+        else:  # hand-written or built by another script: stamped, not rewritten
+            out[path.name] = path.read_bytes()
+    missing = sorted(set(NORMALISED) - set(out))
+    problems += [f"{name}: missing" for name in missing]
+    if problems:
+        raise TableError("; ".join(problems))
+    if date is None:
+        date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        previous = src / SNAPSHOT
+        if previous.is_file():
+            old = json.loads(previous.read_text(encoding="utf-8"))
+            if json.loads(snapshot_manifest(out, old.get("snapshot_date", "")))["tables"] == old.get("tables"):
+                date = old["snapshot_date"]  # no table changed: the snapshot is as old as it was
+    datetime.date.fromisoformat(date)
+    out[SNAPSHOT] = snapshot_manifest(out, date)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--src", type=Path, default=DATA, help="the tables to read (default: tools/data)")
+    parser.add_argument("--out", type=Path, default=None, help="where to write (default: --src, in place)")
+    parser.add_argument("--from-shared", type=Path, default=None,
+                        help="regenerate models/gpus/heads from the team's fact tables in this folder first")
+    parser.add_argument("--date", default=None, help="snapshot date YYYY-MM-DD (default: see above)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a rebuild changes bytes")
+    args = parser.parse_args(argv)
+    src, out = args.src, args.out or args.src
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for path in src.iterdir():
+            if path.is_file() and (path.suffix == ".csv" or path.name == SNAPSHOT):
+                shutil.copy2(path, work / path.name)
+        if args.from_shared is not None:
+            build_models(args.from_shared, work)
+            build_gpus(args.from_shared, work)
+            build_heads(args.from_shared, work)
+        try:
+            files = build_snapshot(work, args.date)
+        except (TableError, ValueError) as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 2
+    changed = [name for name, data in files.items() if not (out / name).is_file() or (out / name).read_bytes() != data]
+    if args.check:
+        if changed:
+            sys.stderr.write(f"out of date: {', '.join(changed)}: run python scripts/build_catalog.py\n")
+            return 1
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    for name in changed:
+        (out / name).write_bytes(files[name])
+    sys.stderr.write(f"wrote {len(changed)} file(s) to {out}: {', '.join(changed) or 'nothing changed'}\n")
+    return 0
+
+
 if __name__ == "__main__":
-    src, dst = Path(sys.argv[1]), Path(sys.argv[2])
-    build_models(src, dst)
-    build_gpus(src, dst)
-    build_heads(src, dst)
+    raise SystemExit(main())

@@ -215,6 +215,20 @@ TOOLS: tuple[ToolSpec, ...] = (
         input_model="specpick.tools.commands.calibrate:CalibrateInput",
         render="specpick.tools.commands.calibrate:render_text",
     ),
+    ToolSpec(
+        name="catalog",
+        cli="catalog",
+        summary="embedded catalog date and Hub overlay (status); refresh heads and models from the Hub (update)",
+        description=(
+            "status: the embedded catalog snapshot's date, where the user's Hub overlay lives, when it was "
+            "fetched and which models and heads it adds. update: list speculative heads and verifiers on the "
+            "Hugging Face Hub (by publisher and speculator search terms, bounded), read their config.json and "
+            "safetensors headers, link each head to its verifier, and write the overlay every tool then uses."
+        ),
+        target="specpick.tools.commands.catalog:catalog_tool",
+        input_model="specpick.tools.commands.catalog:CatalogInput",
+        render="specpick.tools.commands.catalog:render_text",
+    ),
 )
 
 BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}

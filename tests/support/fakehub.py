@@ -7,6 +7,9 @@ It serves what the client needs, as listed in docs/references/OFFLINE.md §1e:
   (both mandatory for the client), ``X-Linked-Size``/``X-Linked-Etag`` for LFS
   files, and ``Range`` requests (used by ``get_safetensors_metadata``);
 * ``GET /api/models/{repo}[/revision/{rev}]`` (model info);
+* ``GET /api/models?author=&search=&filter=&pipeline_tag=&limit=&cardData=`` (``HfApi.list_models``): public
+  and gated repos, ``search`` a case-insensitive substring of the repo id as on the Hub, ``cardData`` from
+  ``add_repo(card_data=...)``;
 * Hub-style errors chosen by ``X-Error-Code``: RepoNotFound, GatedRepo,
   RevisionNotFound, EntryNotFound; and the Hub's auth behaviour (anonymous
   → 401, valid token without access to a gated repo → 403, bad token → 401).
@@ -29,6 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
+
+from tests.support.fakehub_listing import list_models_answer, safetensors_header_only  # noqa: F401 - re-exported
 
 FileContent = bytes | str | dict | list
 
@@ -85,6 +90,9 @@ class _Repo:
     gated: bool | str
     private: bool
     revisions: dict[str, _Revision]  # branch name -> revision
+    card_data: dict | None = None
+    pipeline_tag: str | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass
@@ -96,6 +104,7 @@ class Failure:
     count: int = 1
     stall_s: float = 0.0  # > 0: hold the request this long, then drop the connection
     path_contains: str = ""
+    skip: int = 0  # let this many matching requests through first
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,7 @@ class LoggedRequest:
     path: str
     range: str | None
     token: str | None
+    query: str = ""
 
 
 class FakeHub:
@@ -130,11 +140,16 @@ class FakeHub:
         private: bool = False,
         branches: dict[str, dict[str, FileContent]] | None = None,
         declared_sizes: dict[str, int] | None = None,
+        card_data: dict | None = None,
+        pipeline_tag: str | None = None,
+        tags: tuple[str, ...] = (),
     ) -> str:
         """Add a model repo; returns the commit sha of its ``main`` branch.
 
         ``declared_sizes`` makes HEAD announce a (larger) size for a file
         without serving that many bytes, to test size bounds cheaply.
+        ``card_data`` (the model card's YAML, e.g. ``{"base_model": ...}``), ``pipeline_tag`` and ``tags``
+        are what the listing endpoint returns and filters on.
         """
         revisions = {}
         for name, content in {"main": files, **(branches or {})}.items():
@@ -143,7 +158,7 @@ class FakeHub:
             for path in sorted(data):
                 digest.update(path.encode() + hashlib.sha1(data[path]).digest())
             revisions[name] = _Revision(digest.hexdigest(), data, dict(declared_sizes or {}))
-        self.repos[repo_id] = _Repo(repo_id, gated, private, revisions)
+        self.repos[repo_id] = _Repo(repo_id, gated, private, revisions, card_data, pipeline_tag, tuple(tags))
         return revisions["main"].sha
 
     def grant(self, token: str, repo_id: str) -> None:
@@ -151,9 +166,9 @@ class FakeHub:
         self.grants.add((token, repo_id))
 
     def fail_next(self, status: int | None = 503, *, count: int = 1, headers: dict[str, str] | None = None,
-                  stall_s: float = 0.0, path_contains: str = "") -> None:
-        """Answer the next ``count`` matching requests with ``status`` (or a stall)."""
-        self.failures.append(Failure(status, dict(headers or {}), count, stall_s, path_contains))
+                  stall_s: float = 0.0, path_contains: str = "", skip: int = 0) -> None:
+        """Answer the next ``count`` matching requests with ``status`` (or a stall), after ``skip`` pass."""
+        self.failures.append(Failure(status, dict(headers or {}), count, stall_s, path_contains, skip))
 
     def requests(self, method: str | None = None, contains: str = "") -> list[LoggedRequest]:
         """Logged requests, filtered by method and a path substring."""
@@ -196,6 +211,9 @@ class FakeHub:
         with self._lock:
             for failure in self.failures:
                 if failure.path_contains in path:
+                    if failure.skip > 0:
+                        failure.skip -= 1
+                        return None
                     failure.count -= 1
                     if failure.count <= 0:
                         self.failures.remove(failure)
@@ -220,6 +238,7 @@ class FakeHub:
 
 
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+(?:/[^/]+)?)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
+_LIST = "/api/models"
 _API = re.compile(r"^/api/models/(?P<repo>[^/]+(?:/[^/]+)?)(?:/revision/(?P<rev>[^/]+))?$")
 
 
@@ -258,7 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         auth = self.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
-        hub.log.append(LoggedRequest(self.command, split.path, self.headers.get("Range"), token))
+        hub.log.append(LoggedRequest(self.command, split.path, self.headers.get("Range"), token, split.query))
         failure = hub._take_failure(split.path)
         if failure is not None:
             if failure.stall_s > 0:
@@ -270,6 +289,9 @@ class _Handler(BaseHTTPRequestHandler):
         match = _RESOLVE.match(split.path)
         if match:
             self._resolve(unquote(match["repo"]), unquote(match["rev"]), unquote(match["path"]), token, head)
+            return
+        if split.path.rstrip("/") == _LIST and not head:
+            self._list_models(token, parse_qs(split.query))
             return
         match = _API.match(split.path)
         if match and not head:
@@ -312,6 +334,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers["Content-Length"] = str(size if head else len(data))
         self._send(200, data, headers, head)
+
+    def _list_models(self, token: str | None, query: dict[str, list[str]]) -> None:
+        status, payload = list_models_answer(self.fakehub, token, query)
+        self._send(status, json.dumps(payload).encode(), {"Content-Type": "application/json"})
 
     def _model_info(self, repo_id: str, rev: str, token: str | None, query: dict[str, list[str]]) -> None:
         hub = self.fakehub

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FactSource = Literal["catalog", "hub", "hub-cache", "user"]
+FactSource = Literal["catalog", "hub", "hub-cache", "user", "overlay"]
 
 
 class ModelSpec(BaseModel):
@@ -156,6 +156,7 @@ class HeadSpec(BaseModel):
     superseded_by: str = Field("", description="head repo id its publisher recommends instead")
     source: str = ""
     notes: str = ""
+    fact_source: FactSource = Field("catalog", description="catalog (embedded), overlay (`specpick catalog update`)")
 
 
 class DraftPairing(BaseModel):

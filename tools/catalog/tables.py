@@ -215,8 +215,20 @@ class Catalog:
     def support(self, engine: str, method: str) -> EngineSupport | None:
         return next((s for s in self.engine_support if s.engine == engine and s.method == method), None)
 
+    def add_rows(self, models: list[ModelSpec], heads: list[HeadSpec]) -> None:
+        """Append rows from outside the embedded tables (the Hub overlay), indexed like the embedded ones."""
+        self.models.extend(models)
+        self.heads.extend(heads)
+        for m in models:
+            for key in (m.repo_id, m.repo_id.split("/", 1)[-1], *m.aliases):
+                self._model_index.setdefault(normalize_name(key), m)
+
 
 @lru_cache(maxsize=1)
 def get_catalog() -> Catalog:
-    """The process-wide catalog (parsed once, about 10 ms)."""
-    return Catalog()
+    """The process-wide catalog (parsed once, about 10 ms), with the user's Hub overlay merged when present."""
+    from specpick.tools.catalog.overlay import merge_overlay
+
+    catalog = Catalog()
+    merge_overlay(catalog)
+    return catalog

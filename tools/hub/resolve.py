@@ -20,7 +20,7 @@ class ResolvedModel(BaseModel):
     """A model's facts and where they came from."""
 
     spec: ModelSpec
-    source: Literal["catalog", "hub", "hub-cache"]
+    source: Literal["catalog", "overlay", "hub", "hub-cache"]
     params: ParamBreakdown | None = None
     notes: list[str] = []
 
@@ -46,7 +46,8 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     catalog = get_catalog()
     found = catalog.find_model(name)
     if found is not None and not live:
-        return ResolvedModel(spec=found, source="catalog")
+        # A row from the user's Hub overlay (`specpick catalog update`) says so: it is not a curated catalog row.
+        return ResolvedModel(spec=found, source="overlay" if found.fact_source == "overlay" else "catalog")
     # The one name rule (tables.Catalog.resolve_repo_id): exact catalog match, else a Hub repo id with --live.
     repo_id = catalog.resolve_repo_id(name, hub_allowed=live, can_go_live=True)
     from specpick.tools.hub.config import fetch_model_spec
