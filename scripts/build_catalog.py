@@ -124,17 +124,24 @@ GPU_KEYS: dict[str, tuple[str, str, dict]] = {
 
 MODEL_FIELDS = [
     "repo_id", "family", "aliases", "params_total_b", "params_active_b", "hidden_size", "num_layers",
-    "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
-    "tie_word_embeddings", "num_experts", "experts_per_token", "moe_intermediate_size", "num_shared_experts",
-    "first_dense_layers", "sliding_window", "sliding_layer_fraction", "kv_lora_rank", "qk_rope_head_dim",
-    "q_lora_rank", "qk_nope_head_dim", "v_head_dim", "attention_bias", "vision_params_b", "mtp_layers",
+    "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size", "tie_word_embeddings",
+    "num_experts", "experts_per_token", "moe_intermediate_size", "num_shared_experts", "first_dense_layers",
+    "sliding_window", "sliding_layer_fraction", "kv_lora_rank", "qk_rope_head_dim", "q_lora_rank",
+    "qk_nope_head_dim", "v_head_dim", "attention_bias", "vision_params_b", "mtp_layers",
+    "linear_attention_layer_fraction", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+    "linear_value_head_dim", "linear_conv_kernel", "attn_output_gate", "hybrid_note", "params_note",
     "tokenizer_family", "tokenizer_specials", "tokenizer_note", "max_position_embeddings", "dtype", "gated",
     "source", "arch_source", "notes",
 ]
-GPU_FIELDS = ["key", "name", "aliases", "memory_gb", "bandwidth_gbps", "bf16_tflops", "fp16_tflops", "fp8_tflops",
-              "link_gbps", "interconnect", "vendor", "source", "notes"]
-HEAD_FIELDS = ["head_repo_id", "method", "method_detail", "verifier_repo_id", "head_params_b", "head_params_note",
-               "runtimes", "publisher", "trained_dtype", "source", "notes"]
+GPU_FIELDS = [
+    "key", "name", "aliases", "memory_gb", "bandwidth_gbps", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+    "fp4_tflops", "link_gbps", "interconnect", "vendor", "source", "notes",
+]
+HEAD_FIELDS = [
+    "head_repo_id", "method", "method_detail", "format", "verifier_repo_id", "verifier_revision", "head_params_b",
+    "head_params_note", "trained_context_tokens", "runtimes", "engine_versions", "publisher", "trained_dtype",
+    "superseded_by", "source", "notes",
+]
 
 HEAD_METHOD = [
     (r"^EAGLE-1", "eagle"),
