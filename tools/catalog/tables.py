@@ -15,10 +15,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from pydantic import BaseModel
-
 from specpick.tools.errors import NotFoundError, close_matches_hint
-from specpick.tools.catalog.specs import DraftPairing, GpuSpec, HeadSpec, ModelSpec
+from specpick.tools.catalog.specs import DraftPairing, EngineSupport, GpuSpec, HeadSpec, ModelSpec, version_key
 
 _INT_FIELDS = {
     "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size",
@@ -28,19 +26,6 @@ _INT_FIELDS = {
 }
 _FLOAT_FIELDS = {"params_total_b", "params_active_b", "sliding_layer_fraction", "vision_params_b"}
 _BOOL_FIELDS = {"tie_word_embeddings", "attention_bias"}
-
-
-class EngineSupport(BaseModel):
-    """Whether an engine runs a method, under which option name, read from which version."""
-
-    engine: str
-    engine_version: str
-    method: str
-    support: str  # yes | partial | no
-    config_name: str
-    knobs: str
-    notes: str
-    source: str
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -103,7 +88,10 @@ class Catalog:
             for r in _rows("heads.csv")
         ]
         self.drafts: list[DraftPairing] = [DraftPairing(**r) for r in _rows("drafts.csv")]
-        self.engine_support: list[EngineSupport] = [EngineSupport(**r) for r in _rows("engine_support.csv")]
+        self.engine_support: list[EngineSupport] = [
+            EngineSupport(**{**r, "breaks_with": tuple(t for t in r["breaks_with"].split(";") if t)})
+            for r in _rows("engine_support.csv")
+        ]
 
         self._model_index: dict[str, ModelSpec] = {}
         for m in self.models:
@@ -176,8 +164,22 @@ class Catalog:
         fam = verifier.family.lower()
         return [d for d in self.drafts if d.verifier_family.lower() == fam and d.draft_repo_id != verifier.repo_id]
 
-    def support(self, engine: str, method: str) -> EngineSupport | None:
-        return next((s for s in self.engine_support if s.engine == engine and s.method == method), None)
+    def support(self, engine: str, method: str, version: str | None = None) -> EngineSupport | None:
+        """The support row of ``method`` on ``engine`` at ``version``.
+
+        Rows are kept per engine version (``min_version``: the first release a row applies to, empty = every
+        release we track). Without a version: the newest row (today's build). With one: the newest row whose
+        ``min_version`` is not after it; a version older than every row gets the oldest row (the caller says
+        which release it needs).
+        """
+        rows = sorted((s for s in self.engine_support if s.engine == engine and s.method == method),
+                      key=lambda s: version_key(s.min_version))
+        if not rows:
+            return None
+        if version is None:
+            return rows[-1]
+        fitting = [s for s in rows if version_key(s.min_version) <= version_key(version)]
+        return fitting[-1] if fitting else rows[0]
 
 
 @lru_cache(maxsize=1)
