@@ -22,7 +22,10 @@ from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import (
     TREE_METHODS_WITH_HEADS, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
 )
-from specpick.tools.vocab import BYTES_PER_PARAM, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload
+from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
+from specpick.tools.vocab import (
+    BYTES_PER_PARAM, DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload,
+)
 
 MAX_DRAFT_TOKENS = 64
 MAX_BATCH = 4096
@@ -97,8 +100,8 @@ class SpeedupInput(BaseModel):
              f"--draft-params-b must be a positive size in billions, got {self.draft_params_b}"),
             (self.context_tokens is not None and not 0 <= self.context_tokens <= 10_000_000,
              f"--context-tokens must be 0..10000000, got {self.context_tokens}"),
-            ((self.draft or self.draft_params_b) is not None and self.method != "draft_model",
-             f"--draft/--draft-params-b only apply to method draft_model, not {self.method}"),
+            ((self.draft or self.draft_params_b) is not None and self.method not in DRAFT_MODEL_METHODS,
+             f"--draft/--draft-params-b only apply to method draft_model or pard, not {self.method}"),
             (self.draft is not None and self.draft_params_b is not None,
              "give --draft or --draft-params-b, not both"),
             (any(v is not None for v in (self.tree_depth, self.tree_top_k, self.num_verify_tokens))
@@ -139,9 +142,11 @@ def _synthetic_draft(params_b: float, verifier: ModelSpec) -> tuple[ModelSpec, s
 
 
 def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec | None:
-    if inp.method != "draft_model":
+    if inp.method not in DRAFT_MODEL_METHODS:
         return None
     cat = get_catalog()
+    if inp.method == "pard":
+        return _resolve_pard(inp, verifier, notes)
     if inp.draft:
         draft = cat.model(inp.draft)
     elif inp.draft_params_b is not None:
@@ -159,6 +164,22 @@ def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> 
     vp, dp = count_params(verifier).total_b, count_params(draft).total_b
     if dp >= vp:
         raise InputError(f"draft ({dp:.2f}B) is not smaller than the verifier ({vp:.2f}B): it cannot pay")
+    return draft
+
+
+def _resolve_pard(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec:
+    """The PARD draft given, or the catalog's PARD draft for the verifier's family."""
+    if inp.draft_params_b is not None:
+        raise InputError("--draft-params-b does not apply to pard: pass the PARD draft repo with --draft")
+    name = inp.draft or next((d.draft_repo_id for d in get_catalog().drafts_for(verifier)
+                              if is_pard_repo(d.draft_repo_id)), None)
+    if name is None:
+        raise InputError(f"no known PARD draft for {verifier.repo_id}; pass one with --draft (e.g. amd/PARD-...)")
+    draft = pard_draft_spec(name)
+    if draft is None:
+        raise InputError(f"{name} is not a PARD draft we can size (its base model is not in the catalog); "
+                         "PARD drafts are named amd/PARD-<base>")
+    notes.append(f"PARD draft {draft.repo_id}: {draft.notes or 'catalog row'}")
     return draft
 
 
