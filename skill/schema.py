@@ -9,6 +9,8 @@ add fields, don't rename them.
 
 from __future__ import annotations
 
+import re
+
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -198,6 +200,8 @@ class PlannerInputs(BaseModel):
     head: str | None = Field(None, description="candidate speculative head repo (EAGLE/Medusa/MTP)")
     method: Method | None = Field(None, description="evaluate this method specifically instead of choosing one")
     engine: Engine = Field("vllm", description="serving engine")
+    engine_version: str | None = Field(None, description="engine release you run, e.g. 0.16.0 (default: the newest "
+                                                         "build we track); methods newer than it are ruled out")
     context_tokens: int = Field(4096, description="tokens per sequence (prompt + output)",
                                 json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
     quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
@@ -207,6 +211,13 @@ class PlannerInputs(BaseModel):
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: str | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
     live: bool = Field(False, description="read model facts from the Hugging Face Hub (else the embedded catalog)")
+
+    @field_validator("engine_version")
+    @classmethod
+    def _engine_version(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?", v):
+            raise ValueError(f"{v[:40]!r} is not a release number such as 0.16.0 or 1.4.0rc1")
+        return v
 
     @field_validator("gpus", "concurrency", "context_tokens", "pipeline_parallel")
     @classmethod

@@ -28,7 +28,9 @@ from specpick.tools.checks.vram import VramResult, fit_specs
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
          "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
-         "suffix": "Suffix decoding", "none": "No speculative decoding"}
+         "suffix": "Suffix decoding", "dflash": "DFlash (block-diffusion drafter)",
+         "peagle": "P-EAGLE (parallel-drafting EAGLE-3)", "pard": "PARD (parallel draft model)",
+         "none": "No speculative decoding"}
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it.
 MIN_WORTHWHILE_SPEEDUP = 1.1
 # Near-ties go to the option that needs no training, then to the user's/default engine.
@@ -218,19 +220,21 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)
     alts = _alternatives(candidates, chosen)
-    schedule = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
-                                                (inp.concurrency > 1 or inp.latency == "throughput")) else None
     cfg_in = EngineConfigInput(
         engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
         draft_model=chosen.draft_repo if chosen.strategy != "mtp" else None,
         num_draft_tokens=chosen.num_draft_tokens or 1,
         tree_top_k=chosen.tree.top_k if chosen.tree else 1,
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
-        tensor_parallel=ctx.gpus, disable_by_batch_size=schedule,
+        # No batch-size switch in the config: today's vLLM key is the per-batch schedule, which thrashes at a
+        # threshold set without measuring (vllm#49548); the fallback plan carries the break-even instead.
+        tensor_parallel=ctx.gpus,
+        engine_version=inp.engine_version if ctx.engine_explicit else None,
         draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
         **_ngram_window(ctx, chosen),
     )
-    engine_config = build_engine_config(cfg_in)
+    # Every recommendation carries the same setting for the other engines (or why they cannot run it).
+    engine_config = build_engine_config(cfg_in.model_copy(update={"all_engines": True}))
     baseline = build_engine_config(cfg_in.model_copy(update={"method": "none", "draft_model": None}))
     # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
     chain = chosen.strategy not in MEASURED_TAU_METHODS and (chosen.tree is None or chosen.tree.top_k == 1)
