@@ -73,6 +73,7 @@ FlagId = Literal[
     "moe_verification",  # MoE verification touches more experts than one-token decode
     "vram_tight",  # fits, but with little KV headroom
     "verifier_does_not_fit",  # verifier alone does not fit the GPUs given
+    "engine_breaks_with",  # the method breaks with a feature this deployment uses, on this engine version
 ]
 
 

@@ -121,6 +121,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
              tree: TreeParams | None = None, sweep: bool = True) -> SpeedupResult:
     """Speedup estimate for a candidate at ``batch`` (default: the user's concurrency)."""
     from specpick.tools.model.estimate import TreeShape, estimate_for_specs
+    from specpick.tools.model.overhead import ENGINE_TO_HARNESS
     from specpick.tools.vocab import BYTES_PER_PARAM
 
     quant = ctx.inp.quantization or ctx.verifier.dtype
@@ -138,7 +139,9 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
         # An explicit --context is what the KV cache holds while decoding; otherwise the speedup model's
         # workload-typical context (stated in its assumptions), not the 4096-token VRAM sizing default.
-        harness=cand.engine, engine=cand.engine,
+        harness=ENGINE_TO_HARNESS.get(cand.engine, cand.engine), engine=cand.engine,
+        assumptions=["llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the "
+                     "fit)"] if cand.engine == "llamacpp" else None,
         context_tokens=ctx.inp.context_tokens if "context_tokens" in ctx.inp.model_fields_set else None,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
     )
@@ -171,13 +174,17 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             note = "" if chk.belongs == "yes" else f" ({chk.summary})"
             return Candidate(method, engine, True, f"your head {ctx.head_repo}, checked against this verifier "
                              f"({chk.source}){note}", draft_repo=ctx.head_repo)
+    # llama.cpp loads EAGLE-3 and DFlash drafters converted to GGUF (convert_hf_to_gguf.py; engine_support.csv).
+    gguf = engine == "llamacpp" and method in ("eagle3", "dflash")
     published = [h for h in cat.heads_for(ctx.verifier.repo_id) if h.method == wanted and h.publisher != "test"
-                 and engine in h.runtimes]
+                 and (engine in h.runtimes or gguf)]
     if published:
         rank = {"official": 0, "vendor": 1, "community": 2}
         best = sorted(published, key=lambda h: rank.get(h.publisher, 3))[0]
-        cand = Candidate(method, engine, True, f"published {best.publisher} head {best.head_repo_id} for this exact "
-                         "verifier: no training needed", head=best, draft_repo=best.head_repo_id)
+        what = "drafter" if method in PARALLEL_START_LENGTH else "head"
+        cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for this exact "
+                         "verifier: no training needed" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
+                         head=best, draft_repo=best.head_repo_id)
     elif ctx.inp.can_finetune and method in PARALLEL_START_LENGTH:
         # Parallel drafters are recommended only where a drafter is published for this verifier: their
         # acceptance rows all come from the publishers' own drafters.

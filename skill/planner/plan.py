@@ -14,7 +14,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, draft_tensor_parallel, estimate, evaluate_candidates
-from specpick.skill.planner.compat import build_checks
+from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
 from specpick.skill.planner.flags import blocker_flags, deployment_flags, rejected_flags, tokenizer_flags
@@ -178,6 +178,7 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
                       f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running")
             flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+        flags += breaks_with_flags(ctx, chosen)
     if reason is None:
         return chosen, blockers, None
     rationale.append(f"Speculation off: {reason}.")
@@ -205,6 +206,7 @@ def plan(inp: PlannerInputs) -> Recommendation:
     if chosen.strategy != "none":
         flags += tokenizer_flags(chosen)
         flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+        flags += breaks_with_flags(ctx, chosen)
     user_draft = next((c for c in candidates if c.strategy == "draft_model" and ctx.draft is not None), None)
     if user_draft is not None and user_draft is not chosen:
         flags += tokenizer_flags(user_draft)  # the user asked about this draft: say what we found
