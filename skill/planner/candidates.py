@@ -211,6 +211,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
 
 
 def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
+    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec
     from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers
     from specpick.tools.checks.vram import fit_specs
 
@@ -233,9 +234,11 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     best: Candidate | None = None
     rejected: list[str] = []
     for draft in options:
-        both_catalog = cat.find_model(draft.repo_id) and cat.find_model(ctx.verifier.repo_id)
-        verdict = (catalog_tokenizer_verdict(draft.repo_id, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
-                   else compare_tokenizers(draft.repo_id, ctx.verifier.repo_id, live=True))
+        # A PARD draft keeps its base model's tokenizer (plus mask tokens): compare the base.
+        tok_repo = (pard_base_spec(draft.repo_id) or draft).repo_id if is_pard_repo(draft.repo_id) else draft.repo_id
+        both_catalog = cat.find_model(tok_repo) and cat.find_model(ctx.verifier.repo_id)
+        verdict = (catalog_tokenizer_verdict(tok_repo, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
+                   else compare_tokenizers(tok_repo, ctx.verifier.repo_id, live=True))
         fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, draft=draft, quantization=ctx.inp.quantization,
                         context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency,
                         draft_tp=draft_tensor_parallel(draft, ctx.gpus))
