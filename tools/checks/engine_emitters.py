@@ -199,9 +199,6 @@ def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
         # -hfd/--spec-draft-hf: the drafter's GGUF repo; the draft runs fully on the GPU (-ngld all).
         flags += ["--spec-draft-hf", inp.draft_model, "--spec-draft-ngl", "all"]
     flags += ["--spec-draft-n-max", str(inp.num_draft_tokens)]
-    if inp.method == "dflash":
-        notes.append("DFlash acceptance collapses with many parallel slots (issue #27117): keep -np low or use "
-                     "--spec-draft-n-max 1")
     if inp.method == "ngram":
         flags += ["--spec-ngram-simple-size-n", str(inp.prompt_lookup_max)]
     notes.append("flags as of build @00dc805: builds from 2025 spelled the draft length --draft-max/--draft-min")

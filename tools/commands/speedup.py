@@ -238,6 +238,8 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
     if inp.engine is None and inp.harness is None:
         notes.append("engine not given: vLLM overheads assumed")
+    if inp.engine == "llamacpp" and inp.harness is None:
+        notes.append("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)")
     draft = _resolve_draft(inp, verifier, notes)
     bpp = _bpp(inp.quantization, verifier.dtype)
     draft_bpp = _bpp(inp.quantization, draft.dtype) if draft else None
