@@ -204,6 +204,19 @@ def test_bad_settings_say_what_is_wrong(kw, match):
         BY_CLI["engine-config"].run({"verifier": V, **base, **kw})
 
 
+def test_a_tree_setting_says_where_it_becomes_a_chain():
+    c = cfg(engine="sglang", method="eagle3", draft_model=HEAD, num_draft_tokens=5, tree_top_k=4, num_verify_tokens=8,
+            all_engines=True)
+    assert c.argv[-6:] == ["--speculative-num-steps", "5", "--speculative-eagle-topk", "4",
+                           "--speculative-num-draft-tokens", "8"]
+    by = {t.engine: t.config for t in c.translations if t.config is not None}
+    spec = yaml.safe_load(by["trtllm"].config)["speculative_config"]
+    assert (spec["max_draft_len"], spec["dynamic_tree_max_topK"], spec["max_total_draft_tokens"]) == (5, 4, 8)
+    assert json.loads(by["vllm"].config)["num_speculative_tokens"] == 5
+    assert any("no top-k tree" in n for n in by["vllm"].notes)
+    assert any("chain only" in n for n in by["llamacpp"].notes)
+
+
 def test_catalog_aliases_resolve_to_repo_ids():
     c = cfg(engine="vllm", method="eagle3", verifier="llama-3.1-8b", draft_model=HEAD)
     assert c.argv[2] == V

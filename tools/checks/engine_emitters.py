@@ -58,6 +58,11 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
     elif method in ("eagle", "eagle3") and inp.tensor_parallel > 1:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
+    if inp.tree_top_k > 1:
+        # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):
+        # no top-k key, so the depth runs as a chain here.
+        notes.append(f"vLLM has no top-k tree: the depth ({inp.num_draft_tokens}) runs as a chain; a static "
+                     "speculative_token_tree needs --attention-backend TREE_ATTN (experimental)")
     if method == "ngram":
         cfg["prompt_lookup_min"] = inp.prompt_lookup_min
         cfg["prompt_lookup_max"] = inp.prompt_lookup_max
@@ -216,6 +221,8 @@ def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
 
 def transformers(inp: EngineConfigInput, version: str) -> EngineConfig:
     notes = ["assisted generation runs batch size 1 only ('assisted generate is only supported for batch_size = 1')"]
+    if inp.tree_top_k > 1 or inp.full_schedule():
+        notes.append("generate() drafts a chain at batch 1: no tree, no per-batch schedule")
     schedule = "heuristic" if inp.adaptive else "constant"
     if inp.method == "draft_model":
         text = (f"assistant_model=AutoModelForCausalLM.from_pretrained({inp.draft_model!r}), "
