@@ -115,3 +115,16 @@ def test_engine_version_needs_an_engine():
 
     with pytest.raises(InputError, match="needs --engine"):
         build_context(PlannerInputs(verifier="llama-3.1-8b", workload="chat", engine_version="0.16.0"))
+
+
+def test_self_quantized_mtp_is_flagged():
+    # DeepSeek-V3 ships FP8; serving it as int4 quantizes the MTP layer too (vllm#43455, llm-compressor#1843)
+    cat = get_catalog()
+    mtp_model = next(m for m in cat.models if m.mtp_layers > 0 and m.dtype == "fp8")
+    ctx = build_context(PlannerInputs(verifier=mtp_model.repo_id, workload="chat", gpus=8, gpu="H200",
+                                      quantization="int4", method="mtp"))
+    assert "quantized_mtp" in deployment_features(ctx)
+    same = build_context(PlannerInputs(verifier=mtp_model.repo_id, workload="chat", gpus=8, gpu="H200", method="mtp"))
+    assert "quantized_mtp" not in deployment_features(same)
+    cand = next(c for c in evaluate_candidates(ctx) if c.strategy == "mtp")
+    assert [f.id for f in breaks_with_flags(ctx, cand)] == ["engine_breaks_with"]
