@@ -15,7 +15,9 @@ import csv
 import io
 from pathlib import Path
 
-from specpick.tools.catalog.published import AGGREGATE, MIXED5, PublishedRow, load_published, row_from_cells
+from specpick.tools.catalog.published import (
+    AGGREGATE, MIXED5, PublishedRow, load_published, read_2026_cells, row_from_cells,
+)
 from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
 from specpick.tools.calibration.engine_cases import ENGINES, EngineRow, draft_shape, load_engine_rows
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
@@ -40,7 +42,10 @@ COLUMNS = (
 # Acceptance measured in a serving engine rather than a paper's own harness. Engines have measured less than
 # the papers for the same heads (ENGINES.md issue 18), so engine estimates prefer these rows when a method
 # has any. Rows from the reference notes (not in the published copy) are listed here with their source.
-ENGINE_SOURCES = frozenset({"DSV3-MTP", "VLLM-26191"})
+ENGINE_SOURCES = frozenset({"DSV3-MTP", "VLLM-26191",
+                            # 2026 parallel drafters measured in vLLM / SGLang (published_2026.csv)
+                            "VLLM-PR32206", "VLLM-ASCEND-PR7162", "MODELOPT-DFLASH", "HF-PEAGLE-120B",
+                            "VLLM-PR18541"})
 EXTRA_ROWS: tuple[dict[str, str], ...] = (
     {"source_id": "VLLM-26191", "source": "vllm-project/vllm#26191 as summarised in docs/references/ENGINES.md "
      "issue 18 ('EAGLE3 acceptance length on main fell below the previously measured 3.53 (Llama-3.1-8B, k=7, "
@@ -113,10 +118,12 @@ def prior_row(row: PublishedRow, factor: float, decay: float) -> dict[str, objec
 
 
 def extra_rows() -> tuple[PublishedRow, ...]:
-    """The reference-note rows, numbered as if appended to the published file: a source present in both
-    continues its ordinals there, so the two sets cannot produce the same id."""
-    ids = source_ordinal_ids((r["source_id"] for r in EXTRA_ROWS), after=(r.source_id for r in load_published()))
-    return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, EXTRA_ROWS, strict=True))
+    """The reference-note rows and the 2026 parallel-drafter rows (``tools/data/published_2026.csv``), numbered
+    as if appended to the published file: a source present in both continues its ordinals there, so the sets
+    cannot produce the same id."""
+    cells = [*EXTRA_ROWS, *read_2026_cells()]
+    ids = source_ordinal_ids((r["source_id"] for r in cells), after=(r.source_id for r in load_published()))
+    return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, cells, strict=True))
 
 
 def engine_prior_row(row: EngineRow, factor: float, decay: float) -> dict[str, object] | None:

@@ -8,7 +8,7 @@ Claude to use them and the evals check them. JSON output is
 from __future__ import annotations
 
 from specpick.skill.schema import SECTION_HEADINGS, Recommendation
-from specpick.tools.checks.engine_config import ENGINE_LABEL
+from specpick.tools.vocab import ENGINE_LABEL
 
 _MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
 _FENCE = {"cli-json": "json", "cli-flags": "bash", "yaml": "yaml", "python-kwargs": "python", "none": ""}
@@ -44,6 +44,11 @@ def to_markdown(rec: Recommendation) -> str:
         out += [f"```{_FENCE[cfg.format]}", cfg.config.rstrip(), "```", ""]
     out += ["```bash", cfg.launch_command, "```"]
     out += [f"- note: {n}" for n in cfg.notes]
+    if cfg.translations:
+        out += ["", "The same setting on other engines:"]
+        out += [f"- {ENGINE_LABEL[t.engine]}: `{t.config.launch_command}`" if t.config is not None and t.config.argv
+                else f"- {ENGINE_LABEL[t.engine]}: `{t.config.config}`" if t.config is not None
+                else f"- {ENGINE_LABEL[t.engine]}: not available ({t.reason})" for t in cfg.translations]
 
     out += ["", h[1], ""]
     if rec.strategy == "none":

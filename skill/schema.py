@@ -9,6 +9,8 @@ add fields, don't rename them.
 
 from __future__ import annotations
 
+import re
+
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,6 +78,7 @@ FlagId = Literal[
     "moe_verification",  # MoE verification touches more experts than one-token decode
     "vram_tight",  # fits, but with little KV headroom
     "verifier_does_not_fit",  # verifier alone does not fit the GPUs given
+    "engine_breaks_with",  # the method breaks with a feature this deployment uses, on this engine version
 ]
 
 
@@ -211,6 +214,8 @@ class PlannerInputs(BaseModel):
     head: ModelName | None = Field(None, description="candidate speculative head repo (EAGLE/Medusa/MTP)")
     method: Method | None = Field(None, description="evaluate this method specifically instead of choosing one")
     engine: Engine = Field("vllm", description="serving engine")
+    engine_version: str | None = Field(None, description="engine release you run, e.g. 0.16.0 (default: the newest "
+                                                         "build we track); methods newer than it are ruled out")
     context_tokens: ContextTokens = Field(4096, description="tokens per sequence (prompt + output; at most the "
                                           "model's limit)",
                                           json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
@@ -223,6 +228,13 @@ class PlannerInputs(BaseModel):
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
     live: bool = Field(False, description="read model facts from the Hugging Face Hub (else the embedded catalog)")
+
+    @field_validator("engine_version")
+    @classmethod
+    def _engine_version(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?", v):
+            raise ValueError(f"{v[:40]!r} is not a release number such as 0.16.0 or 1.4.0rc1")
+        return v
 
 
 class Recommendation(BaseModel):

@@ -33,10 +33,20 @@ def test_vllm_draft_model_draft_tp_defaults_to_target_tp():
 
 
 def test_vllm_ngram_window_and_schedule():
+    # today's vLLM: the threshold becomes a K=0 range of num_speculative_tokens_per_batch_size (PR #32374)
     c = cfg(engine="vllm", method="ngram", num_draft_tokens=4, prompt_lookup_min=2, prompt_lookup_max=5,
             disable_by_batch_size=24)
     data = json.loads(c.config)
-    assert data["prompt_lookup_min"] == 2 and data["prompt_lookup_max"] == 5 and data["disable_by_batch_size"] == 24
+    assert data["prompt_lookup_min"] == 2 and data["prompt_lookup_max"] == 5
+    assert data["num_speculative_tokens_per_batch_size"] == [[1, 23, 4], [24, 512, 0]]
+    assert "disable_by_batch_size" not in data
+
+
+def test_vllm_before_the_schedule_key_gets_disable_by_batch_size():
+    c = cfg(engine="vllm", method="ngram", num_draft_tokens=4, disable_by_batch_size=24, engine_version="0.16.0")
+    data = json.loads(c.config)
+    assert data["disable_by_batch_size"] == 24 and "num_speculative_tokens_per_batch_size" not in data
+    assert c.engine_version == "0.16.0" and any("predates the per-batch schedule" in n for n in c.notes)
 
 
 def test_sglang_chain_maps_k_to_steps_and_k_plus_one_tokens():
@@ -97,3 +107,116 @@ def test_bad_engine_config_input(kw):
 
     with pytest.raises(InputError):
         BY_CLI["engine-config"].run({"verifier": V, **kw})
+
+
+# -- 2026 methods, llama.cpp, versions -----------------------------------------------------------------
+
+DFLASH = "z-lab/Qwen3-8B-DFlash-b16"
+PEAGLE = "amazon/gpt-oss-120b-p-eagle"
+PARD = "amd/PARD-Llama-3.2-1B"
+
+
+@pytest.mark.parametrize(
+    ("method", "draft", "want"),
+    [
+        ("dflash", DFLASH, {"method": "dflash", "model": DFLASH, "num_speculative_tokens": 15}),
+        ("peagle", PEAGLE, {"method": "eagle3", "model": PEAGLE, "num_speculative_tokens": 15,
+                            "parallel_drafting": True}),
+        ("pard", PARD, {"method": "draft_model", "model": PARD, "num_speculative_tokens": 15,
+                        "parallel_drafting": True, "draft_tensor_parallel_size": 1}),
+    ],
+)
+def test_vllm_parallel_drafters(method, draft, want):
+    # vLLM docs: P-EAGLE is eagle3 + parallel_drafting, PARD is draft_model + parallel_drafting (PR #32887)
+    c = cfg(engine="vllm", method=method, draft_model=draft, num_draft_tokens=15)
+    assert json.loads(c.config) == want
+
+
+def test_parallel_drafters_on_the_other_engines():
+    s = cfg(engine="sglang", method="dflash", draft_model=DFLASH, num_draft_tokens=15)
+    assert s.argv[-6:] == ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", DFLASH,
+                           "--speculative-num-draft-tokens", "16"]
+    t = yaml.safe_load(cfg(engine="trtllm", method="pard", draft_model=PARD, num_draft_tokens=8).config)
+    assert t["speculative_config"] == {"decoding_type": "PARD", "max_draft_len": 8, "speculative_model": PARD}
+    t = yaml.safe_load(cfg(engine="trtllm", method="dflash", draft_model=DFLASH, num_draft_tokens=7).config)
+    assert t["speculative_config"]["decoding_type"] == "DFlash"
+    for engine in ("sglang", "trtllm", "llamacpp", "transformers"):  # P-EAGLE ships in vLLM only
+        with pytest.raises(InputError, match="does not run peagle"):
+            cfg(engine=engine, method="peagle", draft_model=PEAGLE)
+
+
+def test_engine_version_gates_a_method():
+    with pytest.raises(InputError, match="runs dflash from 0.19.0 on, not 0.16.0"):
+        cfg(engine="vllm", method="dflash", draft_model=DFLASH, engine_version="0.16.0")
+    with pytest.raises(InputError, match="from 0.16.0 on"):
+        cfg(engine="vllm", method="pard", draft_model=PARD, engine_version="0.15.1")
+    assert cfg(engine="vllm", method="pard", draft_model=PARD, engine_version="0.16.0").engine_version == "0.16.0"
+    # vLLM V1 had no draft-model proposer before PR #24322 (issue #31883: 0.13.0 still refused it)
+    with pytest.raises(InputError, match="does not run draft_model"):
+        cfg(engine="vllm", method="draft_model", draft_model="meta-llama/Llama-3.2-1B-Instruct",
+            engine_version="0.13.0")
+
+
+def test_llamacpp_flags_use_the_current_names():
+    c = cfg(engine="llamacpp", method="draft_model", draft_model="meta-llama/Llama-3.2-1B-Instruct",
+            num_draft_tokens=6)
+    assert c.argv == ["llama-server", "-hf", V, "--spec-type", "draft-simple", "--spec-draft-hf",
+                      "meta-llama/Llama-3.2-1B-Instruct", "--spec-draft-ngl", "all", "--spec-draft-n-max", "6"]
+    assert "--draft-max" not in c.argv  # removed in current builds (llama-server README @00dc805)
+    mtp = cfg(engine="llamacpp", method="mtp", num_draft_tokens=2)
+    assert mtp.argv[3:] == ["--spec-type", "draft-mtp", "--spec-draft-n-max", "2"]
+    with pytest.raises(InputError, match="does not run eagle2"):
+        cfg(engine="llamacpp", method="eagle2", draft_model=HEAD)
+
+
+def test_one_setting_translated_for_every_engine():
+    c = cfg(engine="vllm", method="eagle3", draft_model=HEAD, num_draft_tokens=4, batch_schedule=["1-8:4", "9-32:2"],
+            disable_by_batch_size=33, all_engines=True)
+    assert json.loads(c.config)["num_speculative_tokens_per_batch_size"] == [[1, 8, 4], [9, 32, 2], [33, 512, 0]]
+    by = {t.engine: t for t in c.translations}
+    assert set(by) == {"sglang", "trtllm", "llamacpp", "transformers"}
+    trt = yaml.safe_load(by["trtllm"].config.config)["speculative_config"]
+    # TRT-LLM keys are the upper bounds of each range; above max_concurrency speculation is off
+    assert trt["draft_len_schedule"] == {8: 4, 32: 2} and trt["max_concurrency"] == 32 and trt["max_draft_len"] == 4
+    assert "--speculative-num-steps" in by["sglang"].config.argv
+    assert any("no per-batch-size draft length" in n for n in by["sglang"].config.notes)
+    assert by["llamacpp"].config.argv[-2:] == ["--spec-draft-n-max", "4"]
+    assert not by["transformers"].runs and "does not run eagle3" in by["transformers"].reason
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"batch_schedule": ["1-8:9"]}, "must be <= N"),
+        ({"batch_schedule": ["1-8:2", "10-32:1"]}, "contiguous"),
+        ({"batch_schedule": ["8:2"]}, "START-END:K"),
+        ({"engine_version": "latest; rm -rf /"}, "not a release number"),
+        ({"tensor_parallel": 1, "draft_tensor_parallel": 2}, "must be 1; got 2"),
+        ({"tensor_parallel": 4, "draft_tensor_parallel": 2}, "must be 1 or the target TP \\(4\\)"),
+    ],
+)
+def test_bad_settings_say_what_is_wrong(kw, match):
+    from specpick.skill.surfaces.registry import BY_CLI
+
+    base = {"engine": "vllm", "method": "draft_model", "draft_model": "meta-llama/Llama-3.2-1B-Instruct",
+            "num_draft_tokens": 4}
+    with pytest.raises(InputError, match=match):
+        BY_CLI["engine-config"].run({"verifier": V, **base, **kw})
+
+
+def test_a_tree_setting_says_where_it_becomes_a_chain():
+    c = cfg(engine="sglang", method="eagle3", draft_model=HEAD, num_draft_tokens=5, tree_top_k=4, num_verify_tokens=8,
+            all_engines=True)
+    assert c.argv[-6:] == ["--speculative-num-steps", "5", "--speculative-eagle-topk", "4",
+                           "--speculative-num-draft-tokens", "8"]
+    by = {t.engine: t.config for t in c.translations if t.config is not None}
+    spec = yaml.safe_load(by["trtllm"].config)["speculative_config"]
+    assert (spec["max_draft_len"], spec["dynamic_tree_max_topK"], spec["max_total_draft_tokens"]) == (5, 4, 8)
+    assert json.loads(by["vllm"].config)["num_speculative_tokens"] == 5
+    assert any("no top-k tree" in n for n in by["vllm"].notes)
+    assert any("chain only" in n for n in by["llamacpp"].notes)
+
+
+def test_catalog_aliases_resolve_to_repo_ids():
+    c = cfg(engine="vllm", method="eagle3", verifier="llama-3.1-8b", draft_model=HEAD)
+    assert c.argv[2] == V

@@ -18,9 +18,16 @@ Method = Literal[
     "lookahead",  # Jacobi iteration + n-gram pool, no extra model
     "ngram",  # prompt lookup: copy continuations of n-grams found in the context
     "suffix",  # suffix-tree speculation over prompt and previous outputs (Arctic Inference)
+    # Parallel drafters (2026): all N draft tokens from ONE draft forward (mask/placeholder inputs).
+    "dflash",  # block-diffusion drafter on fused verifier hidden states (arXiv 2602.06036; z-lab)
+    "peagle",  # P-EAGLE: EAGLE-3 inputs + shared mask_hidden, N positions per head forward (arXiv 2602.01469)
+    "pard",  # PARD: a small target-independent LM adapted with mask tokens (arXiv 2504.18583; AMD)
 ]
+# EAGLE-3.1 (arXiv 2605.09992) is not a method of its own: its heads load through the EAGLE-3 keys of every
+# engine (vLLM method eagle3, SGLang EAGLE3, TensorRT-LLM Eagle3), so it is an eagle3 head.
 Strategy = Literal[
-    "draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp", "lookahead", "ngram", "suffix", "none"
+    "draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp", "lookahead", "ngram", "suffix",
+    "dflash", "peagle", "pard", "none",
 ]
 METHODS: tuple[str, ...] = get_args(Method)
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -29,14 +36,22 @@ STRATEGIES: tuple[str, ...] = get_args(Strategy)
 # all import them from here).
 # EAGLE heads (one decoder layer on the verifier's hidden states; EAGLE-2 is EAGLE-1 weights + dynamic tree).
 EAGLE_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3"})
+# Parallel drafters: one draft forward proposes all N tokens (DFlash a block of B-1, P-EAGLE and PARD N
+# mask positions), so their draft cost barely grows with N.
+PARALLEL_DRAFT_METHODS: frozenset[str] = frozenset({"dflash", "peagle", "pard"})
+# Drafters that read this verifier's hidden states, so one is trained per verifier (PARD is not: one PARD
+# draft serves a model family).
+VERIFIER_BOUND_DRAFTERS: frozenset[str] = frozenset({"dflash", "peagle"})
 # Methods that need weights trained against this exact verifier (heads, or the model's own MTP layers).
-TRAINED_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa", "mtp"}
+TRAINED_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa", "mtp"} | VERIFIER_BOUND_DRAFTERS
 # Heads loaded from a separate repository that draft a tree (MTP layers ship inside the verifier).
 TREE_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa"}
+# Draft models: a separate small LM with its own tokenizer check (PARD is one, drafting in parallel).
+DRAFT_MODEL_METHODS: frozenset[str] = frozenset({"draft_model", "pard"})
 # Methods whose engine configuration names a second repository (a draft model or a head).
-SEPARATE_REPO_METHODS: frozenset[str] = TREE_HEAD_METHODS | {"draft_model"}
+SEPARATE_REPO_METHODS: frozenset[str] = TREE_HEAD_METHODS | VERIFIER_BOUND_DRAFTERS | DRAFT_MODEL_METHODS
 # Methods with weights of their own, whose acceptance describes the verifier and the workload.
-MODEL_BASED_METHODS: frozenset[str] = TRAINED_HEAD_METHODS | {"draft_model"}
+MODEL_BASED_METHODS: frozenset[str] = TRAINED_HEAD_METHODS | DRAFT_MODEL_METHODS
 # Methods that draft from text already in the context (no extra weights at all).
 MODEL_FREE_METHODS: frozenset[str] = frozenset({"ngram", "suffix", "lookahead"})
 # Copy-based drafting: acceptance is about how much of the output repeats the input.
@@ -50,7 +65,8 @@ MEASURED_TAU_METHODS: frozenset[str] = frozenset({"lookahead", "suffix"})
 TREE_METHODS: frozenset[str] = TREE_HEAD_METHODS | {"lookahead"}
 # Coarse family of a method, for priors that are shared within a family (temperature effect).
 METHOD_FAMILY: dict[str, str] = {
-    **{m: "head" for m in TRAINED_HEAD_METHODS}, "draft_model": "draft", **{m: "model_free" for m in MODEL_FREE_METHODS},
+    **{m: "head" for m in TRAINED_HEAD_METHODS}, **{m: "draft" for m in DRAFT_MODEL_METHODS},
+    **{m: "model_free" for m in MODEL_FREE_METHODS},
 }
 
 Workload = Literal[
@@ -76,8 +92,15 @@ WORKLOAD_MEANING: dict[str, str] = {
 Sampling = Literal["greedy", "low-temp", "high-temp", "beam"]
 SAMPLINGS: tuple[str, ...] = get_args(Sampling)
 
-Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
+Engine = Literal["vllm", "sglang", "trtllm", "llamacpp", "transformers"]
 ENGINES: tuple[str, ...] = get_args(Engine)
+ENGINE_LABEL: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
+                                "llamacpp": "llama.cpp", "transformers": "HF transformers"}
+
+# Deployment features that break a method on some engine version (engine_support.csv ``breaks_with``).
+BreakTag = Literal["pipeline_parallel", "lora", "structured_output", "dp_attention", "overlap_schedule",
+                   "quantized_mtp", "sliding_window", "hybrid_attention", "beam_search", "parallel_slots"]
+BREAK_TAGS: tuple[str, ...] = get_args(BreakTag)
 
 Quantization = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4"]
 QUANTIZATIONS: tuple[str, ...] = get_args(Quantization)

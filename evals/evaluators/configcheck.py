@@ -24,11 +24,19 @@ import yaml
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
 VLLM_METHOD = {"draft_model": "draft_model", "eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3",
-               "medusa": "medusa", "mtp": "mtp", "ngram": "ngram", "suffix": "suffix"}
+               "medusa": "medusa", "mtp": "mtp", "ngram": "ngram", "suffix": "suffix", "dflash": "dflash",
+               "peagle": "eagle3", "pard": "draft_model"}
+VLLM_PARALLEL_DRAFTING = frozenset({"peagle", "pard"})
 SGLANG_ALGO = {"draft_model": {"STANDALONE"}, "eagle": {"EAGLE"}, "eagle2": {"EAGLE"}, "eagle3": {"EAGLE3"},
-               "mtp": {"NEXTN", "EAGLE"}, "ngram": {"NGRAM"}}
+               "mtp": {"NEXTN", "EAGLE"}, "ngram": {"NGRAM"}, "dflash": {"DFLASH"}}
 TRT_DECODING = {"draft_model": {"DraftTarget"}, "eagle3": {"Eagle3", "Eagle"}, "mtp": {"MTP"}, "ngram": {"NGram"},
-                "eagle": {"Eagle"}, "eagle2": {"Eagle"}, "medusa": {"Medusa"}, "lookahead": {"Lookahead"}}
+                "eagle": {"Eagle"}, "eagle2": {"Eagle"}, "medusa": {"Medusa"}, "lookahead": {"Lookahead"},
+                "dflash": {"DFlash"}, "pard": {"PARD"}}
+LLAMACPP_SPEC_TYPE = {"draft_model": {"draft-simple"}, "eagle3": {"draft-eagle3"}, "mtp": {"draft-mtp"},
+                      "dflash": {"draft-dflash"},
+                      "ngram": {"ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache"}}
+LLAMACPP_DRAFT_FLAGS = ("model-draft", "spec-draft-model", "spec-draft-hf", "md", "hfd")
+LLAMACPP_REMOVED = ("draft-max", "draft-min", "draft", "draft-n")
 # The vocabulary is shared; the rules below are re-read from the engines, not taken from the emitter.
 NEEDS_MODEL = SEPARATE_REPO_METHODS
 
@@ -112,9 +120,31 @@ def parse_config(engine: str, fmt: str, config: str, launch_command: str = "") -
         return parse_sglang(config)
     if engine == "trtllm":
         return parse_trtllm(config)
+    if engine == "llamacpp":
+        return parse_llamacpp(launch_command or config)
     if engine == "transformers":
         return parse_kwargs(config) or None
     return None
+
+
+def parse_llamacpp(command: str) -> dict[str, Any] | None:
+    """llama-server flags as ``{"spec-type": "draft-simple", "md": "...", ...}`` (single-dash flags too)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    out: dict[str, Any] = {}
+    for i, word in enumerate(words):
+        if not word.startswith("-") or word.lstrip("-")[:1].isdigit():
+            continue
+        key, eq, val = word.lstrip("-").partition("=")
+        if eq:
+            out[key] = val
+        elif i + 1 < len(words) and not words[i + 1].startswith("-"):
+            out[key] = words[i + 1]
+        else:
+            out[key] = True
+    return out
 
 
 def _int(value: Any) -> int | None:
@@ -153,6 +183,8 @@ def check_config(strategy: str, engine: str, fmt: str, config: str, launch_comma
         problems += _sglang(strategy, parsed, tree, draft_model)
     elif engine == "trtllm":
         problems += _trtllm(strategy, parsed, n)
+    elif engine == "llamacpp":
+        problems += _llamacpp(strategy, parsed, n)
     elif engine == "transformers":
         problems += _transformers(strategy, parsed)
     return problems, parsed
@@ -174,6 +206,8 @@ def _vllm(strategy: str, cfg: dict[str, Any], n: int | None, draft: str | None, 
         out.append(f"num_speculative_tokens must be a positive integer, got {k!r}")
     elif n is not None and k != n:
         out.append(f"num_speculative_tokens {k} differs from the recommended N={n}")
+    if strategy in VLLM_PARALLEL_DRAFTING and cfg.get("parallel_drafting") is not True:
+        out.append(f"{strategy} runs in vLLM only with parallel_drafting: true (PR #32887)")
     if "tensor_parallel_size" in cfg:
         out.append("tensor_parallel_size inside speculative_config is rejected by vLLM (use draft_tensor_parallel_size)")
     dtp = cfg.get("draft_tensor_parallel_size")
@@ -197,6 +231,11 @@ def _sglang(strategy: str, flags: dict[str, Any], tree: tuple[int, int, int] | N
     if strategy in NEEDS_MODEL and not flags.get("speculative-draft-model-path"):
         out.append(f"{strategy} needs --speculative-draft-model-path")
     if strategy == "ngram":
+        return out
+    if strategy == "dflash":
+        ndt = _int(flags.get("speculative-num-draft-tokens", 0))
+        if not ndt or ndt < 2:
+            out.append("DFLASH needs --speculative-num-draft-tokens (the block: N drafted + 1)")
         return out
     keys = ("speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens")
     given = [k for k in keys if k in flags]
@@ -234,6 +273,25 @@ def _trtllm(strategy: str, spec: dict[str, Any], n: int | None) -> list[str]:
         out.append(f"max_draft_len must be a positive integer, got {mdl!r}")
     elif n is not None and mdl != n and strategy != "medusa":
         out.append(f"max_draft_len {mdl} differs from the recommended N={n}")
+    return out
+
+
+def _llamacpp(strategy: str, flags: dict[str, Any], n: int | None) -> list[str]:
+    want = LLAMACPP_SPEC_TYPE.get(strategy)
+    if want is None:
+        return [f"llama.cpp has no --spec-type for {strategy}"]
+    out = []
+    types = set(str(flags.get("spec-type", "")).split(","))
+    if not types & want:
+        out.append(f"--spec-type is {flags.get('spec-type')!r}, expected one of {sorted(want)}")
+    removed = [f for f in LLAMACPP_REMOVED if f in flags]
+    if removed:
+        out.append(f"removed flags {removed}: current builds take --spec-draft-n-max / --spec-draft-n-min")
+    if strategy in ("draft_model", "eagle3", "dflash") and not any(f in flags for f in LLAMACPP_DRAFT_FLAGS):
+        out.append(f"{strategy} needs a draft GGUF (-md/--model-draft or -hfd/--spec-draft-hf)")
+    k = _int(flags.get("spec-draft-n-max", ""))
+    if n is not None and k is not None and k != n:
+        out.append(f"--spec-draft-n-max {k} differs from the recommended N={n}")
     return out
 
 

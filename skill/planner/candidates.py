@@ -33,14 +33,25 @@ ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
     "ngram": ("vllm", "sglang", "trtllm", "transformers"),
     "suffix": ("vllm",),
     "lookahead": ("trtllm",),
+    # 2026 parallel drafters: vLLM loads all three (>= 0.16 / ~0.19), SGLang DFlash, TRT-LLM PARD/DFlash.
+    "dflash": ("vllm", "sglang", "trtllm"),
+    "peagle": ("vllm",),
+    "pard": ("vllm", "trtllm"),
 }
+# The planner's candidate list, in the order ties are broken.
+ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dflash", "peagle", "draft_model",
+                                "pard", "ngram", "suffix", "lookahead")
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
 # Drafts up to this size run unsharded (TP 1): a few GB of weights, and all-reduces would dominate their step.
 SMALL_DRAFT_B = 8.0
 # The seed's starting draft length; tuning (skill/planner/tuning.py) moves it from there.
 DEFAULT_DRAFT_LENGTH = 5
-HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
+HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
+                   "dflash": "dflash", "peagle": "peagle"}
+# Parallel drafters start at the length they were published with (the tuning sweep moves them):
+# DFlash -b16 blocks draft 15 (z-lab); P-EAGLE best K=7 at BS1 (vllm PR #32887); PARD doc example 12.
+PARALLEL_START_LENGTH = {"dflash": 15, "peagle": 7, "pard": 12}
 
 
 @dataclass
@@ -82,11 +93,13 @@ def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
 
 
 def pick_engine(ctx: PlanContext, method: str) -> str | None:
-    """The engine to run ``method`` on: the user's if named (None if it can't), else the preferred one."""
+    """The engine to run ``method`` on: the user's if named (None if it can't, at the version given), else
+    the preferred one."""
     cat = get_catalog()
     if ctx.engine_explicit:
-        row = cat.support(ctx.inp.engine, method)
-        return ctx.inp.engine if row is not None and row.support != "no" else None
+        version = ctx.inp.engine_version
+        row = cat.support(ctx.inp.engine, method, version)
+        return ctx.inp.engine if row is not None and row.runs_at(version) else None
     for engine in ENGINE_PREFERENCE[method]:
         row = cat.support(engine, method)
         if row is not None and row.support != "no":
@@ -168,10 +181,22 @@ def pick_head_engine(ctx: PlanContext, method: str) -> str | None:
     return engine
 
 
+def engine_refusal(ctx: PlanContext, method: str) -> str:
+    """Why no engine (or the user's engine at the user's version) runs ``method``."""
+    if not ctx.engine_explicit:
+        return f"no engine we track runs {method}"
+    row = get_catalog().support(ctx.inp.engine, method, ctx.inp.engine_version)
+    if row is not None and row.support != "no" and ctx.inp.engine_version:
+        return (f"{ctx.inp.engine} {ctx.inp.engine_version} does not run {method}: it needs {row.min_version} or "
+                "newer (engine_support.csv)")
+    return f"{ctx.inp.engine} does not run {method}" + (f" ({row.notes})" if row is not None and row.notes else "")
+
+
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
              tree: TreeParams | None = None, sweep: bool = True) -> SpeedupResult:
     """Speedup estimate for a candidate at ``batch`` (default: the user's concurrency)."""
     from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
+    from specpick.tools.model.overhead import ENGINE_TO_HARNESS
     from specpick.tools.vocab import BYTES_PER_PARAM
 
     quant = ctx.inp.quantization or ctx.verifier.dtype
@@ -189,7 +214,9 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
         # An explicit --context is what the KV cache holds while decoding; otherwise the speedup model's
         # workload-typical context (stated in its assumptions), not the 4096-token VRAM sizing default.
-        harness=cand.engine, engine=cand.engine,
+        harness=ENGINE_TO_HARNESS.get(cand.engine, cand.engine), engine=cand.engine,
+        assumptions=("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the "
+                     "fit)",) if cand.engine == "llamacpp" else (),
         context_tokens=ctx.inp.context_tokens if "context_tokens" in ctx.inp.model_fields_set else None,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
     ))
@@ -236,15 +263,25 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             note = "" if chk.belongs == "yes" else f" ({chk.summary})"
             return Candidate(method, engine, True, f"your head {ctx.head_repo}, checked against this verifier "
                              f"({chk.source}){note}", draft_repo=ctx.head_repo)
-    published = published_heads(ctx.verifier.repo_id, wanted, engine)
-    elsewhere = [h for h in published_heads(ctx.verifier.repo_id, wanted) if h not in published]
+    # llama.cpp loads EAGLE-3 and DFlash drafters converted to GGUF (convert_hf_to_gguf.py; engine_support.csv).
+    gguf = engine == "llamacpp" and method in ("eagle3", "dflash")
+    published = published_heads(ctx.verifier.repo_id, wanted, None if gguf else engine)
+    elsewhere = [] if gguf else [h for h in published_heads(ctx.verifier.repo_id, wanted) if h not in published]
     if published:
         best = published[0]
-        cand = Candidate(method, engine, True, f"published {best.publisher} head {best.head_repo_id} for this exact "
-                         "verifier: no training needed", head=best, draft_repo=best.head_repo_id)
+        what = "drafter" if method in PARALLEL_START_LENGTH else "head"
+        cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for this exact "
+                         "verifier: no training needed" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
+                         head=best, draft_repo=best.head_repo_id)
         old = [h.head_repo_id for h in cat.heads_for(ctx.verifier.repo_id) if h.superseded_by == best.head_repo_id]
         if old:
             cand.notes.append(f"{best.head_repo_id} supersedes {', '.join(old)} (its publisher recommends it instead)")
+    elif ctx.inp.can_finetune and method in PARALLEL_START_LENGTH:
+        # Parallel drafters are recommended only where a drafter is published for this verifier: their
+        # acceptance rows all come from the publishers' own drafters.
+        cand = Candidate(method, engine, False, f"no published {method} drafter for {ctx.verifier.repo_id} "
+                         "(training recipes exist in speculators / SpecForge / ModelOpt, but we have no acceptance "
+                         "figure for a self-trained one)", rejected_for="no_draft")
     elif ctx.inp.can_finetune:
         cand = Candidate(method, engine, True, f"no published {method} head for {ctx.verifier.repo_id}: train one "
                          "(SpecForge / speculators for EAGLE-3, the Medusa recipe for Medusa)", needs_training=True,
@@ -255,6 +292,11 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         runs_on = sorted({r for h in elsewhere for r in h.runtimes}) or ["no engine we track"]
         cand = Candidate(method, engine, False, f"the published {method} head {elsewhere[0].head_repo_id} loads in "
                          f"{', '.join(runs_on)}, not {engine}", rejected_for="head_runtime")
+    elif method in PARALLEL_START_LENGTH:
+        runs = sorted({r for h in cat.heads_for(ctx.verifier.repo_id) if h.method == wanted for r in h.runtimes})
+        where = f" for {engine} (published ones load in {', '.join(runs)})" if runs else ""
+        cand = Candidate(method, engine, False, f"no published {method} drafter for {ctx.verifier.repo_id}{where}",
+                         rejected_for="no_draft")
     else:
         cand = Candidate(method, engine, False, f"needs a {method} head trained for {ctx.verifier.repo_id}; none is "
                          "published and fine-tuning is ruled out (--no-finetune)", rejected_for="budget")
@@ -264,6 +306,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
 
 
 def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
+    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec
     from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers
     from specpick.tools.checks.vram import fit_specs
 
@@ -290,9 +333,11 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     best: Candidate | None = None
     rejected: list[str] = []
     for draft in options:
-        both_catalog = cat.find_model(draft.repo_id) and cat.find_model(ctx.verifier.repo_id)
-        verdict = (catalog_tokenizer_verdict(draft.repo_id, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
-                   else compare_tokenizers(draft.repo_id, ctx.verifier.repo_id, live=True))
+        # A PARD draft keeps its base model's tokenizer (plus mask tokens): compare the base.
+        tok_repo = (pard_base_spec(draft.repo_id) or draft).repo_id if is_pard_repo(draft.repo_id) else draft.repo_id
+        both_catalog = cat.find_model(tok_repo) and cat.find_model(ctx.verifier.repo_id)
+        verdict = (catalog_tokenizer_verdict(tok_repo, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
+                   else compare_tokenizers(tok_repo, ctx.verifier.repo_id, live=True))
         fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, draft=draft, quantization=ctx.inp.quantization,
                         context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency,
                         draft_tp=draft_tensor_parallel(draft, ctx.gpus))
@@ -324,6 +369,39 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     return best
 
 
+def _pard_candidate(ctx: PlanContext, engine: str) -> Candidate:
+    """A PARD draft (one forward drafts N tokens): the user's if it is one, else the catalog's for the family."""
+    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec, pard_draft_spec
+    from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict
+    from specpick.tools.checks.vram import fit_specs
+
+    if not ctx.inp.second_model:
+        return Candidate("pard", engine, False, "hosting a second model is ruled out (--no-second-model)",
+                         rejected_for="budget")
+    names = ([ctx.draft.repo_id] if ctx.draft is not None and is_pard_repo(ctx.draft.repo_id) else []) + [
+        d.draft_repo_id for d in get_catalog().drafts_for(ctx.verifier) if is_pard_repo(d.draft_repo_id)]
+    specs = [s for s in (pard_draft_spec(n) for n in dict.fromkeys(names)) if s is not None]
+    if not specs:
+        return Candidate("pard", engine, False, f"no known PARD draft for {ctx.verifier.repo_id}'s family "
+                         "(give one with --draft amd/PARD-...)", rejected_for="no_draft")
+    draft = specs[0]
+    base = pard_base_spec(draft.repo_id) or draft
+    # PARD keeps its base's tokenizer (mask tokens added): compare the base with the verifier.
+    verdict = catalog_tokenizer_verdict(base.repo_id, ctx.verifier.repo_id)
+    fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, draft=draft, quantization=ctx.inp.quantization,
+                    context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency,
+                    draft_tp=draft_tensor_parallel(draft, ctx.gpus))
+    cand = Candidate("pard", engine, True, f"PARD draft {draft.repo_id}: drafts all N tokens in one forward; one "
+                     f"draft serves the family ({verdict.verdict} tokenizer via its base {base.repo_id})",
+                     draft=draft, draft_repo=draft.repo_id, tokenizer=verdict, vram=fit)
+    if verdict.verdict == "different":
+        cand.feasible, cand.reason, cand.rejected_for = False, f"{draft.repo_id}: {verdict.summary}", "tokenizer"
+    elif not fit.fits and fit.verifier_alone_fits:
+        cand.feasible, cand.rejected_for = False, "vram"
+        cand.reason = f"{draft.repo_id} does not fit beside the verifier ({fit.headroom_gib:+.1f} GiB per GPU)"
+    return cand
+
+
 def _model_free_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     grounded = ctx.inp.workload in INPUT_GROUNDED_WORKLOADS
     reason = {
@@ -339,22 +417,21 @@ def _model_free_candidate(ctx: PlanContext, method: str, engine: str) -> Candida
 def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
     """All strategies for this deployment, feasible ones with estimates."""
     out: list[Candidate] = []
-    methods = [ctx.inp.method] if ctx.inp.method else ["eagle3", "eagle2", "eagle", "medusa", "mtp",
-                                                       "draft_model", "ngram", "suffix", "lookahead"]
+    methods = [ctx.inp.method] if ctx.inp.method else list(ALL_METHODS)
     for method in methods:
         engine = pick_head_engine(ctx, method)
         if engine is None:
-            named = ctx.inp.engine if ctx.engine_explicit else "any engine we track"
-            out.append(Candidate(method, ctx.inp.engine, False, f"{named} does not run {method}",
-                                 rejected_for="engine"))
+            out.append(Candidate(method, ctx.inp.engine, False, engine_refusal(ctx, method), rejected_for="engine"))
             continue
         if method in HEAD_METHOD_FOR:
             cand = _head_candidate(ctx, method, engine)
         elif method == "draft_model":
             cand = _draft_candidate(ctx, engine)
+        elif method == "pard":
+            cand = _pard_candidate(ctx, engine)
         else:
             cand = _model_free_candidate(ctx, method, engine)
         if cand.feasible and cand.estimate is None:
-            cand.estimate = estimate(ctx, cand)
+            cand.estimate = estimate(ctx, cand, num_draft_tokens=PARALLEL_START_LENGTH.get(method))
         out.append(cand)
     return out

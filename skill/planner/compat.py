@@ -11,8 +11,11 @@ from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import CompatCheck, Flag
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.engine_config import ENGINE_LABEL
-from specpick.tools.vocab import MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
+from specpick.tools.catalog.specs import EngineSupport
+from specpick.tools.vocab import ENGINE_LABEL, MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
+
+# Tags of engine_support.csv ``breaks_with`` that the inputs cannot tell (engine flags we do not ask for).
+_UNASKED = ("dp_attention", "overlap_schedule")
 
 
 def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
@@ -79,16 +82,62 @@ def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
                        source="tools/checks/vram.py (weights + draft + KV for both, 90% reservation)")
 
 
-def _runtime_check(chosen: Candidate) -> CompatCheck:
+def deployment_features(ctx: PlanContext) -> set[str]:
+    """The ``breaks_with`` tags this deployment has, as far as the inputs tell."""
+    inp, v, out = ctx.inp, ctx.verifier, set()
+    if inp.pipeline_parallel > 1:
+        out.add("pipeline_parallel")
+    if inp.lora:
+        out.add("lora")
+    if inp.workload in ("structured", "agentic"):  # JSON schemas and tool calls run through structured output
+        out.add("structured_output")
+    if ctx.sampling == "beam":
+        out.add("beam_search")
+    if v.mtp_layers > 0 and inp.quantization and inp.quantization != v.dtype:
+        out.add("quantized_mtp")  # the user quantizes the checkpoint, MTP layer included
+    if v.sliding_window:
+        out.add("hybrid_attention" if 0.0 < v.sliding_layer_fraction < 1.0 else "sliding_window")
+    if inp.engine == "llamacpp" and inp.concurrency > 1:
+        out.add("parallel_slots")  # llama-server -np: each slot drafts on its own (llama.cpp#27117)
+    return out
+
+
+def support_row(ctx: PlanContext, chosen: Candidate) -> EngineSupport | None:
+    """The support row for the chosen method at the user's engine version (today's build if not given)."""
+    version = ctx.inp.engine_version if ctx.engine_explicit else None
+    return get_catalog().support(chosen.engine, chosen.strategy, version)
+
+
+def breaks_with_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """A flag when the chosen method breaks with a feature of this deployment on this engine version."""
+    row = support_row(ctx, chosen) if chosen.strategy != "none" else None
+    hit = sorted(deployment_features(ctx) & set(row.breaks_with)) if row is not None else []
+    if not hit or row is None:
+        return []
+    fix = f"; workaround: {row.workaround}" if row.workaround else ""
+    return [Flag(id="engine_breaks_with", severity="warn",
+                 message=f"{chosen.strategy} on {ENGINE_LABEL[chosen.engine]} ({row.engine_version}) breaks with "
+                         f"{', '.join(hit)}, which this deployment uses{fix}",
+                 source=f"engine_support.csv breaks_with ({row.source})")]
+
+
+def _runtime_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
     if chosen.strategy == "none":
         return CompatCheck(name="runtime_support", verdict="info", reason="speculation off")
-    row = get_catalog().support(chosen.engine, chosen.strategy)
+    row = support_row(ctx, chosen)
     if row is None:
         return CompatCheck(name="runtime_support", verdict="fail", reason="no support record")
     verdict = {"yes": "pass", "partial": "warn"}.get(row.support, "fail")
-    return CompatCheck(name="runtime_support", verdict=verdict,
-                       reason=f"{ENGINE_LABEL[chosen.engine]} ({row.engine_version}): {row.config_name}"
-                              + (f"; {row.notes}" if row.notes else ""), source=row.source)
+    hit = sorted(deployment_features(ctx) & set(row.breaks_with))
+    if hit:
+        verdict = "fail" if {"pipeline_parallel", "lora", "beam_search"} & set(hit) else "warn"
+    unasked = [t for t in row.breaks_with if t in _UNASKED]
+    reason = (f"{ENGINE_LABEL[chosen.engine]} ({row.engine_version}): {row.config_name}"
+              + (f"; {row.notes}" if row.notes else "")
+              + (f"; breaks with {', '.join(hit)} here" + (f" ({row.workaround})" if row.workaround else "")
+                 if hit else "")
+              + (f"; also breaks with {', '.join(unasked)} if you enable it" if unasked else ""))
+    return CompatCheck(name="runtime_support", verdict=verdict, reason=reason, source=row.source)
 
 
 def _kv_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
@@ -107,7 +156,7 @@ def _kv_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
 def build_checks(ctx: PlanContext, chosen: Candidate, base_fit, flags: list[Flag]) -> list[CompatCheck]:
     """All named checks for the chosen strategy."""
     checks = _tokenizer_checks(chosen, ctx)
-    checks += [_head_check(chosen, ctx), _vram_check(chosen, base_fit, ctx), _runtime_check(chosen),
+    checks += [_head_check(chosen, ctx), _vram_check(chosen, base_fit, ctx), _runtime_check(chosen, ctx),
                _kv_check(chosen, ctx)]
     sampling_verdict = {"greedy": "pass", "low-temp": "pass", "high-temp": "warn", "beam": "fail"}[ctx.sampling]
     checks.append(CompatCheck(name="sampling", verdict=sampling_verdict, reason=f"{ctx.sampling} "
@@ -120,8 +169,10 @@ def build_checks(ctx: PlanContext, chosen: Candidate, base_fit, flags: list[Flag
     if ctx.inp.lora:
         par.append("LoRA serving breaks speculation")
     checks.append(CompatCheck(name="parallelism", verdict="fail" if par else "pass",
-                              reason="; ".join(par) or f"tensor parallel {ctx.gpus}; draft TP must be 1 or "
-                              f"{ctx.gpus} in vLLM", source="vllm#14117, #4872, #31345"))
+                              reason="; ".join(par) or f"tensor parallel {ctx.gpus}; " + (
+                                  "a draft runs unsharded (TP 1) on one GPU" if ctx.gpus == 1 else
+                                  f"vLLM runs a draft at TP 1 or the target's {ctx.gpus}"),
+                              source="vllm#14117, #4872, #31345"))
     known = [f for f in flags if f.severity in ("warn", "fail")]
     checks.append(CompatCheck(name="known_issues", verdict="fail" if any(f.severity == "fail" for f in known) else
                               "warn" if known else "pass",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
+from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.hub.resolve import ResolvedModel, resolve_model_spec
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
 from specpick.tools.validation import check_context, check_tensor_parallel
@@ -85,6 +86,8 @@ def _check_contradictions(inp: PlannerInputs) -> None:
             f"--pipeline-parallel {inp.pipeline_parallel} does not divide --gpus {inp.gpus} (the total GPU count, "
             "tensor x pipeline); give the total GPUs, or fewer pipeline stages"
         )
+    if inp.engine_version and "engine" not in inp.model_fields_set:
+        raise InputError(f"--engine-version {inp.engine_version} needs --engine (which engine runs that release?)")
     if inp.head and inp.draft:
         raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
 
@@ -128,7 +131,9 @@ def build_context(inp: PlannerInputs) -> PlanContext:
     gpu = get_catalog().gpu(inp.gpu)
     sampling, temperature, notes = _settle_sampling(inp, given)
     notes += resolved.notes
-    draft = resolve_model_spec(inp.draft, live=inp.live).spec if inp.draft else None
+    # A PARD draft keeps its base model's architecture: the catalog answers for it offline.
+    draft = (pard_draft_spec(inp.draft) if inp.draft and is_pard_repo(inp.draft) else None) or (
+        resolve_model_spec(inp.draft, live=inp.live).spec if inp.draft else None)
     if draft is not None and draft.repo_id == verifier.repo_id:
         raise InputError("--draft is the verifier itself; a draft must be a smaller model (or use ngram/EAGLE)")
     head, head_repo = _resolve_head(inp, verifier)

@@ -78,8 +78,10 @@ def build_fallback(
                     "measured `num_speculative_tokens_per_batch_size` schedule (newer; vllm#49548 shows a badly "
                     "set threshold collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)"
                     if engine == "vllm" else
+                    "TensorRT-LLM: set `max_concurrency` (and a `draft_len_schedule`) in speculative_config "
+                    "(1.3.0rc29+, PR #10860)" if engine == "trtllm" else
                     "run a second replica without speculation for high-load traffic, or lower the draft length "
-                    "(SGLang/TRT-LLM have no per-batch switch in the versions we track)"),
+                    "(SGLang and llama.cpp have no per-batch switch in the versions we track)"),
             next_strategy="none",
         ))
     nxt = next((a for a in alternatives if a.speedup and a.speedup > 1.05 and a.strategy != strategy), None)

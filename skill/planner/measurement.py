@@ -35,6 +35,13 @@ _TRTLLM = [
               meaning="tokens accepted per step; metric names like trtllm_spec_decode_acceptance_length appear "
                       "only in third-party docs: verify against your version before alerting on them"),
 ]
+_LLAMACPP = [
+    MetricRef(engine="llamacpp", name="timings.draft_n / timings.draft_n_accepted",
+              meaning="draft tokens proposed / accepted per /completion response (alpha = accepted / proposed); "
+                      "field names vary between builds: check one response of yours before relying on them"),
+    MetricRef(engine="llamacpp", name="timings.predicted_per_second",
+              meaning="decode tokens per second of the request (speedup = with / without speculation)"),
+]
 _TRANSFORMERS = [
     MetricRef(engine="transformers", name="len(generated) / forward passes of the target",
               meaning="tau, counted by wrapping the target model's forward; no built-in metric"),
@@ -55,7 +62,8 @@ def _sample_text(workload: str) -> str:
 def build_measurement_plan(*, engine: str, verifier: str, strategy: str, concurrency: int, workload: str,
                            launch_command: str, baseline_command: str) -> MeasurementPlan:
     """Engine-specific measurement plan for the recommended configuration."""
-    metrics = {"vllm": _VLLM, "sglang": _SGLANG, "trtllm": _TRTLLM, "transformers": _TRANSFORMERS}[engine]
+    metrics = {"vllm": _VLLM, "sglang": _SGLANG, "trtllm": _TRTLLM, "llamacpp": _LLAMACPP,
+               "transformers": _TRANSFORMERS}[engine]
     levels = sorted({1, concurrency, max(1, concurrency * 2), 4, 16} if concurrency > 1 else {1, 4, 16})
     conc = " ".join(str(c) for c in levels)
     commands = [
@@ -91,6 +99,10 @@ def build_measurement_plan(*, engine: str, verifier: str, strategy: str, concurr
     elif engine == "trtllm":
         commands.append("trtllm-bench --model {v} throughput --config config.yaml --dataset prompts.jsonl "
                         "--concurrency {c}".format(v=verifier, c=concurrency))
+    elif engine == "llamacpp":
+        commands.append("curl -s http://HOST:8080/completion -d '{\"prompt\": \"...\", \"n_predict\": 256}' | "
+                        "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"timings\"])'   # draft counts "
+                        "and tokens/s of one request; repeat with -np as served (parallel slots, llama.cpp#27117)")
     else:
         commands.append("specpick measure --local {v} --prompts prompts.jsonl   # in-process, batch 1".format(
             v=verifier))

@@ -14,7 +14,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, draft_tensor_parallel, estimate, evaluate_candidates
-from specpick.skill.planner.compat import build_checks
+from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
 from specpick.skill.planner.flags import blocker_flags, deployment_flags, rejected_flags, tokenizer_flags
@@ -29,7 +29,9 @@ from specpick.tools.checks.vram import VramResult, fit_specs
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
          "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
-         "suffix": "Suffix decoding", "none": "No speculative decoding"}
+         "suffix": "Suffix decoding", "dflash": "DFlash (block-diffusion drafter)",
+         "peagle": "P-EAGLE (parallel-drafting EAGLE-3)", "pard": "PARD (parallel draft model)",
+         "none": "No speculative decoding"}
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it.
 MIN_WORTHWHILE_SPEEDUP = 1.1
 # Near-ties go to the option that needs no training, then to the user's/default engine.
@@ -177,6 +179,7 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
                       f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running")
             flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+        flags += breaks_with_flags(ctx, chosen)
     if reason is None:
         return chosen, blockers, None
     rationale.append(f"Speculation off: {reason}.")
@@ -209,6 +212,7 @@ def plan(inp: PlannerInputs) -> Recommendation:
     if chosen.strategy != "none":
         flags += tokenizer_flags(chosen)
         flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+        flags += breaks_with_flags(ctx, chosen)
     user_draft = next((c for c in candidates if c.strategy == "draft_model" and ctx.draft is not None), None)
     if user_draft is not None and user_draft is not chosen:
         flags += tokenizer_flags(user_draft)  # the user asked about this draft: say what we found
@@ -224,8 +228,6 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)
     alts = _alternatives(candidates, chosen)
-    schedule = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
-                                                (inp.concurrency > 1 or inp.latency == "throughput")) else None
     cfg_in = EngineConfigInput(
         engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
         # Built-in MTP layers have no draft_repo; a separate MTP drafter (Gemma 4 assistant) is passed as the model.
@@ -233,11 +235,15 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         num_draft_tokens=chosen.num_draft_tokens or 1,
         tree_top_k=chosen.tree.top_k if chosen.tree else 1,
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
-        tensor_parallel=ctx.gpus, disable_by_batch_size=schedule,
+        # No batch-size switch in the config: today's vLLM key is the per-batch schedule, which thrashes at a
+        # threshold set without measuring (vllm#49548); the fallback plan carries the break-even instead.
+        tensor_parallel=ctx.gpus,
+        engine_version=inp.engine_version if ctx.engine_explicit else None,
         draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
         **_ngram_window(ctx, chosen),
     )
-    engine_config = build_engine_config(cfg_in)
+    # Every recommendation carries the same setting for the other engines (or why they cannot run it).
+    engine_config = build_engine_config(cfg_in.model_copy(update={"all_engines": True}))
     baseline = build_engine_config(cfg_in.model_copy(update={"method": "none", "draft_model": None}))
     # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
     chain = chosen.strategy not in MEASURED_TAU_METHODS and (chosen.tree is None or chosen.tree.top_k == 1)

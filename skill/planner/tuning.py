@@ -8,11 +8,11 @@ the rule's N by more than 5%, the model's N is used and the rationale says so.
 
 from __future__ import annotations
 
-from specpick.skill.planner.candidates import Candidate, estimate
+from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, estimate
 from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
-from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS
+from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
 # vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
 SUFFIX_MAX_TOKENS = 16
@@ -57,6 +57,18 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
         c.estimate = estimate(ctx, c, num_draft_tokens=SUFFIX_MAX_TOKENS)
         c.notes.append(f"num_speculative_tokens={SUFFIX_MAX_TOKENS} is a cap: suffix decoding sizes each draft by "
                        "match confidence (vLLM docs suggest 16-32)")
+        return c
+    if c.strategy in PARALLEL_DRAFT_METHODS:
+        # One draft forward proposes all N tokens, so the seed's N rules (written for one forward per token)
+        # do not apply: N is the speedup model's best at this concurrency, within the published length.
+        start = PARALLEL_START_LENGTH[c.strategy]
+        est = estimate(ctx, c, num_draft_tokens=start)
+        n = est.best_num_draft_tokens or start
+        if n != start:
+            est = estimate(ctx, c, num_draft_tokens=n)
+        c.num_draft_tokens, c.estimate = n, est
+        c.notes.append(f"N={n}: a parallel drafter drafts all N tokens in one forward, so N is the speedup "
+                       f"model's best at concurrency {ctx.inp.concurrency} (published drafters use up to {start}).")
         return c
     # A measured per-token alpha for this method beats the estimate's (tree-effective) alpha.
     measured = ctx.inp.alpha is not None and (ctx.measured_method == c.strategy or (

@@ -161,10 +161,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="engine_config",
         cli="engine-config",
-        summary="exact runtime configuration for vLLM, SGLang, TensorRT-LLM or transformers",
+        summary="exact runtime configuration for vLLM, SGLang, TensorRT-LLM, llama.cpp or transformers",
         description=(
             "Emit the exact speculative-decoding configuration for an engine: vLLM --speculative-config JSON, "
-            "SGLang flags (k maps to steps/topk/draft-tokens), TensorRT-LLM YAML or transformers generate kwargs."
+            "SGLang flags (k maps to steps/topk/draft-tokens), TensorRT-LLM YAML, llama-server flags or "
+            "transformers generate kwargs, for the engine release given. all_engines=true spells the same "
+            "setting (N, tree, per-batch schedule, disable threshold) for every engine."
         ),
         target="specpick.tools.commands.engine_config:engine_config_tool",
         input_model="specpick.tools.checks.engine_config:EngineConfigInput",

@@ -44,6 +44,10 @@ METHOD_MAP: dict[str, tuple[str, str]] = {
     "mtp self-speculative (blockwise)": ("mtp", "blockwise"),
     "mtp (native)": ("mtp", ""),
     "rest": ("suffix", "rest"),
+    # 2026 parallel drafters (rows in published_2026.csv)
+    "dflash": ("dflash", ""),
+    "p-eagle (parallel-drafting eagle-3)": ("peagle", ""),
+    "pard": ("pard", ""),
 }
 # Methods outside our vocabulary, with the reason they are not modelled.
 UNMODELLED: dict[str, str] = {
@@ -188,6 +192,14 @@ def rows_from_text(text: str) -> tuple[PublishedRow, ...]:
     cells = read_cells(text)
     ids = source_ordinal_ids(r["source_id"] for r in cells)
     return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, cells, strict=True))
+
+
+def read_2026_cells() -> list[dict[str, str]]:
+    """Published rows for the 2026 parallel drafters (DFlash, P-EAGLE, PARD), same columns, kept apart from
+    the 272-row reference copy so the calibration's dev set does not change (``scripts/build_priors.py``
+    turns them into acceptance priors)."""
+    text = resources.files("specpick.tools").joinpath("data", "published_2026.csv").read_text("utf-8")
+    return read_cells(text)
 
 
 @lru_cache(maxsize=1)

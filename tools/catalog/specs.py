@@ -8,9 +8,12 @@ record says where its facts came from (``source``) so output can cite it.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from specpick.tools.vocab import BreakTag
 
 FactSource = Literal["catalog", "hub", "hub-cache", "user", "overlay"]
 
@@ -174,3 +177,39 @@ class DraftPairing(BaseModel):
     ]
     note: str = ""
     source: str = ""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key for engine versions: '0.16.0' < '1.4.0rc1' < '1.4.0'; '' (every version) sorts first.
+
+    A pre-release (rc, dev, a, b) sorts before its release. Text after the version is ignored.
+    """
+    m = re.match(r"\s*v?(\d+(?:\.\d+)*)(?:\.?(rc|dev|a|b)(\d*))?", version or "")
+    if m is None:
+        return (-1,)
+    nums = [int(x) for x in m.group(1).split(".")] + [0] * 3
+    return (*nums[:4], 0 if m.group(2) else 1, int(m.group(3) or 0))
+
+
+class EngineSupport(BaseModel):
+    """Whether an engine runs a method, under which option name, from which version, and what breaks it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    engine: str
+    engine_version: str = Field(description="the release(s) this row was read from, as written by the source")
+    method: str
+    support: Literal["yes", "partial", "no"]
+    config_name: str
+    knobs: str
+    notes: str
+    source: str
+    min_version: str = Field("", description="first release the row applies to ('' = every release we track)")
+    breaks_with: tuple[BreakTag, ...] = Field((), description="deployment features this method breaks with here")
+    workaround: str = Field("", description="known workaround flags for the breaking combinations")
+
+    def runs_at(self, version: str | None) -> bool:
+        """True when the engine runs the method at ``version`` (None: today's build)."""
+        if self.support == "no":
+            return False
+        return version is None or version_key(self.min_version) <= version_key(version)

@@ -17,10 +17,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from pydantic import BaseModel
-
 from specpick.tools.errors import NotFoundError, close_matches_hint
-from specpick.tools.catalog.specs import DraftPairing, GpuSpec, HeadSpec, ModelSpec
+from specpick.tools.catalog.specs import DraftPairing, EngineSupport, GpuSpec, HeadSpec, ModelSpec, version_key
 
 _INT_FIELDS = {
     "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size",
@@ -34,19 +32,6 @@ _FLOAT_FIELDS = {
     "params_total_b", "params_active_b", "sliding_layer_fraction", "vision_params_b", "linear_attention_layer_fraction",
 }
 _BOOL_FIELDS = {"tie_word_embeddings", "attention_bias", "attn_output_gate"}
-
-
-class EngineSupport(BaseModel):
-    """Whether an engine runs a method, under which option name, read from which version."""
-
-    engine: str
-    engine_version: str
-    method: str
-    support: str  # yes | partial | no
-    config_name: str
-    knobs: str
-    notes: str
-    source: str
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -117,7 +102,10 @@ class Catalog:
         self.gpus: list[GpuSpec] = [_gpu_from_row(r) for r in _rows("gpus.csv")]
         self.heads: list[HeadSpec] = [_head_from_row(r) for r in _rows("heads.csv")]
         self.drafts: list[DraftPairing] = [DraftPairing(**r) for r in _rows("drafts.csv")]
-        self.engine_support: list[EngineSupport] = [EngineSupport(**r) for r in _rows("engine_support.csv")]
+        self.engine_support: list[EngineSupport] = [
+            EngineSupport(**{**r, "breaks_with": tuple(t for t in r["breaks_with"].split(";") if t)})
+            for r in _rows("engine_support.csv")
+        ]
 
         self._model_index: dict[str, ModelSpec] = {}  # names without '/': repo name part and aliases
         self._repo_index: dict[str, ModelSpec] = {m.repo_id.lower(): m for m in self.models}
@@ -212,8 +200,22 @@ class Catalog:
         fam = verifier.family.lower()
         return [d for d in self.drafts if d.verifier_family.lower() == fam and d.draft_repo_id != verifier.repo_id]
 
-    def support(self, engine: str, method: str) -> EngineSupport | None:
-        return next((s for s in self.engine_support if s.engine == engine and s.method == method), None)
+    def support(self, engine: str, method: str, version: str | None = None) -> EngineSupport | None:
+        """The support row of ``method`` on ``engine`` at ``version``.
+
+        Rows are kept per engine version (``min_version``: the first release a row applies to, empty = every
+        release we track). Without a version: the newest row (today's build). With one: the newest row whose
+        ``min_version`` is not after it; a version older than every row gets the oldest row (the caller says
+        which release it needs).
+        """
+        rows = sorted((s for s in self.engine_support if s.engine == engine and s.method == method),
+                      key=lambda s: version_key(s.min_version))
+        if not rows:
+            return None
+        if version is None:
+            return rows[-1]
+        fitting = [s for s in rows if version_key(s.min_version) <= version_key(version)]
+        return fitting[-1] if fitting else rows[0]
 
     def add_rows(self, models: list[ModelSpec], heads: list[HeadSpec]) -> None:
         """Append rows from outside the embedded tables (the Hub overlay), indexed like the embedded ones."""

@@ -28,7 +28,10 @@ from specpick.tools.validation import (
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, GpuCount, ModelName, ParamsB, Probability, Tau, Temperature,
     check_context, check_draft_smaller, check_tensor_parallel, check_tree_shape,
 )
-from specpick.tools.vocab import BYTES_PER_PARAM, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload
+from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
+from specpick.tools.vocab import (
+    BYTES_PER_PARAM, DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload,
+)
 
 DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
 # SGLang picks steps/top-k/draft tokens when omitted: 5/4/8 for Llama-family models, 3/1/4 otherwise
@@ -87,8 +90,8 @@ class SpeedupInput(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> SpeedupInput:
         checks: list[tuple[bool, str]] = [
-            ((self.draft or self.draft_params_b) is not None and self.method != "draft_model",
-             f"--draft/--draft-params-b only apply to method draft_model, not {self.method}"),
+            ((self.draft or self.draft_params_b) is not None and self.method not in DRAFT_MODEL_METHODS,
+             f"--draft/--draft-params-b only apply to method draft_model or pard, not {self.method}"),
             (self.draft is not None and self.draft_params_b is not None,
              "give --draft or --draft-params-b, not both"),
             (any(v is not None for v in (self.tree_depth, self.tree_top_k, self.num_verify_tokens))
@@ -124,9 +127,11 @@ def _synthetic_draft(params_b: float, verifier: ModelSpec) -> tuple[ModelSpec, s
 
 
 def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec | None:
-    if inp.method != "draft_model":
+    if inp.method not in DRAFT_MODEL_METHODS:
         return None
     cat = get_catalog()
+    if inp.method == "pard":
+        return _resolve_pard(inp, verifier, notes)
     if inp.draft:
         draft = cat.model(inp.draft)
     elif inp.draft_params_b is not None:
@@ -146,6 +151,22 @@ def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> 
     vp, dp = count_params(verifier).total_b, count_params(draft).total_b
     if dp >= vp:
         raise InputError(f"draft ({dp:.2f}B) is not smaller than the verifier ({vp:.2f}B): it cannot pay")
+    return draft
+
+
+def _resolve_pard(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec:
+    """The PARD draft given, or the catalog's PARD draft for the verifier's family."""
+    if inp.draft_params_b is not None:
+        raise InputError("--draft-params-b does not apply to pard: pass the PARD draft repo with --draft")
+    name = inp.draft or next((d.draft_repo_id for d in get_catalog().drafts_for(verifier)
+                              if is_pard_repo(d.draft_repo_id)), None)
+    if name is None:
+        raise InputError(f"no known PARD draft for {verifier.repo_id}; pass one with --draft (e.g. amd/PARD-...)")
+    draft = pard_draft_spec(name)
+    if draft is None:
+        raise InputError(f"{name} is not a PARD draft we can size (its base model is not in the catalog); "
+                         "PARD drafts are named amd/PARD-<base>")
+    notes.append(f"PARD draft {draft.repo_id}: {draft.notes or 'catalog row'}")
     return draft
 
 
@@ -215,6 +236,8 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
     if inp.engine is None and inp.harness is None:
         notes.append("engine not given: vLLM overheads assumed")
+    if inp.engine == "llamacpp" and inp.harness is None:
+        notes.append("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)")
     draft = _resolve_draft(inp, verifier, notes)
     bpp = _bpp(inp.quantization, verifier.dtype)
     draft_bpp = _bpp(inp.quantization, draft.dtype) if draft else None

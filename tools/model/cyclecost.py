@@ -26,6 +26,11 @@ REST_VERIFY_TOKENS = 64  # assumption: REST verifies a draft tree of up to 64 to
 # TensorRT-LLM defaults W=4, N=3, G=4 (ENGINES.md).
 LOOKAHEAD_PAPER_CONFIGS = ((10.0, (15, 5, 15)), (20.0, (10, 5, 10)), (float("inf"), (7, 5, 7)))
 LOOKAHEAD_ENGINE_CONFIG = (4, 3, 4)
+# Parallel drafters run ONE draft forward per cycle over all drafted positions. Their depth in decoder layers
+# (each costed like an EAGLE-3 head layer on the verifier's geometry; counting the fc and LM head per layer
+# over-counts, so the draft cost is an upper bound):
+DFLASH_DRAFT_LAYERS = 5  # SpecForge configs/qwen3-8b-dflash.json: 5 layers, H=4096 (staging heads_new.csv note)
+PEAGLE_DRAFT_LAYERS = 4  # amazon/gpt-oss-120b-p-eagle card: 4 decoder layers (heads_new.csv method_detail)
 
 
 class CycleCost(BaseModel):
@@ -130,6 +135,19 @@ def cycle_cost(
         else:
             draft_ms = n * first.total_ms
         steps = n
+    elif method in ("dflash", "peagle"):
+        # DFlash: block [anchor, MASK x N] in one non-causal forward; P-EAGLE: N mask positions in one pass.
+        layers = DFLASH_DRAFT_LAYERS if method == "dflash" else PEAGLE_DRAFT_LAYERS
+        draft_step = _head("eagle3", verifier, gpu, gpus, batch, n + 1 if method == "dflash" else n,
+                           context_tokens, bpp, kv_dtype, overhead)
+        steps, draft_ms = 1, layers * draft_step.total_ms
+    elif method == "pard":
+        if draft is None:
+            raise InputError("method pard needs its PARD draft model")
+        # PARD: the draft model's forward over N mask tokens, once per cycle (arXiv 2504.18583).
+        draft_step = _step(draft, gpu, gpus, batch, n, context_tokens, draft_bytes_per_param or bpp, kv_dtype,
+                           overhead, True, 0.0)
+        steps, draft_ms = 1, draft_step.total_ms
     elif method == "medusa":
         draft_step = _head("medusa", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c,
                            medusa_heads or MEDUSA_DEFAULT_HEADS)
@@ -160,6 +178,8 @@ def cycle_cost(
     return CycleCost(
         method=method, base=base, draft_step=draft_step, draft_steps=steps, draft_ms=draft_ms, verify=verify,
         host_lookup_ms=host, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
-        cost_ratio=(draft_step.total_ms / b) if draft_step else 0.0, verify_cost=verify.total_ms / b,
-        overhead_cost=(host + over) / b, cycle_cost=cycle / b, verify_tokens=verify_tokens, path=path,
+        # parallel drafters: c is their whole (single) draft forward
+        cost_ratio=(draft_ms / b if method in ("dflash", "peagle") else draft_step.total_ms / b) if draft_step else 0.0,
+        verify_cost=verify.total_ms / b, overhead_cost=(host + over) / b, cycle_cost=cycle / b,
+        verify_tokens=verify_tokens, path=path,
     )

@@ -40,7 +40,10 @@ CHAIN_SWEEP_MAX = 12
 TREE_DEPTH_SWEEP_MAX = 10
 # Draft heads are only measured at the depths they were published with (EAGLE-2/3 trees: depth 6-7; blockwise
 # MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that.
-HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4}
+HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4,
+                                  # parallel drafters: up to the lengths they were published with (DFlash -b16
+                                  # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
+                                  "dflash": 15, "peagle": 8, "pard": 12}
 BEST_N_TOLERANCE = 0.02  # "best N" = shortest draft within 2% of the sweep's maximum
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")

@@ -289,5 +289,8 @@ def path_overhead_ms(overhead: RuntimeOverhead, path: ExecutionPath, *, forwards
 
 ENGINE_TO_HARNESS: dict[str, str] = {
     "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm", "transformers": "transformers",
+    # assumption: llama.cpp decodes through CUDA graphs from C++ like a compiled decoder; no llama.cpp row is
+    # in the fit, so its per-cycle cost is the compiled harness's
+    "llamacpp": "compiled",
 }
 

@@ -33,6 +33,9 @@ CHAIN_DEFAULTS: dict[str, tuple[int, str]] = {
     "draft_model": (5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, transformers); "
                     "assumed for the EAGLE papers' SpS baseline"),
     "ngram": (10, "prompt lookup num_pred_tokens=10 (PLD-RAW config)"),
+    "dflash": (15, "z-lab -b16 drafters draft a block of 16 = anchor + 15 tokens (z-lab/dflash README; SGLang "
+               "--speculative-num-draft-tokens 16)"),
+    "pard": (12, "vLLM parallel_draft_model doc example num_speculative_tokens=12 (assumed for the PARD rows)"),
 }
 def eagle1_pairs(rows: tuple[PublishedRow, ...]) -> list[tuple[float, float, int]]:
     """(chain alpha, tree tau, tree depth) pairs from rows that report both for one EAGLE-1 head."""
@@ -90,7 +93,7 @@ def tree_factor() -> float:
 def chain_length(row: PublishedRow, defaults: bool = True) -> int | None:
     """Draft length a row was measured at: its config, else (``defaults``) the source's published default."""
     cfg = row.config
-    n = config_int(cfg, "gamma", r"\bK", "num_pred_tokens", r"\bn", "chain length")
+    n = config_int(cfg, "gamma", r"\bK", "num_pred_tokens", r"\bn", "chain length", "num_speculative_tokens")
     if n is None:
         m = re.search(r"use (\d+) heads", cfg)
         if m:
@@ -105,6 +108,7 @@ def chain_length(row: PublishedRow, defaults: bool = True) -> int | None:
 FAMILY: dict[str, str] = {
     "draft_model": "draft", "eagle": "head", "eagle2": "head", "eagle3": "head", "medusa": "head", "mtp": "head",
     "ngram": "model_free", "suffix": "model_free", "lookahead": "model_free",
+    "dflash": "head", "peagle": "head", "pard": "draft",
 }
 
 

@@ -1,0 +1,250 @@
+"""One emitter per engine: vLLM JSON, SGLang flags, TensorRT-LLM YAML, llama.cpp flags, transformers kwargs.
+
+Option names come from the engines' own files as read in late 2026 (ENGINES.md (b); for the 2026 methods
+and llama.cpp: vLLM docs features/speculative_decoding/{dflash,parallel_draft_model,
+dynamic_speculative_decoding}.md and PR #32887, SGLang docs/advanced_features/speculative_decoding.md
+@067ad4d and adaptive_speculative_decoding.md @369fa46, TensorRT-LLM docs/source/features/
+speculative-decoding.md @04c8822, llama.cpp tools/server/README.md @00dc805).
+
+Every emitter builds data first (a dict, an argument list) and serialises it once: ``json.dumps`` for
+JSON, ``yaml.safe_dump`` for YAML, ``shlex.quote`` on every shell word, ``repr`` for Python strings.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import yaml
+
+from specpick.tools.catalog.specs import version_key
+from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
+from specpick.tools.errors import InputError
+
+# vLLM's per-batch-size schedule key arrived with PR #32374 (present by 0.24.0; UNVERIFIED for 0.23).
+VLLM_SCHEDULE_MIN_VERSION = "0.24.0"
+# TensorRT-LLM draft_len_schedule / max_concurrency: earliest API reference seen is 1.3.0rc29 (PR #10860).
+TRTLLM_SCHEDULE_MIN_VERSION = "1.3.0rc29"
+# SGLang adaptive steps (PR #21599): EMA of tau picks among pre-captured num_steps tiers; EAGLE-family, topk 1.
+SGLANG_ADAPTIVE_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})
+# llama.cpp --spec-type per method (llama-server --help @00dc805).
+LLAMACPP_SPEC_TYPE = {"draft_model": "draft-simple", "eagle3": "draft-eagle3", "mtp": "draft-mtp",
+                      "dflash": "draft-dflash", "ngram": "ngram-simple"}
+
+
+def shell_join(argv: list[str]) -> str:
+    """The command line a shell turns back into exactly ``argv``."""
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def _at_least(inp: EngineConfigInput, minimum: str) -> bool:
+    return inp.engine_version is None or version_key(inp.engine_version) >= version_key(minimum)
+
+
+def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
+    cfg: dict[str, object] = {}
+    notes: list[str] = []
+    method = {"eagle2": "eagle", "peagle": "eagle3", "pard": "draft_model"}.get(inp.method, inp.method)
+    if inp.method == "eagle2":
+        notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
+                     "use SGLang for the dynamic tree")
+    cfg["method"] = method
+    if inp.draft_model:
+        cfg["model"] = inp.draft_model
+    cfg["num_speculative_tokens"] = inp.num_draft_tokens
+    if inp.method in ("peagle", "pard"):
+        cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
+    if method == "draft_model":
+        cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
+    elif method in ("eagle", "eagle3") and inp.tensor_parallel > 1:
+        cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
+    if inp.tree_top_k > 1:
+        # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):
+        # no top-k key, so the depth runs as a chain here.
+        notes.append(f"vLLM has no top-k tree: the depth ({inp.num_draft_tokens}) runs as a chain; a static "
+                     "speculative_token_tree needs --attention-backend TREE_ATTN (experimental)")
+    if method == "ngram":
+        cfg["prompt_lookup_min"] = inp.prompt_lookup_min
+        cfg["prompt_lookup_max"] = inp.prompt_lookup_max
+    if method == "suffix":
+        cfg.update(suffix_decoding_max_tree_depth=24, suffix_decoding_max_spec_factor=1.0,
+                   suffix_decoding_min_token_prob=0.1)
+        notes.append("suffix decoding needs `pip install arctic-inference`; num_speculative_tokens is a maximum")
+    ranges = inp.full_schedule()
+    if ranges and _at_least(inp, VLLM_SCHEDULE_MIN_VERSION):
+        cfg["num_speculative_tokens_per_batch_size"] = [list(r) for r in ranges]
+        notes.append("num_speculative_tokens_per_batch_size (PR #32374) is keyed on all scheduled requests, "
+                     "prefills included (issue #49548), and is turned off when data parallel > 1")
+    elif ranges:
+        if inp.disable_by_batch_size:
+            cfg["disable_by_batch_size"] = inp.disable_by_batch_size
+        notes.append(f"vLLM {inp.engine_version} predates the per-batch schedule "
+                     f"(num_speculative_tokens_per_batch_size, >= {VLLM_SCHEDULE_MIN_VERSION}): "
+                     + ("only disable_by_batch_size is emitted" if inp.disable_by_batch_size else "N is fixed"))
+    if inp.adaptive:
+        notes.append("vLLM has no online adaptive draft length (enable_adaptive_k is unmerged PR #47111); the "
+                     "per-batch schedule is its adaptive mode")
+    text = json.dumps(cfg, separators=(",", ":"))
+    argv = ["vllm", "serve", inp.verifier, "--tensor-parallel-size", str(inp.tensor_parallel),
+            "--speculative-config", text]
+    return EngineConfig(engine="vllm", engine_version=version, format="cli-json", config=text,
+                        launch_command=shell_join(argv), argv=argv, notes=notes)
+
+
+def sglang_tree(method: str, depth: int, top_k: int, verify: int | None) -> tuple[int, int, int]:
+    """SGLang's (num_steps, eagle_topk, num_draft_tokens) for a draft of ``depth`` steps.
+
+    Chain drafting (top-k 1) verifies depth+1 tokens: SGLang itself adjusts
+    num_draft_tokens to num_steps+1 when topk=1 (ENGINES.md: vLLM k maps to
+    ``--speculative-num-steps k --speculative-eagle-topk 1 --speculative-num-draft-tokens k+1``).
+    For trees the verify budget must satisfy steps*topk+1 >= num_draft_tokens
+    (``bench_speculative.py`` skips other configs).
+    """
+    if top_k == 1:
+        return depth, 1, depth + 1
+    budget = verify if verify is not None else min(depth * top_k + 1, 64)
+    if budget > depth * top_k + 1:
+        raise InputError(
+            f"SGLang needs num_draft_tokens <= steps*topk+1 = {depth * top_k + 1}; got {budget}. "
+            "Lower --num-verify-tokens or raise the tree depth/top-k."
+        )
+    return depth, top_k, budget
+
+
+def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
+    algo = {"draft_model": "STANDALONE", "eagle": "EAGLE", "eagle2": "EAGLE", "eagle3": "EAGLE3",
+            "mtp": "NEXTN", "ngram": "NGRAM", "dflash": "DFLASH"}[inp.method]
+    flags = ["--speculative-algorithm", algo]
+    if inp.draft_model and inp.method != "mtp":
+        flags += ["--speculative-draft-model-path", inp.draft_model]
+    notes: list[str] = []
+    if inp.method == "ngram":
+        flags += ["--speculative-num-draft-tokens", str(inp.num_draft_tokens + 1),
+                  "--speculative-ngram-min-match-window-size", str(inp.prompt_lookup_min),
+                  "--speculative-ngram-max-match-window-size", str(max(inp.prompt_lookup_max, 12))]
+        notes.append("SGLang NGRAM is CUDA-only and disables the overlap scheduler and mixed chunked prefill")
+    elif inp.method == "dflash":
+        # One block of N drafted tokens plus the anchor token (z-lab: -b16 drafts use 16).
+        flags += ["--speculative-num-draft-tokens", str(inp.num_draft_tokens + 1)]
+        notes.append("hybrid Qwen3.5 targets also need --mamba-scheduler-strategy extra_buffer")
+    else:
+        steps, topk, draft_tokens = sglang_tree(inp.method, inp.num_draft_tokens, inp.tree_top_k,
+                                                inp.num_verify_tokens)
+        flags += ["--speculative-num-steps", str(steps), "--speculative-eagle-topk", str(topk),
+                  "--speculative-num-draft-tokens", str(draft_tokens)]
+        notes.append("set steps, topk and num-draft-tokens together (SGLang auto-picks all three only when "
+                     "all are omitted)")
+        if topk == 1:
+            notes.append("topk=1 allows SGLANG_ENABLE_SPEC_V2=True (overlap scheduler)")
+        if inp.adaptive and inp.method in SGLANG_ADAPTIVE_METHODS and topk == 1:
+            flags.append("--speculative-adaptive")
+            notes.append("--speculative-adaptive switches num_steps among tiers (default [1,3,7]) by an EMA of "
+                         "acceptance (PR #21599)")
+    if inp.adaptive and "--speculative-adaptive" not in flags:
+        notes.append("SGLang adapts the draft length only for EAGLE-family methods with topk 1 (PR #21599)")
+    if inp.full_schedule():
+        notes.append("SGLang has no per-batch-size draft length and cannot switch speculation off by batch size: "
+                     "cap --max-running-requests or serve high-concurrency traffic from a non-speculative pool")
+    text = shell_join(flags)
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", inp.verifier, "--tp", str(inp.tensor_parallel),
+            *flags]
+    return EngineConfig(engine="sglang", engine_version=version, format="cli-flags", config=text,
+                        launch_command=shell_join(argv), argv=argv, notes=notes)
+
+
+def trtllm(inp: EngineConfigInput, version: str) -> EngineConfig:
+    notes: list[str] = []
+    if inp.method in ("eagle", "eagle2", "medusa"):
+        notes.append("this method needs TensorRT-LLM's legacy TRT-engine backend (trtllm-build); the PyTorch "
+                     "backend takes EAGLE-3, MTP, NGram, DraftTarget, PARD and DFlash")
+    decoding = {"draft_model": "DraftTarget", "eagle3": "Eagle3", "mtp": "MTP", "ngram": "NGram", "eagle": "Eagle",
+                "eagle2": "Eagle", "medusa": "Medusa", "lookahead": "Lookahead", "dflash": "DFlash",
+                "pard": "PARD"}[inp.method]
+    spec: dict[str, object] = {"decoding_type": decoding, "max_draft_len": inp.num_draft_tokens}
+    if inp.draft_model:
+        spec["speculative_model"] = inp.draft_model
+    if inp.method == "ngram":
+        spec["max_matching_ngram_size"] = inp.prompt_lookup_max
+    if inp.method == "mtp":
+        spec["num_nextn_predict_layers"] = 1
+    if inp.method in ("dflash", "pard"):
+        notes.append("set mask_token_id" + (" and target_layer_ids" if inp.method == "dflash" else "")
+                     + " from the drafter's config.json")
+    if inp.method == "eagle3" and inp.tree_top_k > 1:
+        total = inp.num_verify_tokens or min(inp.num_draft_tokens * inp.tree_top_k, 64)
+        spec.update(use_dynamic_tree=True, dynamic_tree_max_topK=inp.tree_top_k, max_total_draft_tokens=total)
+        notes.append("dynamic tree is not supported for sliding-window or MLA models (DeepSeek, gpt-oss)")
+    if inp.method == "lookahead":
+        spec = {"decoding_type": "Lookahead", "max_window_size": 4, "max_ngram_size": 3,
+                "max_verification_set_size": 4}
+    ranges = inp.full_schedule()
+    if ranges and _at_least(inp, TRTLLM_SCHEDULE_MIN_VERSION):
+        # Keys are upper bounds of batch-size ranges; above the largest key speculation is off.
+        spec["draft_len_schedule"] = {end: k for _, end, k in ranges if k > 0}
+        if inp.disable_by_batch_size:
+            spec["max_concurrency"] = inp.disable_by_batch_size - 1
+    elif ranges:
+        notes.append(f"TensorRT-LLM {inp.engine_version} predates draft_len_schedule/max_concurrency "
+                     f"(>= {TRTLLM_SCHEDULE_MIN_VERSION})")
+    if inp.acceptance_threshold is not None:
+        spec["acceptance_rate_threshold"] = inp.acceptance_threshold
+        notes.append("acceptance_rate_threshold turns speculation off permanently once the rolling acceptance "
+                     "drops below it (set acceptance_rate_window_size for the window)")
+    text = yaml.safe_dump({"speculative_config": spec}, sort_keys=False)
+    argv = ["trtllm-serve", inp.verifier, "--tp_size", str(inp.tensor_parallel), "--config", "config.yaml"]
+    return EngineConfig(engine="trtllm", engine_version=version, format="yaml", config=text,
+                        launch_command=shell_join(argv), argv=argv, notes=notes)
+
+
+def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
+    notes = ["-hf/-hfd take GGUF repositories (e.g. <org>/<model>-GGUF[:quant]); pass the GGUF repos of the "
+             "verifier and the drafter"]
+    flags = ["--spec-type", LLAMACPP_SPEC_TYPE[inp.method]]
+    if inp.draft_model and inp.method != "mtp":
+        # -hfd/--spec-draft-hf: the drafter's GGUF repo; the draft runs fully on the GPU (-ngld all).
+        flags += ["--spec-draft-hf", inp.draft_model, "--spec-draft-ngl", "all"]
+    flags += ["--spec-draft-n-max", str(inp.num_draft_tokens)]
+    if inp.method == "ngram":
+        flags += ["--spec-ngram-simple-size-n", str(inp.prompt_lookup_max)]
+    notes.append("flags as of build @00dc805: builds from 2025 spelled the draft length --draft-max/--draft-min")
+    if inp.tree_top_k > 1:
+        notes.append("llama.cpp drafts a chain only: the tree's depth is used as the chain length")
+    if inp.full_schedule() or inp.acceptance_threshold is not None:
+        notes.append("llama.cpp has no per-batch draft length or disable threshold; --spec-draft-p-min stops a "
+                     "draft early when the drafter is unsure")
+    if inp.tensor_parallel > 1:
+        notes.append("llama.cpp splits layers across GPUs (--split-mode layer), not tensor parallel")
+    argv = ["llama-server", "-hf", inp.verifier, *flags]
+    return EngineConfig(engine="llamacpp", engine_version=version, format="cli-flags", config=shell_join(flags),
+                        launch_command=shell_join(argv), argv=argv, notes=notes)
+
+
+def transformers(inp: EngineConfigInput, version: str) -> EngineConfig:
+    notes = ["assisted generation runs batch size 1 only ('assisted generate is only supported for batch_size = 1')"]
+    if inp.tree_top_k > 1 or inp.full_schedule():
+        notes.append("generate() drafts a chain at batch 1: no tree, no per-batch schedule")
+    schedule = "heuristic" if inp.adaptive else "constant"
+    if inp.method == "draft_model":
+        text = (f"assistant_model=AutoModelForCausalLM.from_pretrained({inp.draft_model!r}), "
+                f"num_assistant_tokens={inp.num_draft_tokens}, num_assistant_tokens_schedule={schedule!r}")
+    else:  # ngram
+        text = f"prompt_lookup_num_tokens={inp.num_draft_tokens}, max_matching_ngram_size={min(inp.prompt_lookup_max, 3)}"
+    launch = f"model.generate(**inputs, {text})"
+    return EngineConfig(engine="transformers", engine_version=version, format="python-kwargs", config=text,
+                        launch_command=launch, notes=notes)
+
+
+EMITTERS = {"vllm": vllm, "sglang": sglang, "trtllm": trtllm, "llamacpp": llamacpp, "transformers": transformers}
+
+
+def plain_launch(inp: EngineConfigInput) -> tuple[list[str], str]:
+    """(argv, launch command) of the engine with speculation off."""
+    argv = {
+        "vllm": ["vllm", "serve", inp.verifier, "--tensor-parallel-size", str(inp.tensor_parallel)],
+        "sglang": ["python3", "-m", "sglang.launch_server", "--model-path", inp.verifier, "--tp",
+                   str(inp.tensor_parallel)],
+        "trtllm": ["trtllm-serve", inp.verifier, "--tp_size", str(inp.tensor_parallel)],
+        "llamacpp": ["llama-server", "-hf", inp.verifier],
+        "transformers": [],
+    }[inp.engine]
+    return argv, (shell_join(argv) if argv else "model.generate(**inputs)")
