@@ -13,7 +13,7 @@ import re
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
 from specpick.tools.validation import (

@@ -139,14 +139,14 @@ def cycle_cost(
         # DFlash: block [anchor, MASK x N] in one non-causal forward; P-EAGLE: N mask positions in one pass.
         layers = DFLASH_DRAFT_LAYERS if method == "dflash" else PEAGLE_DRAFT_LAYERS
         draft_step = _head("eagle3", verifier, gpu, gpus, batch, n + 1 if method == "dflash" else n,
-                           context_tokens, bpp, kv_dtype, overhead)
+                           context_tokens, bpp, kv_dtype, overhead, c)
         steps, draft_ms = 1, layers * draft_step.total_ms
     elif method == "pard":
         if draft is None:
             raise InputError("method pard needs its PARD draft model")
         # PARD: the draft model's forward over N mask tokens, once per cycle (arXiv 2504.18583).
         draft_step = _step(draft, gpu, gpus, batch, n, context_tokens, draft_bytes_per_param or bpp, kv_dtype,
-                           overhead, True, 0.0)
+                           overhead, True, 0.0, c)
         steps, draft_ms = 1, draft_step.total_ms
     elif method == "medusa":
         draft_step = _head("medusa", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c,
