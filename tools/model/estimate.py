@@ -43,7 +43,10 @@ HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4
 # Relative error of the cost model alone: median absolute % error of `specpick calibrate` mode (a)
 # (cost model fed each row's own tau/alpha: 6.0% over 82 rows). Widens the acceptance range into low/high.
 COST_MODEL_REL_ERROR = 0.06
-BEST_N_TOLERANCE = 0.02  # "best N" = shortest draft within 2% of the sweep's maximum
+# The draft-length rule, used by `speedup` and `recommend` alike (``choose_draft_length``): the shortest N within
+# this share of the sweep's best speedup. 2% is well inside the cost model's own error (COST_MODEL_REL_ERROR),
+# and a shorter draft wastes less verifier compute when acceptance or load turn out worse than assumed.
+BEST_N_TOLERANCE = 0.02
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
@@ -106,6 +109,8 @@ class SpeedupResult(BaseModel):
         None, description="first swept concurrency where speedup < 1 (None: pays at every swept batch)"
     )
     batch_sweep: list[BatchPoint]
+    max_batch: int | None = Field(None, description="sweep cap: the concurrency that fits in memory (None: no cap)")
+    draft_length_rule: str = Field("", description="how N was chosen from the sweep, in words")
     base_step: StepTime
     draft_step: StepTime | None = None
     verify_step: StepTime
@@ -203,6 +208,8 @@ class EstimateRequest:
     variant: str = ""
     exclude_sources: frozenset[str] = frozenset()
     sweep: bool = True
+    # Concurrency that fits in memory at this context (VRAM check): the batch sweep stops there.
+    max_batch: int | None = None
     assumptions: tuple[str, ...] = ()
     lookahead: tuple[int, int, int] | None = None
     medusa_heads: int | None = None
@@ -281,16 +288,37 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
     return prior, prior.summary
 
 
-def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
-    """Speedup at each N (chain) or depth (tree) at the request's batch, and the best N.
+def choose_draft_length(sweep: list[SweepPoint], tolerance: float = BEST_N_TOLERANCE) -> int:
+    """The draft-length rule: the shortest N whose speedup is within ``tolerance`` of the sweep's best.
 
-    The best N is the shortest draft within ``BEST_N_TOLERANCE`` of the sweep's maximum: longer drafts cost
-    more under load. Lookahead has no draft length to sweep.
+    One rule for every verb (``speedup`` and ``recommend``); ``draft_length_rule_text`` states it.
+    """
+    if not sweep:
+        raise ValueError("empty draft-length sweep")
+    top = max(p.speedup for p in sweep)
+    return min(p.num_draft_tokens for p in sweep if p.speedup >= (1 - tolerance) * top)
+
+
+def draft_length_rule_text(sweep: list[SweepPoint], tolerance: float = BEST_N_TOLERANCE) -> str:
+    """The rule and its outcome in words, for the answer."""
+    n = choose_draft_length(sweep, tolerance)
+    top = max(sweep, key=lambda p: p.speedup)
+    at_n = next(p for p in sweep if p.num_draft_tokens == n)
+    rule = f"the shortest N within {tolerance:.0%} of the sweep's best"
+    if n == top.num_draft_tokens:
+        return f"N={n} ({rule}: the best itself, {top.speedup:.2f}x)"
+    return f"N={n} ({rule}: {at_n.speedup:.2f}x vs {top.speedup:.2f}x at N={top.num_draft_tokens})"
+
+
+def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
+    """Speedup at each N (chain) or depth (tree) at the request's batch, and the N ``choose_draft_length`` picks.
+
+    Lookahead has no draft length to sweep.
     """
     if not req.sweep or req.method == "lookahead":
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
-    top = TREE_DEPTH_SWEEP_MAX if is_tree else HEAD_SWEEP_MAX.get(req.method, CHAIN_SWEEP_MAX)
+    top = HEAD_SWEEP_MAX.get(req.method, TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
     if req.method == "medusa":
         top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
     points = []
@@ -298,21 +326,26 @@ def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[
         tn = acc.tau(req.shape(n))[0]
         cn = cost(n, req.batch)
         points.append(SweepPoint(num_draft_tokens=n, tau=tn, cycle_cost=cn.cycle_cost, speedup=tn / cn.cycle_cost))
-    top_speedup = max(p.speedup for p in points)
-    best = next(p.num_draft_tokens for p in points if p.speedup >= (1 - BEST_N_TOLERANCE) * top_speedup)
-    return points, best
+    return points, choose_draft_length(points)
 
 
 def _batch_sweep(req: EstimateRequest, tau: float, cost: CostAt,
                  notes: list[str]) -> tuple[list[BatchPoint], int | None]:
     """Speedup over ``BATCH_SWEEP`` (plus the request's batch) and the first batch where it drops below 1.
 
-    HF transformers' assisted generation runs batch 1 only, so it gets no sweep.
+    The sweep stops at ``req.max_batch`` (what fits in memory at this context): a speedup at a batch the
+    deployment cannot hold is no answer. HF transformers' assisted generation runs batch 1 only: no sweep.
     """
     if not req.sweep or req.harness == "transformers":
         return [], None
+    cap = req.max_batch
+    batches = sorted({*BATCH_SWEEP, req.batch} | ({cap} if cap else set()))
+    if cap is not None:
+        batches = [b for b in batches if b <= max(cap, 1)]
+        notes.append(f"concurrency sweep capped at {cap}: the most sequences that fit in memory at "
+                     f"{_ctx_of(req)} tokens (VRAM check)")
     points = []
-    for b in sorted({*BATCH_SWEEP, req.batch}):
+    for b in batches:
         cb = cost(req.num_draft_tokens, b)
         points.append(BatchPoint(batch=b, cycle_cost=cb.cycle_cost, speedup=tau / cb.cycle_cost,
                                  bound=cb.verify.bound))
@@ -320,6 +353,10 @@ def _batch_sweep(req: EstimateRequest, tau: float, cost: CostAt,
     notes.append("break-even concurrency: acceptance held at its batch-1 value; real acceptance can fall "
                  "with concurrency (llama.cpp#27117), so treat it as an upper bound")
     return points, break_even
+
+
+def _ctx_of(req: EstimateRequest) -> int:
+    return req.context_tokens if req.context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(req.workload, 1024)
 
 
 def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFAULT_CONSTANTS) -> SpeedupResult:
@@ -360,6 +397,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         cost_ratio=cc.cost_ratio, verify_cost=cc.verify_cost, engine_overhead=cc.overhead_cost,
         cycle_cost=cc.cycle_cost, acceptance_source=source, prior=prior, best_num_draft_tokens=best,
         draft_sweep=sweep_pts, break_even_concurrency=break_even, batch_sweep=batch_pts, base_step=cc.base,
+        max_batch=req.max_batch, draft_length_rule=draft_length_rule_text(sweep_pts) if sweep_pts else "",
         draft_step=cc.draft_step, verify_step=cc.verify, assumptions=notes,
     )
 
