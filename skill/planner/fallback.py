@@ -16,7 +16,7 @@ def build_fallback(
     strategy: str,
     num_draft_tokens: int | None,
     expected_speedup: float,
-    tau_low: float,
+    tau_range: tuple[float, float],
     break_even: int | None,
     concurrency: int,
     engine: str,
@@ -27,7 +27,8 @@ def build_fallback(
     """Ordered fallback steps for the chosen strategy.
 
     ``switched_off`` = (strategy, speedup, concurrency below which it pays) when speculation was turned
-    off for load: the first step says when to turn it back on.
+    off for load: the first step says when to turn it back on. ``tau_range`` is the acceptance range the
+    answer states (section 2): the tau trigger is its low end, never a different cut.
     """
     steps: list[FallbackStep] = []
     if switched_off is not None:
@@ -63,9 +64,11 @@ def build_fallback(
                 action=f"raise the draft length from N={num_draft_tokens} to N=7 (seed tuning rule)",
                 next_strategy=strategy, next_num_draft_tokens=7,
             ))
+    tau_low, tau_high = tau_range
     steps.append(FallbackStep(
         trigger=Trigger(metric="tau", op="<", value=round(tau_low, 2)),
-        condition=f"measured tau below {tau_low:.2f} (the low end of the assumption)",
+        condition=f"measured tau below {tau_low:.2f} (the low end of the stated acceptance range "
+                  f"{tau_low:.2f}-{tau_high:.2f})",
         action="check the basics before tuning: identical greedy output with speculation off, draft/verifier "
                "chat template and tokenizer, draft temperature matching the verifier's, head trained for this "
                "exact verifier and dtype",

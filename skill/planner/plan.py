@@ -13,18 +13,20 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 
 from __future__ import annotations
 
-from specpick.skill.planner.candidates import Candidate, draft_tensor_parallel, estimate, evaluate_candidates
+from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
 from specpick.skill.planner.compat import build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
-from specpick.skill.planner.flags import blocker_flags, deployment_flags, rejected_flags, tokenizer_flags
+from specpick.skill.planner.flags import blocker_flags, deployment_flags, load_flags, rejected_flags, tokenizer_flags
+from specpick.skill.planner.schedule import draft_schedule, schedule_text
 from specpick.skill.planner.measurement import build_measurement_plan
 from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
 from specpick.skill.planner.tuning import choose_parameters
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
-from specpick.tools.checks.vram import VramResult, fit_specs
+from specpick.tools.checks.method_fit import draft_tensor_parallel
+from specpick.tools.checks.vram import VramResult
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
          "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
@@ -34,26 +36,11 @@ MIN_WORTHWHILE_SPEEDUP = 1.1
 # Near-ties go to the option that needs no training, then to the user's/default engine.
 TIE_MARGIN = 0.05
 # Deployment facts that switch speculation off whatever the method (skill/planner/flags.py blocker_flags).
-BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1"})
+BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1",
+                      "verifier_does_not_fit"})
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
 # TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
 TRTLLM_AUTO_OFF_ABOVE = 32
-
-
-def _fit_gpus(ctx: PlanContext):
-    """Verifier-alone fit as given; if it doesn't fit, the smallest TP that does (stated, flagged)."""
-    fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, quantization=ctx.inp.quantization,
-                    context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
-    if fit.verifier_alone_fits:
-        return fit, None
-    for gpus in (2, 4, 8, 16, 32, 64):
-        if gpus <= ctx.gpus:
-            continue
-        trial = fit_specs(ctx.verifier, ctx.gpu, gpus=gpus, quantization=ctx.inp.quantization,
-                          context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
-        if trial.verifier_alone_fits:
-            return fit, gpus
-    return fit, None
 
 
 def decision_speedup(c: Candidate, workload: str) -> float:
@@ -117,33 +104,51 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
     if chosen.strategy == "none" or chosen.estimate is None:
         why = blockers[0] if blockers else "no strategy is expected to beat plain decoding here"
         return SpeedupEstimate(value=1.0, low=1.0, high=1.0, tau=1.0, acceptance_source="speculation off",
-                               cost_ratio=0.0, cycle_cost=1.0, batch=ctx.inp.concurrency, engine_overhead=1.0,
+                               cost_ratio=0.0, cycle_cost=1.0, batch=ctx.concurrency, engine_overhead=1.0,
                                assumptions=[f"speculation off: {why}"])
     e = chosen.estimate
     return SpeedupEstimate(
         value=round(e.speedup, 2), low=round(e.low, 2), high=round(e.high, 2),
         alpha=round(e.alpha, 3) if e.alpha is not None else None, tau=round(e.tau, 2),
         acceptance_source=e.acceptance_source, cost_ratio=round(e.cost_ratio, 4), cycle_cost=round(e.cycle_cost, 3),
-        batch=ctx.inp.concurrency, break_even_concurrency=e.break_even_concurrency,
-        engine_overhead=round(e.engine_overhead, 3), assumptions=list(e.assumptions) + ctx.notes,
+        batch=ctx.concurrency, break_even_concurrency=e.break_even_concurrency,
+        engine_overhead=round(e.engine_overhead, 3),
+        assumptions=list(e.assumptions) + ctx.notes + [
+            f"acceptance range used throughout this answer: tau {e.tau_low:.2f}-{e.tau_high:.2f} (the fallback "
+            f"below triggers under {e.tau_low:.2f})"] + ([
+            f"concurrency swept up to {e.max_batch}, the sequences that fit in memory at {ctx.context_tokens} "
+            "tokens" + (f"; speculation stops paying from {e.break_even_concurrency}" if e.break_even_concurrency
+                        else "; it pays at every one of them")] if e.max_batch else []),
     )
 
 
-def _fit_or_adjust(ctx: PlanContext, rationale: list[str]) -> tuple[object, list[Flag]]:
-    """Verifier-alone VRAM check; plan on the smallest TP that fits when the given GPUs are too few."""
+def _fit_deployment(ctx: PlanContext, rationale: list[str]) -> tuple[VramResult, list[Flag]]:
+    """The verifier alone on the user's GPUs at the answer's context x concurrency: never a quiet substitution.
+
+    If the requested concurrency does not fit but fewer sequences do, the answer is computed for what fits
+    (stated, with a fail flag and the options); if not even one sequence fits, nothing is planned here
+    (a blocker) and the options say what would fit.
+    """
+    from specpick.tools.checks.method_fit import fit_options, method_fit
+
     inp = ctx.inp
-    base_fit, adjusted_gpus = _fit_gpus(ctx)
-    if not adjusted_gpus and base_fit.verifier_alone_fits:
-        return base_fit, []
-    msg = (f"{ctx.verifier.repo_id} at {inp.quantization or ctx.verifier.dtype} does not fit {inp.gpus}x "
-           f"{ctx.gpu.key} ({base_fit.verifier_weights_gib:.0f} GiB of weights per GPU, "
-           f"{ctx.gpu.memory_gib:g} GiB each)")
-    if adjusted_gpus:
-        msg += f"; planned for {adjusted_gpus}x {ctx.gpu.key} (smallest tensor-parallel size that fits)"
-        ctx.gpus = adjusted_gpus
+    kw = dict(method="none", context_tokens=ctx.context_tokens, quantization=inp.quantization,
+              engine=inp.engine if ctx.engine_explicit else None, kv_cache_dtype=inp.kv_cache_dtype)
+    fit = method_fit(ctx.verifier, ctx.gpu, gpus=ctx.gpus, concurrency=ctx.concurrency, **kw)  # type: ignore[arg-type]
+    if fit.fits:
+        return fit, []
+    options = fit_options(ctx.verifier, ctx.gpu, gpus=ctx.gpus, concurrency=ctx.concurrency, **kw)  # type: ignore[arg-type]
+    also = f"; for {ctx.concurrency} sequences: {'; or '.join(options)}" if options else ""
+    if fit.max_concurrency_at_context >= 1:
+        ctx.concurrency = fit.max_concurrency_at_context
+        msg = (f"{fit.verdict_line()}. This answer is for the {ctx.concurrency} sequences that fit on your "
+               f"{ctx.gpus}x {ctx.gpu.key}{also}")
+    else:
+        msg = (f"{fit.verdict_line()}: no speculative plan on this hardware" + (f"; would fit: "
+               f"{'; or '.join(options)}" if options else "; no tensor-parallel size up to 64 holds it either"))
     rationale.append(msg + ".")
-    return base_fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg + "; or quantize (fp8/int4)",
-                           source="tools/checks/vram.py")]
+    return fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg,
+                      source="tools/checks/vram.py (weights + KV at the stated context and concurrency)")]
 
 
 def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
@@ -165,17 +170,17 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     if inp.method:
         return chosen, blockers, None
     reason = None
-    if chosen.engine == "trtllm" and inp.concurrency > TRTLLM_AUTO_OFF_ABOVE:
-        reason = (f"TensorRT-LLM at concurrency {inp.concurrency}: its own AUTO mode turns speculation off above "
+    if chosen.engine == "trtllm" and ctx.concurrency > TRTLLM_AUTO_OFF_ABOVE:
+        reason = (f"TensorRT-LLM at concurrency {ctx.concurrency}: its own AUTO mode turns speculation off above "
                   f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
-        flags += deployment_flags(ctx, chosen, candidates, TRTLLM_AUTO_OFF_ABOVE)
+        flags += load_flags(ctx, chosen, TRTLLM_AUTO_OFF_ABOVE)
     else:
         decided = decision_speedup(chosen, inp.workload)
         if decided < MIN_WORTHWHILE_SPEEDUP:
             shown = f"{decided:.2f}x" + ("" if decided == chosen.speedup else " at the low end of its range")
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
-                      f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running")
-            flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+                      f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {ctx.concurrency}: not worth running")
+            flags += load_flags(ctx, chosen, chosen.estimate.break_even_concurrency)
     if reason is None:
         return chosen, blockers, None
     rationale.append(f"Speculation off: {reason}.")
@@ -191,7 +196,7 @@ def plan(inp: PlannerInputs) -> Recommendation:
     """
     ctx = build_context(inp)
     rationale: list[str] = []
-    base_fit, flags = _fit_or_adjust(ctx, rationale)
+    base_fit, flags = _fit_deployment(ctx, rationale)
     flags = blocker_flags(ctx) + flags
     candidates = evaluate_candidates(ctx)
     if inp.method:
@@ -218,15 +223,21 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)
     alts = _alternatives(candidates, chosen)
-    schedule = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
-                                                (inp.concurrency > 1 or inp.latency == "throughput")) else None
+    # The break-even comes from a batch sweep capped at what fits in memory: None means the deployment never
+    # reaches a batch where speculation stops paying, so there is no threshold to set.
+    disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
+                                                  (ctx.concurrency > 1 or inp.latency == "throughput")) else None
+    ranges = draft_schedule(ctx, chosen) if chosen.engine in ("vllm", "trtllm") else []
+    if ranges:
+        rationale.append(f"Per-batch-size draft length (same N rule at each batch the model sweeps, up to the "
+                         f"{chosen.estimate.max_batch} sequences that fit in memory): {schedule_text(ranges)}.")
     cfg_in = EngineConfigInput(
         engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
         draft_model=chosen.draft_repo if chosen.strategy != "mtp" else None,
         num_draft_tokens=chosen.num_draft_tokens or 1,
         tree_top_k=chosen.tree.top_k if chosen.tree else 1,
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
-        tensor_parallel=ctx.gpus, disable_by_batch_size=schedule,
+        tensor_parallel=ctx.gpus, disable_by_batch_size=disable_at, draft_len_schedule=ranges or None,
         draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
         **_ngram_window(ctx, chosen),
     )
@@ -235,12 +246,14 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
     chain = chosen.strategy not in MEASURED_TAU_METHODS and (chosen.tree is None or chosen.tree.top_k == 1)
     fallback = build_fallback(strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
-                              expected_speedup=speed.value, tau_low=max(1.0, speed.tau * 0.8),
-                              break_even=speed.break_even_concurrency, concurrency=inp.concurrency,
+                              expected_speedup=speed.value,
+                              tau_range=(chosen.estimate.tau_low, chosen.estimate.tau_high) if chosen.estimate
+                              else (1.0, 1.0),
+                              break_even=speed.break_even_concurrency, concurrency=ctx.concurrency,
                               engine=chosen.engine, alternatives=alts, chain=chain,
-                              switched_off=_resume_point(switched_off, inp.concurrency))
+                              switched_off=_resume_point(switched_off, ctx.concurrency))
     measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.verifier.repo_id,
-                                         strategy=chosen.strategy, concurrency=inp.concurrency,
+                                         strategy=chosen.strategy, concurrency=ctx.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,
                                          baseline_command=baseline.launch_command)
     return Recommendation(

@@ -49,6 +49,9 @@ class EngineConfigInput(BaseModel):
     prompt_lookup_min: int = Field(2, description="n-gram: shortest match to look up")
     prompt_lookup_max: int = Field(5, description="n-gram: longest match to look up")
     disable_by_batch_size: int | None = Field(None, description="vLLM: turn speculation off at this batch size")
+    draft_len_schedule: list[tuple[int, int, int]] | None = Field(
+        None, description="per-batch-size draft length: [start_batch, end_batch, K] ranges (K=0: off); TensorRT-LLM "
+        "draft_len_schedule, vLLM num_speculative_tokens_per_batch_size (v0.23+)")
 
     @field_validator("num_draft_tokens", "tree_top_k", "tensor_parallel", "prompt_lookup_min", "prompt_lookup_max")
     @classmethod
@@ -119,6 +122,11 @@ def _vllm(inp: EngineConfigInput) -> EngineConfig:
         cfg["disable_by_batch_size"] = max(2, inp.disable_by_batch_size)
         notes.append("disable_by_batch_size exists in early-2026 vLLM (f19b16d); newer versions use "
                      "num_speculative_tokens_per_batch_size [[start,end,k],...] instead")
+    if inp.draft_len_schedule:
+        # The tracked vLLM predates the key (added around v0.23-0.24, PR #32374): give it for newer builds.
+        sched = json.dumps([list(r) for r in inp.draft_len_schedule], separators=(",", ":"))
+        notes.append(f"on vLLM v0.23+ (PR #32374) add \"num_speculative_tokens_per_batch_size\":{sched} to the "
+                     "speculative config (per-batch-size N from the model's batch sweep; K=0: off)")
     text = json.dumps(cfg, separators=(",", ":"))
     launch = f"vllm serve {inp.verifier} --tensor-parallel-size {inp.tensor_parallel} --speculative-config {shlex.quote(text)}"
     return EngineConfig(engine="vllm", engine_version=_version("vllm"), format="cli-json", config=text,
@@ -191,6 +199,10 @@ def _trtllm(inp: EngineConfigInput) -> EngineConfig:
         lines += ["  use_dynamic_tree: true", f"  dynamic_tree_max_topK: {inp.tree_top_k}",
                   f"  max_total_draft_tokens: {total}"]
         notes.append("dynamic tree is not supported for sliding-window or MLA models (DeepSeek, gpt-oss)")
+    if inp.draft_len_schedule and inp.method in ("draft_model", "eagle3", "mtp", "ngram"):
+        # Keys are batch-size upper bounds; above the largest key speculation is off (PR #10860).
+        pairs = ", ".join(f"{end}: {k}" for _, end, k in inp.draft_len_schedule if k > 0)
+        lines.append(f"  draft_len_schedule: {{{pairs}}}")
     if inp.method == "lookahead":
         lines = ["speculative_config:", "  decoding_type: Lookahead", "  max_window_size: 4", "  max_ngram_size: 3",
                  "  max_verification_set_size: 4"]

@@ -11,20 +11,18 @@ from __future__ import annotations
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import VramResult, fit_specs
+from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
 
-# Drafts up to this size run unsharded (TP 1): a few GB of weights, and all-reduces would dominate their step.
-SMALL_DRAFT_B = 8.0
 # The catalog's head method for each strategy (EAGLE-2 runs EAGLE-1 heads with a dynamic tree).
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
 PUBLISHER_RANK = {"official": 0, "vendor": 1, "community": 2}
 
 
 def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
-    """Draft TP: 1 for small drafts (sharding them only adds all-reduces), else the target's TP.
+    """Draft TP for a draft model spec (the rule lives in ``checks/vram.draft_tensor_parallel``)."""
+    from specpick.tools.arch.params import count_params
 
-    vLLM accepts only 1 or the target TP (vllm#31345, #31398).
-    """
-    return 1 if (draft.params_total_b or 0.0) <= SMALL_DRAFT_B else gpus
+    return vram_draft_tp(count_params(draft).total_b, gpus)
 
 
 def published_head(verifier: ModelSpec, method: str, engine: str | None = None) -> HeadSpec | None:
@@ -61,7 +59,6 @@ def method_fit(
         verifier, gpu, gpus=gpus, draft=draft if method == "draft_model" else None, head_params_b=head_b,
         quantization=quantization, kv_cache_dtype=sizable_kv_dtype(kv_cache_dtype), context_tokens=context_tokens,
         concurrency=concurrency, engine=engine,
-        draft_tp=draft_tensor_parallel(draft, gpus) if draft is not None and method == "draft_model" else None,
     )
     if head is not None and head_b is None and method in HEAD_METHOD_FOR and method != "mtp":
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
@@ -90,7 +87,7 @@ def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, co
     out: list[str] = []
     if (quantization or verifier.dtype) in ("bf16", "fp16", "fp32"):
         fp8 = method_fit(verifier, gpu, gpus=gpus, quantization="fp8", **kw)  # type: ignore[arg-type]
-        if fp8.fits:
+        if fp8.max_concurrency_at_context >= 1:
             out.append(f"fp8 weights on the same {gpus}x {gpu.key} (up to {fp8.max_concurrency_at_context} "
                        f"sequences at {context_tokens} tokens)")
     for more in (2, 4, 8, 16, 32, 64):

@@ -41,6 +41,8 @@ TRTLLM_FREE_GPU_MEMORY_FRACTION = 0.9
 # assumption of 1.5 GiB per GPU (vLLM profiles this at start-up; 1-3 GiB is typical for
 # 7B-70B models at default max_num_batched_tokens).
 RUNTIME_OVERHEAD_GIB = 1.5
+# Drafts up to this size run unsharded (TP 1): a few GB of weights, and all-reduces would dominate their step.
+SMALL_DRAFT_B = 8.0
 
 
 class VramResult(BaseModel):
@@ -119,6 +121,14 @@ def reservation(engine: str | None, gpus: int, memory_gib: float, fixed_gib: flo
                                                    "(vllm/config/cache.py default)")
 
 
+def draft_tensor_parallel(draft_params_b: float, gpus: int) -> int:
+    """Draft TP when not given: 1 for small drafts (sharding them only adds all-reduces), else the target's TP.
+
+    vLLM accepts only 1 or the target TP (vllm#31345, #31398). `vram`, `speedup` and `recommend` all use it.
+    """
+    return 1 if draft_params_b <= SMALL_DRAFT_B else gpus
+
+
 def kv_ranks(m: ModelSpec, gpus: int, dp_attention: bool = False) -> int:
     """Ranks one sequence's KV is split over.
 
@@ -165,7 +175,12 @@ def fit_specs(
     verifier_w = _weights_gib(verifier_params_b, quant) / gpus
 
     separate = draft is not None or bool(draft_params_b)
-    draft_tp = draft_tp or (gpus if separate or head_params_b else 1)
+    if draft_tp is None and separate:
+        draft_tp = draft_tensor_parallel(count_params(draft).total_b if draft is not None else draft_params_b or 0.0,
+                                         gpus)
+        assumptions.append(f"draft tensor parallel {draft_tp}: " + ("a draft of at most "
+                           f"{SMALL_DRAFT_B:g}B runs unsharded" if draft_tp == 1 else "sharded like the verifier"))
+    draft_tp = draft_tp or (gpus if head_params_b else 1)
     if draft_tp not in (1, gpus):
         raise InputError(
             f"draft tensor parallel size {draft_tp} is invalid: vLLM accepts 1 or the target's TP ({gpus}) "
