@@ -77,6 +77,15 @@ def load_flags(ctx: PlanContext, chosen: Candidate, break_even: int | None) -> l
     return out
 
 
+def engine_flags(chosen: Candidate) -> list[Flag]:
+    """Facts of the engine itself, true whether or not speculation ends up on (a switched-off plan keeps them)."""
+    if chosen.engine != "transformers":
+        return []
+    return [_f("transformers_batch1", "info", "HF assisted generation runs batch size 1 only: fine for one request "
+               "at a time; serve with vLLM or SGLang to batch",
+               "transformers generate(): 'assisted generate is only supported for batch_size = 1'")]
+
+
 def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     """What the chosen method needs or risks (heads, Medusa data, quantized verifiers, n-gram)."""
     inp, s, out = ctx.inp, chosen.strategy, []
@@ -120,10 +129,7 @@ def _serving_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         out.append(_f("concurrency_acceptance", "info", "acceptance measured at batch 1 need not hold at high "
                       "concurrency (one method's acceptance fell 0.66 -> 0.0018): measure at your concurrency",
                       "llama.cpp#27117"))
-    if chosen.engine == "transformers":
-        out.append(_f("transformers_batch1", "info", "HF assisted generation runs batch size 1 only: fine for one "
-                      "request at a time; serve with vLLM or SGLang to batch",
-                      "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
+    out += engine_flags(chosen)
     if s == "suffix":
         out.append(_f("suffix_needs_plugin", "info", "vLLM suffix decoding needs `pip install arctic-inference`",
                       "vLLM config/speculative.py (suffix)"))

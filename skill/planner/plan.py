@@ -17,7 +17,9 @@ from specpick.skill.planner.candidates import Candidate, estimate, evaluate_cand
 from specpick.skill.planner.compat import build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
-from specpick.skill.planner.flags import blocker_flags, deployment_flags, load_flags, rejected_flags, tokenizer_flags
+from specpick.skill.planner.flags import (
+    blocker_flags, deployment_flags, engine_flags, load_flags, rejected_flags, tokenizer_flags,
+)
 from specpick.skill.planner.schedule import draft_schedule, schedule_text
 from specpick.skill.planner.measurement import build_measurement_plan
 from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
@@ -180,7 +182,7 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
             shown = f"{decided:.2f}x" + ("" if decided == chosen.speedup else " at the low end of its range")
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
                       f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {ctx.concurrency}: not worth running")
-            flags += load_flags(ctx, chosen, chosen.estimate.break_even_concurrency)
+            flags += load_flags(ctx, chosen, chosen.estimate.break_even_concurrency) + engine_flags(chosen)
     if reason is None:
         return chosen, blockers, None
     rationale.append(f"Speculation off: {reason}.")

@@ -79,7 +79,7 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
                 notes.append(f"tree depth: {wide_result.draft_length_rule}")
             if wide_result.speedup >= result.speedup * (1 - TREE_TOLERANCE):
                 notes.append(f"tree top-{WIDE_TREE_TOP_K} with {wide.num_verify_tokens} verify tokens: alpha "
-                             f"{alpha:.2f} > {WIDE_TREE_ALPHA} at batch {req.batch} <= {WIDE_TREE_MAX_BATCH} (seed: "
+                             f"{alpha:.3f} > {WIDE_TREE_ALPHA} at batch {req.batch} <= {WIDE_TREE_MAX_BATCH} (seed: "
                              "wider trees help only at alpha > 0.8), within "
                              f"{TREE_TOLERANCE:.0%} of the chain")
                 result = wide_result
@@ -88,7 +88,7 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
         else:
             notes.append("chain drafting (top-1): " + (f"batch {req.batch} > {WIDE_TREE_MAX_BATCH} makes extra tree "
                                                        "tokens costly" if req.batch > WIDE_TREE_MAX_BATCH else
-                                                       f"alpha {alpha:.2f} <= {WIDE_TREE_ALPHA}"))
+                                                       f"alpha {alpha:.3f} <= {WIDE_TREE_ALPHA}"))
     result.assumptions = [*result.assumptions, *notes]
     return result
 
