@@ -230,3 +230,23 @@ def test_engine_rows_with_their_own_acceptance_land_near_the_measurement(kw, mea
     print(f"\n{source}: measured {measured}, model {r.speedup:.2f}x (engine overhead {r.engine_overhead:.2f} steps)")
     assert abs(r.speedup / measured - 1) < 0.30
 
+
+
+def test_break_even_is_past_the_last_paying_batch_not_the_first_loss():
+    # Mixtral (MoE): verifying N+1 tokens wakes more experts at batch 1, so n-gram loses there and pays at 4-64.
+    r = estimate_speedup(SpeedupInput(verifier="mixtral-8x7b", gpu="A100-80GB", gpus=2, method="ngram",
+                                      engine="trtllm", workload="qa", batch=4, context_tokens=2048))
+    by_batch = {p.batch: p.speedup for p in r.batch_sweep}
+    assert by_batch[1] < 1.0 < by_batch[4]
+    be = r.break_even_concurrency
+    assert be is not None and be > 4
+    assert all(p.speedup < 1.0 for p in r.batch_sweep if p.batch >= be)
+    last_paying = max(p.batch for p in r.batch_sweep if p.speedup >= 1.0)
+    assert be == min(p.batch for p in r.batch_sweep if p.batch > last_paying)
+    assert f"pays from batch 2, stops paying above ~{be}" in render_text(r)
+
+
+def test_speedup_states_its_draft_length_rule():
+    r = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", gpu="H100", method="eagle3", workload="chat"))
+    assert r.draft_length_rule.startswith(f"N={r.num_draft_tokens} (the shortest N within 2% of the sweep's best")
+    assert "draft length N=" in render_text(r)

@@ -119,8 +119,7 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
             f"acceptance range used throughout this answer: tau {e.tau_low:.2f}-{e.tau_high:.2f} (the fallback "
             f"below triggers under {e.tau_low:.2f})"] + ([
             f"concurrency swept up to {e.max_batch}, the sequences that fit in memory at {ctx.context_tokens} "
-            "tokens" + (f"; speculation stops paying from {e.break_even_concurrency}" if e.break_even_concurrency
-                        else "; it pays at every one of them")] if e.max_batch else []),
+            "tokens" + _pays_text(e)] if e.max_batch else []),
     )
 
 
@@ -267,6 +266,17 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         defaults_used=ctx.defaults_used, alternatives=alts, facts_source=ctx.facts_source,
         sources=sorted({f.source for f in flags}),
     )
+
+
+def _pays_text(e) -> str:  # type: ignore[no-untyped-def]
+    """Where in the (memory-capped) batch sweep speculation pays, in words."""
+    first = next((p.batch for p in e.batch_sweep if p.speedup >= 1.0), None)
+    if first is None:
+        return "; speculation pays at none of them"
+    start = f"; speculation pays from batch {first}" if first > e.batch_sweep[0].batch else ""
+    if e.break_even_concurrency:
+        return (start or "; speculation pays") + f" and stops paying from {e.break_even_concurrency}"
+    return start + (" up to the cap" if start else "; it pays at every one of them")
 
 
 def _resume_point(switched_off: Candidate | None, concurrency: int) -> tuple[str, float, int] | None:

@@ -200,8 +200,12 @@ def _trtllm(inp: EngineConfigInput) -> EngineConfig:
                   f"  max_total_draft_tokens: {total}"]
         notes.append("dynamic tree is not supported for sliding-window or MLA models (DeepSeek, gpt-oss)")
     if inp.draft_len_schedule and inp.method in ("draft_model", "eagle3", "mtp", "ngram"):
-        # Keys are batch-size upper bounds; above the largest key speculation is off (PR #10860).
-        pairs = ", ".join(f"{end}: {k}" for _, end, k in inp.draft_len_schedule if k > 0)
+        # Keys are batch-size upper bounds; above the largest key speculation is off (PR #10860), so a
+        # trailing K=0 range is left implicit and an earlier one is written as K 0.
+        ranges = list(inp.draft_len_schedule)
+        while ranges and ranges[-1][2] == 0:
+            ranges.pop()
+        pairs = ", ".join(f"{end}: {k}" for _, end, k in ranges)
         lines.append(f"  draft_len_schedule: {{{pairs}}}")
     if inp.method == "lookahead":
         lines = ["speculative_config:", "  decoding_type: Lookahead", "  max_window_size: 4", "  max_ngram_size: 3",

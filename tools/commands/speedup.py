@@ -270,8 +270,13 @@ def render_text(result: SpeedupResult) -> str:
         pts = "  ".join(f"{p.batch}:{p.speedup:.2f}" for p in r.batch_sweep if p.batch in shown)
         top = r.batch_sweep[-1].batch
         cap = f" (memory holds {r.max_batch} sequences at {r.context_tokens} tokens)" if r.max_batch else ""
-        be = f"stops paying above ~{r.break_even_concurrency}" if r.break_even_concurrency else \
-            f"pays at every swept concurrency up to {top}{cap}"
+        first_pay = next((p.batch for p in r.batch_sweep if p.speedup >= 1.0), None)
+        if first_pay is None:
+            be = f"does not pay at any swept concurrency up to {top}{cap}"
+        else:
+            start = f"pays from batch {first_pay}" if first_pay > r.batch_sweep[0].batch else "pays from batch 1"
+            be = (f"{start}, stops paying above ~{r.break_even_concurrency}" if r.break_even_concurrency else
+                  f"{start} up to {top}{cap}")
         out.append(f"  concurrency  {be}   (batch:speedup {pts})")
     out.append("  assumptions:")
     out += [f"    - {a}" for a in r.assumptions]

@@ -106,7 +106,8 @@ class SpeedupResult(BaseModel):
     best_num_draft_tokens: int
     draft_sweep: list[SweepPoint]
     break_even_concurrency: int | None = Field(
-        None, description="first swept concurrency where speedup < 1 (None: pays at every swept batch)"
+        None, description="first swept concurrency past the last one where speculation pays (None: pays up to "
+        "the highest swept batch, the memory cap when one is given)"
     )
     batch_sweep: list[BatchPoint]
     max_batch: int | None = Field(None, description="sweep cap: the concurrency that fits in memory (None: no cap)")
@@ -349,7 +350,13 @@ def _batch_sweep(req: EstimateRequest, tau: float, cost: CostAt,
         cb = cost(req.num_draft_tokens, b)
         points.append(BatchPoint(batch=b, cycle_cost=cb.cycle_cost, speedup=tau / cb.cycle_cost,
                                  bound=cb.verify.bound))
-    break_even = next((p.batch for p in points if p.speedup < 1.0), None)
+    # Where speculation stops paying: the first swept batch past the last one that pays. (An MoE verifier can
+    # lose at batch 1, where verifying N+1 tokens wakes more experts, and gain at batch 4-64.)
+    paying = [i for i, p in enumerate(points) if p.speedup >= 1.0]
+    if not paying:
+        break_even = points[0].batch if points else None
+    else:
+        break_even = points[paying[-1] + 1].batch if paying[-1] + 1 < len(points) else None
     notes.append("break-even concurrency: acceptance held at its batch-1 value; real acceptance can fall "
                  "with concurrency (llama.cpp#27117), so treat it as an upper bound")
     return points, break_even
