@@ -95,12 +95,13 @@ def test_verifier_that_does_not_fit_at_all_is_a_fail_with_options_not_a_quiet_su
 
 def test_concurrency_that_does_not_fit_is_answered_for_what_fits_on_the_given_gpus():
     # 70B bf16 on 2x H100 at 4096 tokens: 64 sequences need ~40 GiB of KV per GPU; about 7 fit.
-    r = rec(verifier="llama-3.1-70b", workload="chat", gpu="H100", gpus=2, concurrency=64, context_tokens=4096)
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpu="H100", gpus=2, concurrency=64, context_tokens=4096,
+            engine="vllm", method="ngram")
     flag = next(f for f in r.flags if f.id == "verifier_does_not_fit")
     assert flag.severity == "fail" and "This answer is for the 7 sequences that fit on your 2x H100-SXM" in flag.message
     assert "fp8 weights on the same 2x H100-SXM" in flag.message and "4x H100-SXM" in flag.message
     assert r.inputs.gpus == 2 and "--tensor-parallel-size 2" in r.engine_config.launch_command
-    assert r.expected_speedup.batch == 7
+    assert r.expected_speedup.batch == 7 and r.strategy == "ngram"
     assert next(c for c in r.compatibility if c.name == "vram_fit").verdict == "fail"
 
 

@@ -54,6 +54,8 @@ class PlanContext:
     context_tokens: int = 4096
     # Concurrency the answer is computed at: the user's, or what fits on their GPUs if that is less (stated).
     concurrency: int = 1
+    # Not even one sequence fits on the user's GPUs at this context: nothing to plan (a blocker).
+    nothing_fits: bool = False
 
 
 def _settle_sampling(inp: PlannerInputs, given: set[str]) -> tuple[str, float, list[str]]:

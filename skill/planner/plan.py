@@ -38,8 +38,7 @@ MIN_WORTHWHILE_SPEEDUP = 1.1
 # Near-ties go to the option that needs no training, then to the user's/default engine.
 TIE_MARGIN = 0.05
 # Deployment facts that switch speculation off whatever the method (skill/planner/flags.py blocker_flags).
-BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1",
-                      "verifier_does_not_fit"})
+BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1"})
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
 # TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
 TRTLLM_AUTO_OFF_ABOVE = 32
@@ -145,6 +144,7 @@ def _fit_deployment(ctx: PlanContext, rationale: list[str]) -> tuple[VramResult,
         msg = (f"{fit.verdict_line()}. This answer is for the {ctx.concurrency} sequences that fit on your "
                f"{ctx.gpus}x {ctx.gpu.key}{also}")
     else:
+        ctx.nothing_fits = True
         msg = (f"{fit.verdict_line()}: no speculative plan on this hardware" + (f"; would fit: "
                f"{'; or '.join(options)}" if options else "; no tensor-parallel size up to 64 holds it either"))
     rationale.append(msg + ".")
@@ -160,7 +160,8 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     low gain (the fallback says when to turn it back on).
     """
     inp = ctx.inp
-    blockers = [f.message for f in flags if f.severity == "fail" and f.id in BLOCKERS]
+    blockers = [f.message for f in flags if f.severity == "fail" and (
+        f.id in BLOCKERS or (f.id == "verifier_does_not_fit" and ctx.nothing_fits))]
     chosen = None if blockers else _choose(ctx, candidates)
     if chosen is None:
         rationale += [f"Speculation off: {b}." for b in blockers[:1]]
