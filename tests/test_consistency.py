@@ -156,3 +156,22 @@ def test_memory_reservation_is_the_engines_own(engine, phrase):
     fit = vram_fit(VramInput(verifier="llama-3.1-70b", gpu="H100", gpus=4, engine=engine))
     assert phrase in fit.reservation
     assert not any("gpu_memory_utilization" in a for a in fit.assumptions) or engine == "vllm"
+
+
+def test_fp8_kv_cache_gives_the_same_memory_cap_in_speedup_and_vram():
+    d = Deployment("70b-fp8-kv", "llama-3.1-70b", "H100", 2, "ngram", "vllm", concurrency=6, context_tokens=8192)
+    sp = estimate_speedup(SpeedupInput(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, method=d.method, engine=d.engine,
+                                       workload="chat", batch=d.concurrency, context_tokens=d.context_tokens,
+                                       kv_cache_dtype="fp8"))
+    fit = vram_fit(VramInput(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, engine=d.engine, kv_cache_dtype="fp8",
+                             context_tokens=d.context_tokens, concurrency=d.concurrency))
+    rec = plan(PlannerInputs(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, method=d.method, engine=d.engine,
+                             workload="chat", concurrency=d.concurrency, context_tokens=d.context_tokens,
+                             kv_cache_dtype="fp8"))
+    assert sp.max_batch == fit.max_concurrency_at_context
+    assert f"up to {fit.max_concurrency_at_context} sequences at 8192 tokens" in next(
+        c.reason for c in rec.compatibility if c.name == "vram_fit")
+    # fp8 KV holds twice the sequences of the default bf16 cache (7 vs 3 here): the dtype reached the check.
+    bf16 = vram_fit(VramInput(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, engine=d.engine,
+                              context_tokens=d.context_tokens, concurrency=1))
+    assert fit.max_concurrency_at_context > bf16.max_concurrency_at_context

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS, Harness
@@ -79,6 +80,7 @@ class SpeedupInput(BaseModel):
                                        "workload", json_schema_extra=_range(0, 10_000_000))
     quantization: Quantization | None = Field(None, description="weight format served; default: the "
                                               "checkpoint's dtype")
+    kv_cache_dtype: str = Field("auto", description="KV cache dtype for the memory check: auto (bf16/fp16), fp8")
     tree_depth: int | None = Field(None, description="tree methods: draft depth (same as --num-draft-tokens)",
                                    json_schema_extra=_range(1, MAX_DRAFT_TOKENS))
     tree_top_k: int | None = Field(None, description="tree methods: branching per depth (1 = chain)",
@@ -113,6 +115,8 @@ class SpeedupInput(BaseModel):
             (self.tree_top_k is not None and not 1 <= self.tree_top_k <= 64, "--tree-top-k must be 1..64"),
             (self.num_verify_tokens is not None and not 2 <= self.num_verify_tokens <= 1024,
              "--num-verify-tokens must be 2..1024"),
+            (self.kv_cache_dtype not in KV_DTYPE_BYTES,
+             f"--kv-cache-dtype must be one of {', '.join(KV_DTYPE_BYTES)}, got {self.kv_cache_dtype}"),
             (self.engine == "transformers" and self.batch > 1,
              "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
         ]
@@ -194,11 +198,12 @@ def _check_fit(inp: SpeedupInput, verifier: ModelSpec, draft: ModelSpec | None, 
     head = published_head(verifier, inp.method, inp.engine)
 
     fit = method_fit(verifier, gpu, method=inp.method, gpus=inp.gpus, context_tokens=context_tokens,
-                     concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization, engine=inp.engine)
+                     concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization, engine=inp.engine,
+                     kv_cache_dtype=inp.kv_cache_dtype)
     if not fit.fits:
         options = fit_options(verifier, gpu, method=inp.method, gpus=inp.gpus, context_tokens=context_tokens,
                               concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization,
-                              engine=inp.engine)
+                              engine=inp.engine, kv_cache_dtype=inp.kv_cache_dtype)
         raise InputError(f"memory: {fit.verdict_line()}; " + (f"would fit: {'; or '.join(options)}"
                                                                if options else "lower --batch or --context-tokens")
                          + " (`specpick vram` shows the budget)")
