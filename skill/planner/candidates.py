@@ -84,7 +84,8 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
 
 
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
-             tree: TreeParams | None = None, sweep: bool = True, tuned: bool = False) -> SpeedupResult:
+             tree: TreeParams | None = None, sweep: bool = True, tuned: bool = False,
+             sweep_draft_length: bool = True) -> SpeedupResult:
     """Speedup estimate for a candidate at ``batch`` (default: the answer's concurrency) and the answer's context.
 
     ``tuned=True`` lets the shared rule (``tools/model/draftshape.tuned_estimate``, the same one `speedup`
@@ -111,6 +112,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         harness=cand.engine, engine=cand.engine, context_tokens=ctx.context_tokens,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
         max_batch=fit.max_concurrency_at_context if fit is not None else None,
+        sweep_draft_length=sweep_draft_length,
     )
     if tuned:
         return tuned_estimate(req, num_draft_tokens=num_draft_tokens,

@@ -34,7 +34,8 @@ def draft_schedule(ctx: PlanContext, c: Candidate) -> list[tuple[int, int, int]]
     for k in range(1, max(p.num_draft_tokens for p in c.estimate.draft_sweep or []) + 1 if c.estimate.draft_sweep
                    else n + 1):
         tree = TreeParams(depth=k, top_k=1, num_verify_tokens=k + 1) if c.tree is not None else None
-        by_n[k] = {p.batch: p for p in estimate(ctx, c, num_draft_tokens=k, tree=tree).batch_sweep}
+        by_n[k] = {p.batch: p for p in estimate(ctx, c, num_draft_tokens=k, tree=tree,
+                                                   sweep_draft_length=False).batch_sweep}
     batches = sorted(set.intersection(*(set(pts) for pts in by_n.values())))
     if not batches:
         return []

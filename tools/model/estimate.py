@@ -211,6 +211,8 @@ class EstimateRequest:
     sweep: bool = True
     # Concurrency that fits in memory at this context (VRAM check): the batch sweep stops there.
     max_batch: int | None = None
+    # False: batch sweep only (a per-batch schedule re-estimates each N and needs no N sweep of its own).
+    sweep_draft_length: bool = True
     assumptions: tuple[str, ...] = ()
     lookahead: tuple[int, int, int] | None = None
     medusa_heads: int | None = None
@@ -316,7 +318,7 @@ def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[
 
     Lookahead has no draft length to sweep.
     """
-    if not req.sweep or req.method == "lookahead":
+    if not req.sweep or not req.sweep_draft_length or req.method == "lookahead":
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
     top = HEAD_SWEEP_MAX.get(req.method, TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
