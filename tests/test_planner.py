@@ -335,3 +335,12 @@ def test_measured_alpha_without_a_method_goes_to_model_based_drafters_not_copyin
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, engine="vllm")
     assert r.strategy == "draft_model" and r.expected_speedup.alpha == pytest.approx(0.95)
     assert any("model-based drafters" in a for a in r.expected_speedup.assumptions)
+
+
+def test_fallback_never_lengthens_the_draft_under_load():
+    r = rec(verifier="llama-3.1-8b", workload="chat", concurrency=8, engine="vllm")
+    assert r.strategy == "eagle3"
+    assert not [s for s in r.fallback if s.next_num_draft_tokens and s.next_num_draft_tokens > r.num_draft_tokens]
+    light = rec(verifier="llama-3.1-8b", workload="chat", concurrency=1, engine="vllm")
+    assert [s.next_num_draft_tokens for s in light.fallback if s.trigger and s.trigger.metric == "alpha"
+            and s.trigger.op == ">"] == [7]

@@ -23,12 +23,14 @@ def build_fallback(
     alternatives: list[Alternative],
     chain: bool,
     switched_off: tuple[str, float, int] | None = None,
+    under_load: bool = False,
 ) -> list[FallbackStep]:
     """Ordered fallback steps for the chosen strategy.
 
     ``switched_off`` = (strategy, speedup, concurrency below which it pays) when speculation was turned
     off for load: the first step says when to turn it back on. ``tau_range`` is the acceptance range the
-    answer states (section 2): the tau trigger is its low end, never a different cut.
+    answer states (section 2): the tau trigger is its low end, never a different cut. ``under_load``: no step
+    lengthens the draft (the same guard as the answer's own tuning).
     """
     steps: list[FallbackStep] = []
     if switched_off is not None:
@@ -57,7 +59,8 @@ def build_fallback(
                        "positions are mostly rejected and only add draft cost",
                 next_strategy=strategy, next_num_draft_tokens=3,
             ))
-        if num_draft_tokens < 7:
+        # Under load the answer's own tuning never lengthens N (skill/planner/tuning.py under_load): nor does this.
+        if num_draft_tokens < 7 and not under_load:
             steps.append(FallbackStep(
                 trigger=Trigger(metric="alpha", op=">", value=0.9),
                 condition="measured alpha > 0.9",

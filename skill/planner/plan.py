@@ -23,7 +23,7 @@ from specpick.skill.planner.flags import (
 from specpick.skill.planner.schedule import draft_schedule, schedule_text
 from specpick.skill.planner.measurement import build_measurement_plan
 from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
-from specpick.skill.planner.tuning import choose_parameters
+from specpick.skill.planner.tuning import choose_parameters, under_load
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
@@ -252,7 +252,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
                               tau_range=(chosen.estimate.tau_low, chosen.estimate.tau_high) if chosen.estimate
                               else (1.0, 1.0),
                               break_even=speed.break_even_concurrency, concurrency=ctx.concurrency,
-                              engine=chosen.engine, alternatives=alts, chain=chain,
+                              engine=chosen.engine, alternatives=alts, chain=chain, under_load=under_load(ctx),
                               switched_off=_resume_point(switched_off, ctx.concurrency))
     measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.verifier.repo_id,
                                          strategy=chosen.strategy, concurrency=ctx.concurrency,
@@ -276,7 +276,7 @@ def _pays_text(e) -> str:  # type: ignore[no-untyped-def]
         return "; speculation pays at none of them"
     start = f"; speculation pays from batch {first}" if first > e.batch_sweep[0].batch else ""
     if e.break_even_concurrency:
-        return (start or "; speculation pays") + f" and stops paying from {e.break_even_concurrency}"
+        return (start + " and" if start else ";") + f" speculation stops paying from {e.break_even_concurrency}"
     return start + (" up to the cap" if start else "; it pays at every one of them")
 
 
