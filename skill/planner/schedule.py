@@ -25,7 +25,8 @@ def draft_schedule(ctx: PlanContext, c: Candidate) -> list[tuple[int, int, int]]
     Only for chains (a tree's width has no per-batch switch) with a batch sweep; a schedule that never
     changes K is returned empty (the fixed N says it already).
     """
-    from specpick.tools.model.estimate import SweepPoint, choose_draft_length
+    from specpick.tools.model.draftlength import choose_draft_length
+    from specpick.tools.model.estimate import SweepPoint
 
     n = c.num_draft_tokens or 0
     if c.strategy not in SCHEDULED or n < 1 or (c.tree is not None and c.tree.top_k > 1) or c.estimate is None:

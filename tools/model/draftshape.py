@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from specpick.tools.model.draftlength import BEST_N_TOLERANCE
 from specpick.tools.model.estimate import (
-    BEST_N_TOLERANCE, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
+    TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
 )
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.vocab import EAGLE_METHODS

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
+from specpick.tools.model.draftlength import choose_draft_length, draft_length_rule_text
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
@@ -43,10 +44,6 @@ HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4
 # Relative error of the cost model alone: median absolute % error of `specpick calibrate` mode (a)
 # (cost model fed each row's own tau/alpha: 6.0% over 82 rows). Widens the acceptance range into low/high.
 COST_MODEL_REL_ERROR = 0.06
-# The draft-length rule, used by `speedup` and `recommend` alike (``choose_draft_length``): the shortest N within
-# this share of the sweep's best speedup. 2% is well inside the cost model's own error (COST_MODEL_REL_ERROR),
-# and a shorter draft wastes less verifier compute when acceptance or load turn out worse than assumed.
-BEST_N_TOLERANCE = 0.02
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
@@ -289,28 +286,6 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
         notes.append("engine acceptance for EAGLE heads drifts with engine version (vllm#26191: EAGLE-3 on "
                      "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
     return prior, prior.summary
-
-
-def choose_draft_length(sweep: list[SweepPoint], tolerance: float = BEST_N_TOLERANCE) -> int:
-    """The draft-length rule: the shortest N whose speedup is within ``tolerance`` of the sweep's best.
-
-    One rule for every verb (``speedup`` and ``recommend``); ``draft_length_rule_text`` states it.
-    """
-    if not sweep:
-        raise ValueError("empty draft-length sweep")
-    top = max(p.speedup for p in sweep)
-    return min(p.num_draft_tokens for p in sweep if p.speedup >= (1 - tolerance) * top)
-
-
-def draft_length_rule_text(sweep: list[SweepPoint], tolerance: float = BEST_N_TOLERANCE) -> str:
-    """The rule and its outcome in words, for the answer."""
-    n = choose_draft_length(sweep, tolerance)
-    top = max(sweep, key=lambda p: p.speedup)
-    at_n = next(p for p in sweep if p.num_draft_tokens == n)
-    rule = f"the shortest N within {tolerance:.0%} of the sweep's best"
-    if n == top.num_draft_tokens:
-        return f"N={n} ({rule}: the best itself, {top.speedup:.2f}x)"
-    return f"N={n} ({rule}: {at_n.speedup:.2f}x vs {top.speedup:.2f}x at N={top.num_draft_tokens})"
 
 
 def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
