@@ -1,7 +1,8 @@
 """``specpick eval``: the command-line wrapper around ``run_eval`` (registered in ``skill/surfaces/cli.py`` COMMANDS).
 
 The report goes to stdout (``render_text``), one progress line per case to stderr, the full report to
-``--json FILE``. A missed ``--min-pass`` / ``--min-check`` threshold exits 8; bad options exit 2.
+``--json FILE``. A missed ``--min-pass`` / ``--min-check`` threshold, or a case failing outside
+``--known-failures`` (or a listed case passing), exits 8; bad options exit 2.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from specpick.tools.errors import InputError
 
 EPILOG = """examples:
-  specpick eval --runner planner --min-pass 0.70 --min-check sections=1 --json evals.json
+  specpick eval --runner planner --known-failures evals/known_failures.txt --min-check sections=1
   specpick eval --runner planner --category drafts serving
   specpick eval --runner agent --repeat 3 --mode compare --rubric      (needs ANTHROPIC_API_KEY)
 """
@@ -33,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str = "eval") -> None:
     parser.add_argument("--min-pass", type=float, help="exit 8 when the pass rate is below this fraction")
     parser.add_argument("--min-check", action="append", default=[], metavar="CHECK=X",
                         help="exit 8 when a check's pass rate is below X (repeatable)")
+    parser.add_argument("--known-failures", metavar="FILE",
+                        help="the only cases allowed to fail, one 'case_id  reason' per line (e.g. "
+                             "evals/known_failures.txt); exit 8 when another case fails or a listed one passes")
     parser.add_argument("--mode", choices=["with-skill", "without-skill", "compare"], default="with-skill",
                         help="agent only: with SKILL.md and tools, without them, or both side by side")
     parser.add_argument("--model", help="agent model (default: $SPECPICK_MODEL or the built-in default)")
@@ -75,9 +79,19 @@ def run(args: argparse.Namespace, verb: str = "eval") -> int:
             sys.stderr.write(f"{mark:<10} {result.case_id} [{result.variant}]\n")
 
     try:
+        known = None
+        if args.known_failures:
+            from specpick.evals.report import load_known_failures
+
+            try:
+                known = load_known_failures(args.known_failures)
+            except OSError as exc:
+                raise InputError(f"--known-failures {args.known_failures}: {exc.strerror or exc}; give the path "
+                                 "of the allow-list file") from None
         report = run_eval(args.runner, cases_dir=args.cases_dir, categories=args.categories,
                           case_ids=args.case_ids, repeat=args.repeat, json_path=args.json_path,
-                          min_pass=args.min_pass, min_check=_min_check(args.min_check), mode=args.mode,
+                          min_pass=args.min_pass, min_check=_min_check(args.min_check),
+                          known_failures=known, mode=args.mode,
                           client=client, model=args.model, user_model=args.user_model, rubric=args.rubric,
                           progress=progress)
     except ValueError as exc:  # unknown category / case id, bad threshold, malformed case file

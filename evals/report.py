@@ -86,6 +86,8 @@ class EvalReport(BaseModel):
     primary: Variant = Field(description="the variant the thresholds apply to")
     min_pass: float | None = None
     min_check: dict[str, float] = Field(default_factory=dict, description="per-check pass-rate floors")
+    known_failures: dict[str, str] | None = Field(
+        None, description="case id -> reason: the only cases allowed to fail (None: no allow-list gate)")
     threshold_failures: list[str] = Field(default_factory=list)
     threshold_met: bool = True
 
@@ -105,6 +107,41 @@ def threshold_failures(summary: VariantSummary, min_pass: float | None, min_chec
         rate = summary.per_check[name].rate
         if rate is not None and rate < floor:
             out.append(f"check {name} {rate:.1%} < {floor:.1%}")
+    return out
+
+
+def load_known_failures(path: Path | str) -> dict[str, str]:
+    """Read an allow-list: one ``case_id  reason`` per line (``#`` comments, blank lines ignored).
+
+    Raises:
+        ValueError: a line without a reason, or an id listed twice (the CLI turns it into exit 2).
+    """
+    out: dict[str, str] = {}
+    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.split("#", 1)[0].strip() if raw.lstrip().startswith("#") else raw.strip()
+        if not line:
+            continue
+        case_id, _, reason = line.partition(" ")
+        if not reason.strip():
+            raise ValueError(f"{path}:{number}: '{case_id}' has no reason; write 'case_id  why it fails'")
+        if case_id in out:
+            raise ValueError(f"{path}:{number}: '{case_id}' is listed twice")
+        out[case_id] = reason.strip()
+    return out
+
+
+def known_failure_misses(results: list[CaseResult], variant: Variant, known: dict[str, str]) -> list[str]:
+    """The allow-list gate: a case failing off the list, or a listed case now passing, is a miss.
+
+    A swap (a different case failing while the listed one passes) therefore fails twice, and a fixed case
+    must leave the list, so the list stays the exact set of known failures.
+    """
+    mine = [r for r in results if r.variant == variant]
+    failing = {r.case_id for r in mine if r.run_failed or not r.passed}
+    ran = {r.case_id for r in mine}
+    out = [f"case {c} failed and is not in the known-failures list" for c in sorted(failing - set(known))]
+    out += [f"case {c} passes now: remove it from the known-failures list ({known[c]})"
+            for c in sorted((set(known) & ran) - failing)]
     return out
 
 
@@ -191,7 +228,7 @@ MAX_REPEAT = 100  # runs per case: agent runs cost a conversation each
 def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | None = None,
              categories: list[str] | None = None, case_ids: list[str] | None = None, repeat: int = 1,
              json_path: Path | str | None = None, min_pass: float | None = None,
-             min_check: dict[str, float] | None = None,
+             min_check: dict[str, float] | None = None, known_failures: dict[str, str] | None = None,
              mode: Literal["with-skill", "without-skill", "compare"] = "with-skill", client: Any = None,
              model: str | None = None, user_model: str | None = None, limits: Any = None,
              rubric: bool = False, progress: Callable[[CaseResult], None] | None = None) -> EvalReport:
@@ -205,6 +242,8 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         json_path: also write the report as JSON here.
         min_pass: pass-rate threshold in [0, 1] for the primary variant.
         min_check: per-check pass-rate floors, e.g. ``{"sections": 1.0, "engine_config": 1.0}``.
+        known_failures: case id -> reason, the only cases allowed to fail (``load_known_failures``); a case
+            failing off the list, or a listed case passing, misses the threshold. Ids must be known cases.
         mode: agent only: with the skill, without it (same model, no SKILL.md, no tools), or both side by side.
         client: agent only: an ``anthropic.Anthropic`` client (default: built from the environment, which may
             point at the local Messages-API stand-in through ANTHROPIC_BASE_URL).
@@ -225,6 +264,11 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
     if json_path is not None:
         check_writable(Path(json_path), "--json")  # before the run: an agent run takes minutes and costs tokens
     cases = Dataset.load(cases_dir).select(categories=categories, ids=case_ids, runner=runner)
+    if known_failures:
+        every = {c.id for c in Dataset.load(cases_dir).cases}
+        stray = sorted(set(known_failures) - every)
+        if stray:
+            raise ValueError(f"known-failures list names unknown case ids: {', '.join(stray)}")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results: list[CaseResult] = []
     if runner == "planner":
@@ -252,8 +296,11 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
     summaries = {v: summarize(results, v) for v in variants}
     primary = variants[0]
     misses = threshold_failures(summaries[primary], min_pass, min_check)
+    if known_failures is not None:
+        misses += known_failure_misses(results, primary, known_failures)
     report = EvalReport(runner=runner, started_at=started, results=results, summaries=summaries, primary=primary,
-                        min_pass=min_pass, min_check=min_check, threshold_failures=misses, threshold_met=not misses)
+                        min_pass=min_pass, min_check=min_check, known_failures=known_failures,
+                        threshold_failures=misses, threshold_met=not misses)
     if json_path is not None:
         try:
             Path(json_path).write_text(report.model_dump_json(indent=2), encoding="utf-8")
@@ -339,7 +386,10 @@ def render_text(report: EvalReport, *, max_reason: int = 110) -> str:
     for s in sums:
         out.append(f"[{s.variant}] {s.passed}/{s.total} cases passed ({s.pass_rate:.1%}); "
                    f"{s.run_failed} run(s) failed")
-    if report.min_pass is not None or report.min_check:
+    if report.known_failures:
+        out += ["", "Known failures (allowed to fail, with the reason):"]
+        out += [f"- {c}: {why}" for c, why in sorted(report.known_failures.items())]
+    if report.min_pass is not None or report.min_check or report.known_failures is not None:
         verdict = "met" if report.threshold_met else "NOT met: " + "; ".join(report.threshold_failures)
         out.append(f"thresholds on {report.primary}: {verdict}")
     return "\n".join(out) + "\n"

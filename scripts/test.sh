@@ -101,7 +101,7 @@ CI_INSTALLED=1 SPECPICK_WHEEL="$WHEEL" "$PY" -m pytest "$@"
 # cost model with measured acceptance, and interval coverage of held-out rows. Today's figures plus a little slack.
 "$SPECPICK" calibrate --engines --max-loso-median-ape-pct 14 \
   --max-engine-loso-median-ape-pct 21 --max-engine-cost-median-ape-pct 23 --min-interval-coverage 0.45
-"$SPECPICK" eval --runner planner --quiet --min-pass 0.90 \
+"$SPECPICK" eval --runner planner --quiet --known-failures evals/known_failures.txt \
   --min-check sections=1 --min-check speedup_stated=1 --min-check engine_config=1 \
   --min-check config_values=1 --min-check compat_coverage=1 --min-check measurement_metrics=1 \
   --min-check measurement_definitions=1 --min-check forbidden_flags=1 --min-check outcome=1 \

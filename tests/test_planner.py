@@ -20,6 +20,16 @@ def rec(**kw):
     return plan(PlannerInputs(**kw))
 
 
+def sweep_n(*, verifier, workload, method, gpu="H100", gpus=1, concurrency=1, **kw):
+    """N that `specpick speedup` picks for the same deployment (the shared draft-length rule)."""
+    from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
+    from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
+
+    return estimate_speedup(SpeedupInput(verifier=verifier, workload=workload, method=method, gpu=gpu, gpus=gpus,
+                                         batch=concurrency, context_tokens=DEFAULT_CONTEXT_TOKENS[workload],
+                                         **kw)).num_draft_tokens
+
+
 # -- decision rules -----------------------------------------------------------------------------
 
 def test_published_head_for_exact_verifier_needs_no_training():
@@ -71,10 +81,28 @@ def test_blockers_turn_speculation_off(inputs, flag):
     assert any(f.id == flag and f.severity == "fail" for f in r.flags)
 
 
-def test_verifier_that_does_not_fit_is_flagged_and_planned_on_the_smallest_tp_that_fits():
+def test_verifier_that_does_not_fit_at_all_is_a_fail_with_options_not_a_quiet_substitution():
     r = rec(verifier="llama-3.1-70b", workload="chat", gpu="H100", gpus=1)
-    assert "verifier_does_not_fit" in r.flag_ids()
+    flag = next(f for f in r.flags if f.id == "verifier_does_not_fit")
+    assert flag.severity == "fail"
+    assert "no speculative plan on this hardware" in flag.message
+    assert "fp8 weights on the same 1x H100-SXM" in flag.message and "2x H100-SXM" in flag.message
+    assert r.strategy == "none" and r.inputs.gpus == 1
+    assert "--tensor-parallel-size 1" in r.engine_config.launch_command
+    vram = next(c for c in r.compatibility if c.name == "vram_fit")
+    assert vram.verdict == "fail" and "does not fit" in vram.reason
+
+
+def test_concurrency_that_does_not_fit_is_answered_for_what_fits_on_the_given_gpus():
+    # 70B bf16 on 2x H100 at 4096 tokens: 64 sequences need ~40 GiB of KV per GPU; about 7 fit.
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpu="H100", gpus=2, concurrency=64, context_tokens=4096,
+            engine="vllm", method="ngram")
+    flag = next(f for f in r.flags if f.id == "verifier_does_not_fit")
+    assert flag.severity == "fail" and "This answer is for the 7 sequences that fit on your 2x H100-SXM" in flag.message
+    assert "fp8 weights on the same 2x H100-SXM" in flag.message and "4x H100-SXM" in flag.message
     assert r.inputs.gpus == 2 and "--tensor-parallel-size 2" in r.engine_config.launch_command
+    assert r.expected_speedup.batch == 7 and r.strategy == "ngram"
+    assert next(c for c in r.compatibility if c.name == "vram_fit").verdict == "fail"
 
 
 def test_tokenizer_mismatch_is_a_hard_fail_and_the_draft_is_not_used():
@@ -114,8 +142,9 @@ def test_quantized_verifier_with_bf16_head_is_flagged():
 
 def test_transformers_engine_is_batch_one_only():
     r = rec(verifier="llama-3.1-8b", workload="chat", engine="transformers", concurrency=8)
-    assert r.engine == "transformers" and r.strategy in {"draft_model", "ngram", "none"}
-    assert "transformers_batch1" in r.flag_ids() or r.strategy == "none"
+    # Named engine + concurrency > 1: assisted generation has nothing to batch, so speculation is off.
+    assert r.engine == "transformers" and r.strategy == "none"
+    assert next(f for f in r.flags if f.id == "transformers_batch1").severity == "fail"
 
 
 # -- tuning rules -------------------------------------------------------------------------------
@@ -123,23 +152,34 @@ def test_transformers_engine_is_batch_one_only():
 def test_high_temperature_keeps_n_low():
     r = rec(verifier="llama-3.1-8b", workload="chat", temperature=1.0)
     assert "high_temperature" in r.flag_ids()
-    assert r.strategy == "none" or r.num_draft_tokens <= 3
+    # The shared rule's N at T=1, then the named high-temperature adjustment caps it at 3.
+    rule_n = sweep_n(verifier="llama-3.1-8b", workload="chat", temperature=1.0, method="eagle3", engine="vllm")
+    assert r.strategy == "eagle3" and r.num_draft_tokens == min(rule_n, 3)
+    if rule_n > 3:
+        assert any(line.startswith("adjustment: T=1 -> N=3") for line in r.rationale)
 
 
 def test_structured_output_pushes_n_up():
     r = rec(verifier="qwen3-32b", workload="structured")
-    assert r.num_draft_tokens >= 7 or r.strategy in {"ngram", "suffix"}
+    rule_n = sweep_n(verifier="qwen3-32b", workload="structured", method="eagle3", engine="vllm")
+    assert r.strategy == "eagle3" and r.num_draft_tokens == max(rule_n, 7)
     assert "structured_high_acceptance" in r.flag_ids()
 
 
 def test_measured_low_alpha_drops_n_to_three():
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, draft="llama-3.2-1b", engine="vllm")
-    assert r.strategy == "draft_model" and r.num_draft_tokens == 3
+    rule_n = sweep_n(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, method="draft_model",
+                     draft="llama-3.2-1b", engine="vllm")
+    # The seed's "alpha < 0.6: N=3" only ever shortens the rule's N.
+    assert r.strategy == "draft_model" and r.num_draft_tokens == min(rule_n, 3)
 
 
 def test_measured_high_alpha_raises_n_to_seven():
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, draft="llama-3.2-1b", engine="vllm")
-    assert r.num_draft_tokens == 7
+    rule_n = sweep_n(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, method="draft_model",
+                     draft="llama-3.2-1b", engine="vllm")
+    # The seed's "alpha > 0.9: N=7" (after a measurement, as here) only ever lengthens the rule's N.
+    assert r.num_draft_tokens == max(rule_n, 7)
 
 
 def test_sglang_tree_for_interactive_high_acceptance():
@@ -154,15 +194,12 @@ def test_sglang_tree_for_interactive_high_acceptance():
 
 def test_past_break_even_concurrency_speculation_is_off_or_scheduled():
     r = rec(verifier="qwen2.5-7b", workload="chat", concurrency=256, latency="throughput", gpu="H100")
-    if r.strategy == "none":
-        # Off at this load; any turn-it-back-on step must be tied to a lower concurrency.
-        for step in r.fallback:
-            if step.next_strategy not in (None, "none"):
-                assert step.trigger and step.trigger.metric == "concurrency" and step.trigger.op == "<"
-                assert step.trigger.value <= 256
-    else:
-        be = r.expected_speedup.break_even_concurrency
-        assert be is None or be > 256 or "batch_saturation" in r.flag_ids()
+    assert r.strategy == "none"
+    # Off at this load; the turn-it-back-on step is tied to a lower concurrency, and no EAGLE/draft flags remain.
+    resume = r.fallback[0]
+    assert resume.trigger.metric == "concurrency" and resume.trigger.op == "<" and resume.trigger.value < 256
+    assert resume.next_strategy == "draft_model"
+    assert set(r.flag_ids()) == {"batch_saturation"}
 
 
 def test_break_even_goes_to_the_fallback_not_into_the_vllm_config():
@@ -170,10 +207,66 @@ def test_break_even_goes_to_the_fallback_not_into_the_vllm_config():
     # threshold set without measuring (vllm#49548): the planner states the threshold as a fallback trigger
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, concurrency=8)
     be = r.expected_speedup.break_even_concurrency
-    assert r.engine == "vllm" and be
-    cfg = json.loads(r.engine_config.config)
-    assert "num_speculative_tokens_per_batch_size" not in cfg and "disable_by_batch_size" not in cfg
+    assert r.engine == "vllm" and be is not None
+    assert json.loads(r.engine_config.config)["disable_by_batch_size"] == be
     assert any(s.trigger and s.trigger.metric == "concurrency" and s.trigger.value == be for s in r.fallback)
+    # The per-batch-size schedule (for vLLM v0.23+) turns speculation off at the same break-even.
+    note = next(n for n in r.engine_config.notes if '"num_speculative_tokens_per_batch_size":' in n)
+    ranges = json.loads(note.split('"num_speculative_tokens_per_batch_size":')[1].split(" ")[0])
+    assert ranges[0][0] == 1 and all(k <= r.num_draft_tokens for _, _, k in ranges)
+    assert [k for s, e, k in ranges if s <= be <= e] == [0] and [k for s, e, k in ranges if s <= be - 1 <= e] != [0]
+
+
+def test_no_disable_threshold_when_the_deployment_never_reaches_break_even():
+    # Qwen3-32B bf16 on one H100 holds ~37 sequences at 1024 tokens; speculation pays at every one of them.
+    r = rec(verifier="qwen3-32b", workload="structured", concurrency=8)
+    assert r.expected_speedup.break_even_concurrency is None
+    assert "disable_by_batch_size" not in json.loads(r.engine_config.config)
+    assert any("it pays at every one of them" in a for a in r.expected_speedup.assumptions)
+
+
+def test_batch_sweep_stops_at_what_fits_in_memory():
+    from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
+
+    r = estimate_speedup(SpeedupInput(verifier="llama-2-70b", gpu="H200", gpus=1, method="ngram", workload="chat",
+                                      quantization="fp8", context_tokens=32768))
+    assert r.max_batch is not None and r.batch_sweep[-1].batch == r.max_batch
+    assert all(p.batch <= r.max_batch for p in r.batch_sweep)
+
+
+def test_trtllm_config_carries_the_draft_len_schedule():
+    r = rec(verifier="llama-3.1-8b", workload="chat", engine="trtllm", method="ngram", concurrency=4)
+    assert r.engine == "trtllm" and "draft_len_schedule: {" in r.engine_config.config
+
+
+def test_fallback_tau_trigger_is_the_low_end_of_the_stated_range():
+    r = rec(verifier="llama-3.1-70b", workload="code", gpus=4)
+    step = next(s for s in r.fallback if s.trigger and s.trigger.metric == "tau")
+    stated = next(a for a in r.expected_speedup.assumptions if a.startswith("acceptance range used"))
+    low = stated.split("tau ")[1].split("-")[0]
+    assert f"{step.trigger.value:.2f}" == low and f"measured tau below {low}" in step.condition
+
+
+def test_answer_never_flags_its_own_draft_length():
+    for kw in ({"workload": "structured", "concurrency": 8}, {"workload": "code", "latency": "throughput"}):
+        r = rec(verifier="qwen3-32b", **kw)
+        assert "large_k_high_load" not in r.flag_ids()
+
+
+def test_one_context_stated_once_and_used_by_memory_and_speed():
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=2, concurrency=64)
+    stated = [d for d in r.defaults_used if d.startswith("context tokens")]
+    assert stated == ["context tokens = 512 (typical for chat: tokens in the KV cache while decoding; the memory "
+                      "check and the speed estimate both use it)"]
+    vram = next(c for c in r.compatibility if c.name == "vram_fit")
+    assert "at 512 tokens x 64 sequences" in vram.reason
+    assert not any(a.startswith("context:") for a in r.expected_speedup.assumptions)
+
+
+def test_head_weights_are_in_the_memory_check():
+    r = rec(verifier="llama-3.1-8b", workload="chat")
+    vram = next(c for c in r.compatibility if c.name == "vram_fit")
+    assert r.strategy == "eagle3" and "GiB/GPU of draft/head weights included" in vram.reason
 
 
 # -- output contract -------------------------------------------------------------------------------
@@ -244,3 +337,12 @@ def test_measured_alpha_without_a_method_goes_to_model_based_drafters_not_copyin
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, engine="vllm")
     assert r.strategy == "draft_model" and r.expected_speedup.alpha == pytest.approx(0.95)
     assert any("model-based drafters" in a for a in r.expected_speedup.assumptions)
+
+
+def test_fallback_never_lengthens_the_draft_under_load():
+    r = rec(verifier="llama-3.1-8b", workload="chat", concurrency=8, engine="vllm")
+    assert r.strategy == "eagle3"
+    assert not [s for s in r.fallback if s.next_num_draft_tokens and s.next_num_draft_tokens > r.num_draft_tokens]
+    light = rec(verifier="llama-3.1-8b", workload="chat", concurrency=1, engine="vllm")
+    assert [s.next_num_draft_tokens for s in light.fallback if s.trigger and s.trigger.metric == "alpha"
+            and s.trigger.op == ">"] == [7]

@@ -163,7 +163,7 @@ def test_bad_inputs_raise_one_line_input_errors(change, fragment):
     ({"verifier": "vicuna-7b", "method": "medusa", "engine": "sglang"}, "does not run"),
     ({"verifier": "llama-3.1-8b", "method": "mtp"}, "no multi-token-prediction layers"),
     ({"verifier": "llama-3.2-1b", "method": "draft_model", "draft": "llama-3.1-8b"}, "not smaller"),
-    ({"verifier": "llama-3.1-70b", "method": "eagle3", "gpu": "L4"}, "raise --gpus"),
+    ({"verifier": "llama-3.1-70b", "method": "eagle3", "gpu": "L4"}, r"does not fit .*would fit: 8x L4"),
     ({"verifier": "mistral-7b", "method": "draft_model"}, "no known draft"),
 ])
 def test_contradictions_found_after_resolving_names(args, fragment):
@@ -239,3 +239,23 @@ def test_engine_rows_with_their_own_acceptance_land_near_the_measurement(kw, mea
     print(f"\n{source}: measured {measured}, model {r.speedup:.2f}x (engine overhead {r.engine_overhead:.2f} steps)")
     assert abs(r.speedup / measured - 1) < 0.30
 
+
+
+def test_break_even_is_past_the_last_paying_batch_not_the_first_loss():
+    # Mixtral (MoE): verifying N+1 tokens wakes more experts at batch 1, so n-gram loses there and pays at 4-64.
+    r = estimate_speedup(SpeedupInput(verifier="mixtral-8x7b", gpu="A100-80GB", gpus=2, method="ngram",
+                                      engine="trtllm", workload="qa", batch=4, context_tokens=2048))
+    by_batch = {p.batch: p.speedup for p in r.batch_sweep}
+    assert by_batch[1] < 1.0 < by_batch[4]
+    be = r.break_even_concurrency
+    assert be is not None and be > 4
+    assert all(p.speedup < 1.0 for p in r.batch_sweep if p.batch >= be)
+    last_paying = max(p.batch for p in r.batch_sweep if p.speedup >= 1.0)
+    assert be == min(p.batch for p in r.batch_sweep if p.batch > last_paying)
+    assert f"pays from batch 2, stops paying above ~{be}" in render_text(r)
+
+
+def test_speedup_states_its_draft_length_rule():
+    r = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", gpu="H100", method="eagle3", workload="chat"))
+    assert r.draft_length_rule.startswith(f"N={r.num_draft_tokens} (the shortest N within 2% of the sweep's best")
+    assert "draft length N=" in render_text(r)

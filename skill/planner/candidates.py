@@ -43,8 +43,6 @@ ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "d
                                 "pard", "ngram", "suffix", "lookahead")
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
-# Drafts up to this size run unsharded (TP 1): a few GB of weights, and all-reduces would dominate their step.
-SMALL_DRAFT_B = 8.0
 # The seed's starting draft length; tuning (skill/planner/tuning.py) moves it from there.
 DEFAULT_DRAFT_LENGTH = 5
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
@@ -82,14 +80,6 @@ class Candidate:
     @property
     def speedup(self) -> float:
         return self.estimate.speedup if self.estimate is not None else 0.0
-
-
-def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
-    """Draft TP: 1 for small drafts (sharding them only adds all-reduces), else the target's TP.
-
-    vLLM accepts only 1 or the target TP (vllm#31345, #31398).
-    """
-    return 1 if (draft.params_total_b or 0.0) <= SMALL_DRAFT_B else gpus
 
 
 def pick_engine(ctx: PlanContext, method: str) -> str | None:
@@ -193,8 +183,14 @@ def engine_refusal(ctx: PlanContext, method: str) -> str:
 
 
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
-             tree: TreeParams | None = None, sweep: bool = True) -> SpeedupResult:
-    """Speedup estimate for a candidate at ``batch`` (default: the user's concurrency)."""
+             tree: TreeParams | None = None, sweep: bool = True, tuned: bool = False,
+             sweep_draft_length: bool = True) -> SpeedupResult:
+    """Speedup estimate for a candidate at ``batch`` (default: the answer's concurrency) and the answer's context.
+
+    ``tuned=True`` lets the shared rule (``tools/model/draftshape.tuned_estimate``, the same one `speedup`
+    uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given.
+    """
+    from specpick.tools.model.draftshape import tuned_estimate
     from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
     from specpick.tools.model.overhead import ENGINE_TO_HARNESS
     from specpick.tools.vocab import BYTES_PER_PARAM
@@ -206,20 +202,34 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         measured = cand.strategy in MODEL_BASED_METHODS
     else:
         measured = ctx.measured_method == cand.strategy
-    return estimate_for_specs(EstimateRequest(
+    fit = cand.vram
+    req = EstimateRequest(
         verifier=ctx.verifier, gpu=ctx.gpu, method=cand.strategy,
         draft=cand.draft, gpus=ctx.gpus, workload=ctx.inp.workload, temperature=ctx.temperature,
-        batch=batch or ctx.inp.concurrency, num_draft_tokens=num_draft_tokens or DEFAULT_DRAFT_LENGTH,
+        batch=batch or ctx.concurrency, num_draft_tokens=num_draft_tokens or DEFAULT_DRAFT_LENGTH,
         tree=TreeShape(**tree.model_dump()) if tree else None,
         alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
-        # An explicit --context is what the KV cache holds while decoding; otherwise the speedup model's
-        # workload-typical context (stated in its assumptions), not the 4096-token VRAM sizing default.
         harness=ENGINE_TO_HARNESS.get(cand.engine, cand.engine), engine=cand.engine,
         assumptions=("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the "
                      "fit)",) if cand.engine == "llamacpp" else (),
-        context_tokens=ctx.inp.context_tokens if "context_tokens" in ctx.inp.model_fields_set else None,
+        context_tokens=ctx.context_tokens,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
-    ))
+        max_batch=fit.max_concurrency_at_context if fit is not None else None,
+        sweep_draft_length=sweep_draft_length,
+    )
+    if tuned:
+        return tuned_estimate(req, num_draft_tokens=num_draft_tokens,
+                              tree=TreeShape(**tree.model_dump()) if tree else None)
+    return estimate_for_specs(req)
+
+
+def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
+    """The same memory check `vram` and `speedup` run, for this candidate's draft or head."""
+    from specpick.tools.checks.method_fit import method_fit
+
+    return method_fit(ctx.verifier, ctx.gpu, method=cand.strategy, gpus=ctx.gpus, context_tokens=ctx.context_tokens,
+                      concurrency=ctx.concurrency, draft=cand.draft, head=cand.head,
+                      quantization=ctx.inp.quantization, engine=cand.engine, kv_cache_dtype=ctx.inp.kv_cache_dtype)
 
 
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
@@ -308,8 +318,6 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
 def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec
     from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers
-    from specpick.tools.checks.vram import fit_specs
-
     if not ctx.inp.second_model:
         return Candidate("draft_model", engine, False, "hosting a second model is ruled out (--no-second-model)",
                          rejected_for="budget")
@@ -338,11 +346,9 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         both_catalog = cat.find_model(tok_repo) and cat.find_model(ctx.verifier.repo_id)
         verdict = (catalog_tokenizer_verdict(tok_repo, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
                    else compare_tokenizers(tok_repo, ctx.verifier.repo_id, live=True))
-        fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, draft=draft, quantization=ctx.inp.quantization,
-                        context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency,
-                        draft_tp=draft_tensor_parallel(draft, ctx.gpus))
         cand = Candidate("draft_model", engine, True, f"same-family draft {draft.repo_id} ({verdict.verdict})",
-                         draft=draft, draft_repo=draft.repo_id, tokenizer=verdict, vram=fit)
+                         draft=draft, draft_repo=draft.repo_id, tokenizer=verdict)
+        cand.vram = fit = candidate_fit(ctx, cand)
         if verdict.verdict == "different":
             cand.feasible, cand.reason = False, f"{draft.repo_id}: {verdict.summary}"
             if draft.repo_id.lower() in why_not:
@@ -351,7 +357,7 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         elif not fit.fits and fit.verifier_alone_fits:
             cand.feasible, cand.rejected_for = False, "vram"
             cand.reason = (f"{draft.repo_id} does not fit beside the verifier ({fit.headroom_gib:+.1f} GiB per GPU "
-                           f"at context {ctx.inp.context_tokens} x concurrency {ctx.inp.concurrency})")
+                           f"at context {ctx.context_tokens} x concurrency {ctx.concurrency})")
         if not cand.feasible:
             rejected.append(cand.reason)
             best = best or cand
@@ -373,7 +379,6 @@ def _pard_candidate(ctx: PlanContext, engine: str) -> Candidate:
     """A PARD draft (one forward drafts N tokens): the user's if it is one, else the catalog's for the family."""
     from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec, pard_draft_spec
     from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict
-    from specpick.tools.checks.vram import fit_specs
 
     if not ctx.inp.second_model:
         return Candidate("pard", engine, False, "hosting a second model is ruled out (--no-second-model)",
@@ -388,12 +393,10 @@ def _pard_candidate(ctx: PlanContext, engine: str) -> Candidate:
     base = pard_base_spec(draft.repo_id) or draft
     # PARD keeps its base's tokenizer (mask tokens added): compare the base with the verifier.
     verdict = catalog_tokenizer_verdict(base.repo_id, ctx.verifier.repo_id)
-    fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, draft=draft, quantization=ctx.inp.quantization,
-                    context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency,
-                    draft_tp=draft_tensor_parallel(draft, ctx.gpus))
     cand = Candidate("pard", engine, True, f"PARD draft {draft.repo_id}: drafts all N tokens in one forward; one "
                      f"draft serves the family ({verdict.verdict} tokenizer via its base {base.repo_id})",
-                     draft=draft, draft_repo=draft.repo_id, tokenizer=verdict, vram=fit)
+                     draft=draft, draft_repo=draft.repo_id, tokenizer=verdict)
+    cand.vram = fit = candidate_fit(ctx, cand)  # the same memory check every verb runs
     if verdict.verdict == "different":
         cand.feasible, cand.reason, cand.rejected_for = False, f"{draft.repo_id}: {verdict.summary}", "tokenizer"
     elif not fit.fits and fit.verifier_alone_fits:
@@ -431,6 +434,11 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
             cand = _pard_candidate(ctx, engine)
         else:
             cand = _model_free_candidate(ctx, method, engine)
+        if cand.feasible and cand.vram is None:
+            cand.vram = candidate_fit(ctx, cand)
+            if not cand.vram.fits and cand.vram.verifier_alone_fits:
+                cand.feasible, cand.rejected_for = False, "vram"
+                cand.reason = (f"its weights do not fit beside the verifier: {cand.vram.verdict_line()}")
         if cand.feasible and cand.estimate is None:
             cand.estimate = estimate(ctx, cand, num_draft_tokens=PARALLEL_START_LENGTH.get(method))
         out.append(cand)

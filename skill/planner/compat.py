@@ -65,21 +65,21 @@ def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
 
 
 def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
-    if not base_fit.verifier_alone_fits:
-        planned = f"; this plan assumes {ctx.gpus} GPUs" if ctx.gpus != base_fit.gpus else ""
-        return CompatCheck(name="vram_fit", verdict="fail", reason=f"the verifier alone does not fit "
-                           f"{base_fit.gpus}x {base_fit.gpu} ({base_fit.verifier_weights_gib:.0f} GiB of weights per "
-                           f"GPU){planned}", source="tools/checks/vram.py")
+    if not base_fit.fits:
+        return CompatCheck(name="vram_fit", verdict="fail", reason=base_fit.verdict_line() + (
+            f"; this answer is for the {ctx.concurrency} sequences that fit" if base_fit.max_concurrency_at_context
+            else ""), source=f"tools/checks/vram.py ({base_fit.reservation})")
     fit = chosen.vram or base_fit
     if not fit.fits:
-        return CompatCheck(name="vram_fit", verdict="fail", reason=f"needs {-fit.headroom_gib:.1f} GiB more per "
-                           f"GPU on {fit.gpus}x {fit.gpu}", source="tools/checks/vram.py")
+        return CompatCheck(name="vram_fit", verdict="fail", reason=fit.verdict_line(),
+                           source=f"tools/checks/vram.py ({fit.reservation})")
     tight = fit.headroom_gib < 0.1 * fit.usable_gib_per_gpu
-    extra = "" if chosen.vram else " (head/none: negligible extra weights)"
+    extra = f", {fit.draft_weights_gib:.1f} GiB/GPU of draft/head weights included" if fit.draft_weights_gib else ""
     return CompatCheck(name="vram_fit", verdict="warn" if tight else "pass",
-                       reason=f"fits on {fit.gpus}x {fit.gpu} with {fit.headroom_gib:.1f} GiB/GPU headroom; up to "
-                              f"{fit.max_concurrency_at_context} sequences at {ctx.inp.context_tokens} tokens{extra}",
-                       source="tools/checks/vram.py (weights + draft + KV for both, 90% reservation)")
+                       reason=f"fits on {fit.gpus}x {fit.gpu} with {fit.headroom_gib:.1f} GiB/GPU headroom at "
+                              f"{ctx.context_tokens} tokens x {ctx.concurrency} sequences; up to "
+                              f"{fit.max_concurrency_at_context} sequences at {ctx.context_tokens} tokens{extra}",
+                       source=f"tools/checks/vram.py (weights + draft/head + KV; {fit.reservation})")
 
 
 def deployment_features(ctx: PlanContext) -> set[str]:

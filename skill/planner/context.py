@@ -53,6 +53,12 @@ class PlanContext:
     # Which method a user-measured alpha/tau belongs to (None: applied to every method).
     measured_method: str | None = None
     head_check: HeadCheck | None = None  # for a --head outside the catalog
+    # The one context length of this answer: the memory check and the speed estimate both use it.
+    context_tokens: int = 4096
+    # Concurrency the answer is computed at: the user's, or what fits on their GPUs if that is less (stated).
+    concurrency: int = 1
+    # Not even one sequence fits on the user's GPUs at this context: nothing to plan (a blocker).
+    nothing_fits: bool = False
 
 
 def _settle_sampling(inp: PlannerInputs, given: set[str]) -> tuple[str, float, list[str]]:
@@ -145,10 +151,19 @@ def build_context(inp: PlannerInputs) -> PlanContext:
 
         head_check = check_head(head_repo, verifier.repo_id, live=True)
         notes.append(f"--head {head_repo}: {head_check.summary} (facts from {head_check.source})")
+    from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
+
+    # One context for the whole answer: the user's, else the workload's typical length (stated once, below).
+    context_tokens = inp.context_tokens if "context_tokens" in given else DEFAULT_CONTEXT_TOKENS.get(inp.workload,
+                                                                                                     1024)
     defaults = []
     for name in ANNOUNCED_DEFAULTS:
         if name not in given and not (name == "sampling" and "temperature" in given):
-            value = getattr(inp, name)
+            value = context_tokens if name == "context_tokens" else getattr(inp, name)
+            if name == "context_tokens":
+                defaults.append(f"context tokens = {value} (typical for {inp.workload}: tokens in the KV cache "
+                                "while decoding; the memory check and the speed estimate both use it)")
+                continue
             shown = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
             defaults.append(f"{name.replace('_', ' ')} = {shown}")
     if capped_context:
@@ -167,7 +182,7 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         inp=inp, verifier=verifier, gpu=gpu, temperature=temperature, sampling=sampling,
         engine_explicit="engine" in given, facts_source=resolved.source, draft=draft, head=head,
         head_repo=head_repo, defaults_used=defaults, notes=notes, gpus=inp.gpus, measured_method=measured,
-        head_check=head_check,
+        head_check=head_check, context_tokens=context_tokens, concurrency=inp.concurrency,
     )
     if ctx.measured_method is None and (inp.alpha is not None or inp.tau is not None):
         ctx.measured_method = MODEL_BASED_MEASURED

@@ -16,18 +16,21 @@ def build_fallback(
     strategy: str,
     num_draft_tokens: int | None,
     expected_speedup: float,
-    tau_low: float,
+    tau_range: tuple[float, float],
     break_even: int | None,
     concurrency: int,
     engine: str,
     alternatives: list[Alternative],
     chain: bool,
     switched_off: tuple[str, float, int] | None = None,
+    under_load: bool = False,
 ) -> list[FallbackStep]:
     """Ordered fallback steps for the chosen strategy.
 
     ``switched_off`` = (strategy, speedup, concurrency below which it pays) when speculation was turned
-    off for load: the first step says when to turn it back on.
+    off for load: the first step says when to turn it back on. ``tau_range`` is the acceptance range the
+    answer states (section 2): the tau trigger is its low end, never a different cut. ``under_load``: no step
+    lengthens the draft (the same guard as the answer's own tuning).
     """
     steps: list[FallbackStep] = []
     if switched_off is not None:
@@ -56,16 +59,19 @@ def build_fallback(
                        "positions are mostly rejected and only add draft cost",
                 next_strategy=strategy, next_num_draft_tokens=3,
             ))
-        if num_draft_tokens < 7:
+        # Under load the answer's own tuning never lengthens N (skill/planner/tuning.py under_load): nor does this.
+        if num_draft_tokens < 7 and not under_load:
             steps.append(FallbackStep(
                 trigger=Trigger(metric="alpha", op=">", value=0.9),
                 condition="measured alpha > 0.9",
                 action=f"raise the draft length from N={num_draft_tokens} to N=7 (seed tuning rule)",
                 next_strategy=strategy, next_num_draft_tokens=7,
             ))
+    tau_low, tau_high = tau_range
     steps.append(FallbackStep(
         trigger=Trigger(metric="tau", op="<", value=round(tau_low, 2)),
-        condition=f"measured tau below {tau_low:.2f} (the low end of the assumption)",
+        condition=f"measured tau below {tau_low:.2f} (the low end of the stated acceptance range "
+                  f"{tau_low:.2f}-{tau_high:.2f})",
         action="check the basics before tuning: identical greedy output with speculation off, draft/verifier "
                "chat template and tokenizer, draft temperature matching the verifier's, head trained for this "
                "exact verifier and dtype",

@@ -37,9 +37,9 @@ def blocker_flags(ctx: PlanContext) -> list[Flag]:
         out.append(_f("exotic_kv_quant", "fail", f"KV-cache dtype {inp.kv_cache_dtype!r} with speculation has "
                       "produced degenerate loops while health checks stay green; serve it without speculation, or "
                       "use auto/fp8 KV to speculate", "vllm#40831, #52475, #53180"))
-    if inp.engine == "transformers" and ctx.engine_explicit and inp.concurrency > 1:
+    if inp.engine == "transformers" and ctx.engine_explicit and ctx.concurrency > 1:
         out.append(_f("transformers_batch1", "fail", f"HF assisted generation runs batch size 1 only; at "
-                      f"concurrency {inp.concurrency} there is nothing to enable: move to vLLM or SGLang to speculate",
+                      f"concurrency {ctx.concurrency} there is nothing to enable: move to vLLM or SGLang to speculate",
                       "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
     if inp.lora:
         out.append(_f("lora", "fail", "serving LoRA adapters with speculation fails (shape error) in vLLM; "
@@ -51,30 +51,39 @@ def blocker_flags(ctx: PlanContext) -> list[Flag]:
 def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate],
                      break_even: int | None) -> list[Flag]:
     """Warnings about the chosen strategy in this deployment: load, method, serving path, verifier."""
-    return (_load_flags(ctx, chosen, break_even) + _method_flags(ctx, chosen) + _serving_flags(ctx, chosen)
+    return (load_flags(ctx, chosen, break_even) + _method_flags(ctx, chosen) + _serving_flags(ctx, chosen)
             + _verifier_flags(ctx, chosen))
 
 
-def _load_flags(ctx: PlanContext, chosen: Candidate, break_even: int | None) -> list[Flag]:
+def load_flags(ctx: PlanContext, chosen: Candidate, break_even: int | None) -> list[Flag]:
     """Sampling temperature and concurrency against the break-even point."""
-    inp, s, out = ctx.inp, chosen.strategy, []
+    s, out = chosen.strategy, []
     if ctx.temperature > 0.7 and ctx.sampling != "beam":
         out.append(_f("high_temperature", "warn", f"T={ctx.temperature:g}: stochastic sampling accepts fewer "
                       "draft tokens; keep N at 2-3 and match the draft's temperature to the verifier's",
                       f"{SEED}; EAGLE-2 paper (MT-Bench speedup 4.26x at T=0 vs 3.80x at T=1, Vicuna-13B)"))
-    if s != "none" and break_even is None and inp.concurrency >= HIGH_CONCURRENCY:
-        out.append(_f("batch_saturation", "warn", f"at concurrency {inp.concurrency} the verifier nears compute-bound: "
+    if s != "none" and break_even is None and ctx.concurrency >= HIGH_CONCURRENCY:
+        out.append(_f("batch_saturation", "warn", f"at concurrency {ctx.concurrency} the verifier nears compute-bound: "
                       "gains shrink as the batch grows (the model still expects a gain here); keep N short and "
                       "measure throughput against a baseline at this load",
                       f"{SEED} (batch-heavy serving); EAGLE-3 paper Table 5 (SGLang H100: 1.81x at bs2 -> 1.38x "
                       "at bs64)"))
     if break_even is not None and s != "none":
-        sev = "fail" if inp.concurrency >= break_even else "warn" if inp.concurrency * 2 >= break_even else "info"
+        sev = "fail" if ctx.concurrency >= break_even else "warn" if ctx.concurrency * 2 >= break_even else "info"
         out.append(_f("batch_saturation", sev, f"speculation stops paying above concurrency ~{break_even}: the "
                       "verifier is compute-bound there and every rejected draft token is wasted work",
                       f"{SEED} (batch-heavy serving); sglang#4759, ArcticInference#185; TRT-LLM AUTO turns SD "
                       "off above concurrency 32"))
     return out
+
+
+def engine_flags(chosen: Candidate) -> list[Flag]:
+    """Facts of the engine itself, true whether or not speculation ends up on (a switched-off plan keeps them)."""
+    if chosen.engine != "transformers":
+        return []
+    return [_f("transformers_batch1", "info", "HF assisted generation runs batch size 1 only: fine for one request "
+               "at a time; serve with vLLM or SGLang to batch",
+               "transformers generate(): 'assisted generate is only supported for batch_size = 1'")]
 
 
 def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
@@ -114,18 +123,13 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
 def _serving_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     """Draft length under load, the engine's serving path and workload-specific advice."""
     inp, s, out = ctx.inp, chosen.strategy, []
-    if (chosen.num_draft_tokens or 0) >= 7 and (inp.concurrency >= 8 or inp.latency == "throughput"):
-        out.append(_f("large_k_high_load", "warn", f"N={chosen.num_draft_tokens} under load wastes verifier "
-                      "compute on rejected tokens (throughput 485 -> 301 tok/s with ngram k=8; Qwen3 k=10 halved "
-                      "speed); lower N as concurrency grows", "vllm#6494, #21278"))
-    if inp.concurrency > 1 and s != "none":
+    # No large-draft warning here: N is the planner's own choice, and its tuning never lengthens N under load
+    # (skill/planner/tuning.py under_load, from the same vllm#6494/#21278 evidence), so it would flag itself.
+    if ctx.concurrency > 1 and s != "none":
         out.append(_f("concurrency_acceptance", "info", "acceptance measured at batch 1 need not hold at high "
                       "concurrency (one method's acceptance fell 0.66 -> 0.0018): measure at your concurrency",
                       "llama.cpp#27117"))
-    if chosen.engine == "transformers":
-        out.append(_f("transformers_batch1", "info", "HF assisted generation runs batch size 1 only: fine for one "
-                      "request at a time; serve with vLLM or SGLang to batch",
-                      "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
+    out += engine_flags(chosen)
     if s == "suffix":
         out.append(_f("suffix_needs_plugin", "info", "vLLM suffix decoding needs `pip install arctic-inference`",
                       "vLLM config/speculative.py (suffix)"))
@@ -140,12 +144,12 @@ def _serving_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
 
 def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     """Facts of the verifier (MoE, long context, gated) and engine-version drift."""
-    inp, s, out = ctx.inp, chosen.strategy, []
+    s, out = chosen.strategy, []
     if ctx.verifier.is_moe and s != "none":
         out.append(_f("moe_verification", "info", "MoE verification of N+1 tokens touches more experts than "
                       "one-token decode, so verify costs more than on a dense model of the same active size",
                       "EAGLE on Mixtral-8x7B: 1.5x vs ~3x on dense models (published-dev.csv EAGLE1-MIXTRAL)"))
-    if inp.context_tokens >= 32_768 and s != "none":
+    if ctx.context_tokens >= 32_768 and s != "none":
         out.append(_f("long_context", "info", "long contexts keep decode memory-bound (KV reads) at higher "
                       "batch, so gains hold to a higher concurrency", "MagicDec (published-dev.csv MAGICDEC)"))
     if s in MODEL_BASED_METHODS:

@@ -13,19 +13,23 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 
 from __future__ import annotations
 
-from specpick.skill.planner.candidates import Candidate, draft_tensor_parallel, estimate, evaluate_candidates
+from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
-from specpick.skill.planner.flags import blocker_flags, deployment_flags, rejected_flags, tokenizer_flags
+from specpick.skill.planner.flags import (
+    blocker_flags, deployment_flags, engine_flags, load_flags, rejected_flags, tokenizer_flags,
+)
+from specpick.skill.planner.schedule import draft_schedule, schedule_text
 from specpick.skill.planner.measurement import build_measurement_plan
 from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
-from specpick.skill.planner.tuning import choose_parameters
+from specpick.skill.planner.tuning import choose_parameters, under_load
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
-from specpick.tools.validation import tp_problem
 from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
-from specpick.tools.checks.vram import VramResult, fit_specs
+from specpick.tools.checks.method_fit import draft_tensor_parallel
+from specpick.tools.checks.engine_setting import DEFAULT_MAX_BATCH_SIZE
+from specpick.tools.checks.vram import VramResult
 
 LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
          "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
@@ -41,22 +45,6 @@ BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_qua
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
 # TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
 TRTLLM_AUTO_OFF_ABOVE = 32
-
-
-def _fit_gpus(ctx: PlanContext):
-    """Verifier-alone fit as given; if it doesn't fit, the smallest TP that does (stated, flagged)."""
-    fit = fit_specs(ctx.verifier, ctx.gpu, gpus=ctx.gpus, quantization=ctx.inp.quantization,
-                    context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
-    if fit.verifier_alone_fits:
-        return fit, None
-    for gpus in (2, 4, 8, 16, 32, 64):
-        if gpus <= ctx.gpus or tp_problem(gpus, ctx.verifier.num_attention_heads, ctx.verifier.num_kv_heads):
-            continue  # only tensor-parallel sizes the engines accept for this model's heads
-        trial = fit_specs(ctx.verifier, ctx.gpu, gpus=gpus, quantization=ctx.inp.quantization,
-                          context_tokens=ctx.inp.context_tokens, concurrency=ctx.inp.concurrency)
-        if trial.verifier_alone_fits:
-            return fit, gpus
-    return fit, None
 
 
 def decision_speedup(c: Candidate, workload: str) -> float:
@@ -120,33 +108,51 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
     if chosen.strategy == "none" or chosen.estimate is None:
         why = blockers[0] if blockers else "no strategy is expected to beat plain decoding here"
         return SpeedupEstimate(value=1.0, low=1.0, high=1.0, tau=1.0, acceptance_source="speculation off",
-                               cost_ratio=0.0, cycle_cost=1.0, batch=ctx.inp.concurrency, engine_overhead=1.0,
+                               cost_ratio=0.0, cycle_cost=1.0, batch=ctx.concurrency, engine_overhead=1.0,
                                assumptions=[f"speculation off: {why}"])
     e = chosen.estimate
     return SpeedupEstimate(
         value=round(e.speedup, 2), low=round(e.low, 2), high=round(e.high, 2),
         alpha=round(e.alpha, 3) if e.alpha is not None else None, tau=round(e.tau, 2),
         acceptance_source=e.acceptance_source, cost_ratio=round(e.cost_ratio, 4), cycle_cost=round(e.cycle_cost, 3),
-        batch=ctx.inp.concurrency, break_even_concurrency=e.break_even_concurrency,
-        engine_overhead=round(e.engine_overhead, 3), assumptions=list(e.assumptions) + ctx.notes,
+        batch=ctx.concurrency, break_even_concurrency=e.break_even_concurrency,
+        engine_overhead=round(e.engine_overhead, 3),
+        assumptions=list(e.assumptions) + ctx.notes + [
+            f"acceptance range used throughout this answer: tau {e.tau_low:.2f}-{e.tau_high:.2f} (the fallback "
+            f"below triggers under {e.tau_low:.2f})"] + ([
+            f"concurrency swept up to {e.max_batch}, the sequences that fit in memory at {ctx.context_tokens} "
+            "tokens" + _pays_text(e)] if e.max_batch else []),
     )
 
 
-def _fit_or_adjust(ctx: PlanContext, rationale: list[str]) -> tuple[object, list[Flag]]:
-    """Verifier-alone VRAM check; plan on the smallest TP that fits when the given GPUs are too few."""
+def _fit_deployment(ctx: PlanContext, rationale: list[str]) -> tuple[VramResult, list[Flag]]:
+    """The verifier alone on the user's GPUs at the answer's context x concurrency: never a quiet substitution.
+
+    If the requested concurrency does not fit but fewer sequences do, the answer is computed for what fits
+    (stated, with a fail flag and the options); if not even one sequence fits, nothing is planned here
+    (a blocker) and the options say what would fit.
+    """
+    from specpick.tools.checks.method_fit import fit_options, method_fit
+
     inp = ctx.inp
-    base_fit, adjusted_gpus = _fit_gpus(ctx)
-    if not adjusted_gpus and base_fit.verifier_alone_fits:
-        return base_fit, []
-    msg = (f"{ctx.verifier.repo_id} at {inp.quantization or ctx.verifier.dtype} does not fit {inp.gpus}x "
-           f"{ctx.gpu.key} ({base_fit.verifier_weights_gib:.0f} GiB of weights per GPU, "
-           f"{ctx.gpu.memory_gib:g} GiB each)")
-    if adjusted_gpus:
-        msg += f"; planned for {adjusted_gpus}x {ctx.gpu.key} (smallest tensor-parallel size that fits)"
-        ctx.gpus = adjusted_gpus
+    kw = dict(method="none", context_tokens=ctx.context_tokens, quantization=inp.quantization,
+              engine=inp.engine if ctx.engine_explicit else None, kv_cache_dtype=inp.kv_cache_dtype)
+    fit = method_fit(ctx.verifier, ctx.gpu, gpus=ctx.gpus, concurrency=ctx.concurrency, **kw)  # type: ignore[arg-type]
+    if fit.fits:
+        return fit, []
+    options = fit_options(ctx.verifier, ctx.gpu, gpus=ctx.gpus, concurrency=ctx.concurrency, **kw)  # type: ignore[arg-type]
+    also = f"; for {ctx.concurrency} sequences: {'; or '.join(options)}" if options else ""
+    if fit.max_concurrency_at_context >= 1:
+        ctx.concurrency = fit.max_concurrency_at_context
+        msg = (f"{fit.verdict_line()}. This answer is for the {ctx.concurrency} sequences that fit on your "
+               f"{ctx.gpus}x {ctx.gpu.key}{also}")
+    else:
+        ctx.nothing_fits = True
+        msg = (f"{fit.verdict_line()}: no speculative plan on this hardware" + (f"; would fit: "
+               f"{'; or '.join(options)}" if options else "; no tensor-parallel size up to 64 holds it either"))
     rationale.append(msg + ".")
-    return base_fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg + "; or quantize (fp8/int4)",
-                           source="tools/checks/vram.py")]
+    return fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg,
+                      source="tools/checks/vram.py (weights + KV at the stated context and concurrency)")]
 
 
 def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
@@ -157,7 +163,8 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     low gain (the fallback says when to turn it back on).
     """
     inp = ctx.inp
-    blockers = [f.message for f in flags if f.severity == "fail" and f.id in BLOCKERS]
+    blockers = [f.message for f in flags if f.severity == "fail" and (
+        f.id in BLOCKERS or (f.id == "verifier_does_not_fit" and ctx.nothing_fits))]
     chosen = None if blockers else _choose(ctx, candidates)
     if chosen is None:
         rationale += [f"Speculation off: {b}." for b in blockers[:1]]
@@ -168,17 +175,17 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     if inp.method:
         return chosen, blockers, None
     reason = None
-    if chosen.engine == "trtllm" and inp.concurrency > TRTLLM_AUTO_OFF_ABOVE:
-        reason = (f"TensorRT-LLM at concurrency {inp.concurrency}: its own AUTO mode turns speculation off above "
+    if chosen.engine == "trtllm" and ctx.concurrency > TRTLLM_AUTO_OFF_ABOVE:
+        reason = (f"TensorRT-LLM at concurrency {ctx.concurrency}: its own AUTO mode turns speculation off above "
                   f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
-        flags += deployment_flags(ctx, chosen, candidates, TRTLLM_AUTO_OFF_ABOVE)
+        flags += load_flags(ctx, chosen, TRTLLM_AUTO_OFF_ABOVE)
     else:
         decided = decision_speedup(chosen, inp.workload)
         if decided < MIN_WORTHWHILE_SPEEDUP:
             shown = f"{decided:.2f}x" + ("" if decided == chosen.speedup else " at the low end of its range")
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
-                      f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {inp.concurrency}: not worth running")
-            flags += deployment_flags(ctx, chosen, candidates, chosen.estimate.break_even_concurrency)
+                      f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {ctx.concurrency}: not worth running")
+            flags += load_flags(ctx, chosen, chosen.estimate.break_even_concurrency) + engine_flags(chosen)
         flags += breaks_with_flags(ctx, chosen)
     if reason is None:
         return chosen, blockers, None
@@ -195,7 +202,7 @@ def plan(inp: PlannerInputs) -> Recommendation:
     """
     ctx = build_context(inp)
     rationale: list[str] = []
-    base_fit, flags = _fit_or_adjust(ctx, rationale)
+    base_fit, flags = _fit_deployment(ctx, rationale)
     flags = blocker_flags(ctx) + flags
     if inp.method:  # an explicit request the deployment rules out is an input error, never a quiet "none"
         blocked = next((f for f in flags if f.severity == "fail" and f.id in BLOCKERS), None)
@@ -228,6 +235,14 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)
     alts = _alternatives(candidates, chosen)
+    # The break-even comes from a batch sweep capped at what fits in memory: None means the deployment never
+    # reaches a batch where speculation stops paying, so there is no threshold to set.
+    disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
+                                                  (ctx.concurrency > 1 or inp.latency == "throughput")) else None
+    ranges = draft_schedule(ctx, chosen) if chosen.engine in ("vllm", "trtllm") else []
+    if ranges:
+        rationale.append(f"Per-batch-size draft length (same N rule at each batch the model sweeps, up to the "
+                         f"{chosen.estimate.max_batch} sequences that fit in memory): {schedule_text(ranges)}.")
     cfg_in = EngineConfigInput(
         engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
         # Built-in MTP layers have no draft_repo; a separate MTP drafter (Gemma 4 assistant) is passed as the model.
@@ -235,9 +250,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         num_draft_tokens=chosen.num_draft_tokens or 1,
         tree_top_k=chosen.tree.top_k if chosen.tree else 1,
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
-        # No batch-size switch in the config: today's vLLM key is the per-batch schedule, which thrashes at a
-        # threshold set without measuring (vllm#49548); the fallback plan carries the break-even instead.
-        tensor_parallel=ctx.gpus,
+        tensor_parallel=ctx.gpus, **_schedule_fields(disable_at, ranges),
         engine_version=inp.engine_version if ctx.engine_explicit else None,
         draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
         **_ngram_window(ctx, chosen),
@@ -248,12 +261,14 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
     chain = chosen.strategy not in MEASURED_TAU_METHODS and (chosen.tree is None or chosen.tree.top_k == 1)
     fallback = build_fallback(strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
-                              expected_speedup=speed.value, tau_low=max(1.0, speed.tau * 0.8),
-                              break_even=speed.break_even_concurrency, concurrency=inp.concurrency,
-                              engine=chosen.engine, alternatives=alts, chain=chain,
-                              switched_off=_resume_point(switched_off, inp.concurrency))
+                              expected_speedup=speed.value,
+                              tau_range=(chosen.estimate.tau_low, chosen.estimate.tau_high) if chosen.estimate
+                              else (1.0, 1.0),
+                              break_even=speed.break_even_concurrency, concurrency=ctx.concurrency,
+                              engine=chosen.engine, alternatives=alts, chain=chain, under_load=under_load(ctx),
+                              switched_off=_resume_point(switched_off, ctx.concurrency))
     measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.verifier.repo_id,
-                                         strategy=chosen.strategy, concurrency=inp.concurrency,
+                                         strategy=chosen.strategy, concurrency=ctx.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,
                                          baseline_command=baseline.launch_command)
     return Recommendation(
@@ -265,6 +280,17 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         defaults_used=ctx.defaults_used, alternatives=alts, facts_source=ctx.facts_source,
         sources=sorted({f.source for f in flags}),
     )
+
+
+def _pays_text(e) -> str:  # type: ignore[no-untyped-def]
+    """Where in the (memory-capped) batch sweep speculation pays, in words."""
+    first = next((p.batch for p in e.batch_sweep if p.speedup >= 1.0), None)
+    if first is None:
+        return "; speculation pays at none of them"
+    start = f"; speculation pays from batch {first}" if first > e.batch_sweep[0].batch else ""
+    if e.break_even_concurrency:
+        return (start + " and" if start else ";") + f" speculation stops paying from {e.break_even_concurrency}"
+    return start + (" up to the cap" if start else "; it pays at every one of them")
 
 
 def _resume_point(switched_off: Candidate | None, concurrency: int) -> tuple[str, float, int] | None:
@@ -290,3 +316,17 @@ def _ngram_window(ctx: PlanContext, chosen: Candidate) -> dict[str, int]:
 
 
 __all__ = ["plan", "TreeParams", "estimate"]
+
+
+def _schedule_fields(disable_at: int | None, ranges: list[tuple[int, int, int]]) -> dict[str, object]:
+    """The per-batch schedule as the engine-config input spells it: the paying ranges as ``START-END:K``, the
+    first batch where K drops to 0 as the switch-off point, and the schedule's end as the largest batch."""
+    paying = [r for r in ranges if r[2] > 0]
+    off = next((start for start, _, k in ranges if k == 0), None)
+    if off is None:
+        off = disable_at
+    fields: dict[str, object] = {"disable_by_batch_size": off}
+    if paying:
+        fields["batch_schedule"] = [f"{start}-{end}:{k}" for start, end, k in paying]
+        fields["max_batch_size"] = max(max(end for _, end, _ in ranges), off or 0, DEFAULT_MAX_BATCH_SIZE)
+    return fields

@@ -1,9 +1,16 @@
 """Planner step 3: draft length N and tree shape for the chosen strategy.
 
-Seed tuning rules, checked against the speedup model's sweep: start at N=5;
-alpha > 0.9 -> 7; alpha < 0.6 -> 3; high temperature -> 2-3; structured output
-and code -> 7+; wider trees only at alpha > 0.8. When the model's best N beats
-the rule's N by more than 5%, the model's N is used and the rationale says so.
+One rule first, the same one `specpick speedup` applies (``tools/model/draftshape.tuned_estimate``): N is
+the shortest draft within 2% of the best of the model's sweep at this deployment's batch and context, and a
+wider tree only at alpha > 0.8 and batch <= 4. Then the seed's tuning rules, each a separate named adjustment
+with its source, stated in the rationale when it moves N:
+
+    measured alpha > 0.9 -> N=7; measured alpha < 0.6 -> N=3 (seed: after a measurement, not from a prior)
+    structured output / code -> N=7 (seed: push N to 7+), not under load
+    high temperature -> N<=3; concurrency >= 16 -> N<=3; MTP -> N<=3
+
+"Under load" is the condition of the large-draft warning (concurrency >= 8 or a throughput target,
+vllm#6494, #21278), so an answer never sets an N it would warn about.
 """
 
 from __future__ import annotations
@@ -16,34 +23,56 @@ from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHOD
 
 # vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
 SUFFIX_MAX_TOKENS = 16
-SWEEP_MARGIN = 1.05
 # From here on draft length and tree width are kept small (skill/planner/flags.py HIGH_CONCURRENCY).
 HIGH_LOAD = 16
-TREE_TOLERANCE = 0.06
+# Long drafts under load waste verifier compute on rejected tokens (vllm#6494: ngram k=8 485 -> 301 tok/s;
+# vllm#21278): no adjustment lengthens N to LONG_DRAFT or more from this concurrency, or for a throughput target.
+LOAD_CONCURRENCY = 8
+LONG_DRAFT = 7
 TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
-def rule_draft_length(ctx: PlanContext, strategy: str, alpha: float | None) -> tuple[int, str]:
-    """N from the seed's tuning rules, with the reason."""
-    n, why = 5, "start at N=5 (seed tuning rule)"
-    if alpha is not None and alpha > 0.9:
-        n, why = 7, f"alpha {alpha:.2f} > 0.9: N=7 (seed tuning rule)"
-    elif alpha is not None and alpha < 0.6:
-        n, why = 3, f"alpha {alpha:.2f} < 0.6: N=3 (seed tuning rule)"
-    # The seed's "structured/code: acceptance is high, push N to 7+" holds when acceptance is in fact not low;
-    # copy-based drafts (n-gram, suffix) copy matched spans whole, so long drafts pay for them regardless
-    # (prompt lookup's own setting is 10 tokens: published-dev.csv PLD-RAW num_pred_tokens=10).
-    premise = alpha is None or alpha >= 0.6 or strategy in COPY_METHODS
-    if ctx.inp.workload in ("structured", "code") and ctx.temperature <= 0.7 and n < 7 and premise:
-        n, why = 7, f"{ctx.inp.workload} output accepts well: N=7 (seed rule: push N to 7+)"
+def under_load(ctx: PlanContext, concurrency: int | None = None) -> bool:
+    """Concurrency or latency target at which long drafts cost more than they return (vllm#6494, #21278)."""
+    return (concurrency or ctx.concurrency) >= LOAD_CONCURRENCY or ctx.inp.latency == "throughput"
+
+
+def measured_alpha(ctx: PlanContext, strategy: str) -> float | None:
+    """The user's measured per-token alpha, if it belongs to this strategy (else None: a prior is no measurement)."""
+    mine = ctx.measured_method == strategy or (ctx.measured_method == MODEL_BASED_MEASURED
+                                               and strategy in MODEL_BASED_METHODS)
+    return ctx.inp.alpha if ctx.inp.alpha is not None and mine else None
+
+
+def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: float | None,
+                    concurrency: int | None = None) -> tuple[int, str | None]:
+    """(N, the named adjustment that set it, with its source) from the seed's tuning rules; None: N unchanged.
+
+    ``concurrency`` defaults to the answer's; the per-batch schedule applies the same rules at each batch.
+    """
+    why = None
+    conc = concurrency or ctx.concurrency
+    loaded = under_load(ctx, conc)
+    if measured_alpha is not None and measured_alpha > 0.9 and n < LONG_DRAFT and not loaded:
+        n, why = LONG_DRAFT, f"adjustment: measured alpha {measured_alpha:.2f} > 0.9 -> N=7 (seed tuning rule)"
+    elif measured_alpha is not None and measured_alpha < 0.6 and n > 3:
+        n, why = 3, f"adjustment: measured alpha {measured_alpha:.2f} < 0.6 -> N=3 (seed tuning rule)"
+    # "Structured/code accepts well, push N to 7+" holds when acceptance is in fact not low; copy-based drafts
+    # (n-gram, suffix) copy matched spans whole, so long drafts pay for them regardless (prompt lookup's own
+    # setting is 10 tokens: published-dev.csv PLD-RAW num_pred_tokens=10).
+    premise = measured_alpha is None or measured_alpha >= 0.6 or strategy in COPY_METHODS
+    if ctx.inp.workload in ("structured", "code") and ctx.temperature <= 0.7 and n < LONG_DRAFT and premise \
+            and not loaded:
+        n, why = LONG_DRAFT, f"adjustment: {ctx.inp.workload} output accepts well -> N=7 (seed rule: push N to 7+)"
     if ctx.temperature > 0.7 and n > 3:
-        n, why = 3, f"T={ctx.temperature:g}: keep N at 3 (seed rule for high temperature)"
-    if ctx.inp.concurrency >= HIGH_LOAD and n > 3:
-        n, why = 3, (f"concurrency {ctx.inp.concurrency}: N=3, since rejected draft tokens cost real verifier "
+        n, why = 3, f"adjustment: T={ctx.temperature:g} -> N=3 (seed rule for high temperature)"
+    if conc >= HIGH_LOAD and n > 3:
+        n, why = 3, (f"adjustment: concurrency {conc} -> N=3, rejected draft tokens cost real verifier "
                      "compute under load (vllm#6494, #21278; seed: gains diminish as batch grows)")
     if strategy == "mtp" and n > 3:
         # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1).
-        n, why = 3, "MTP: N=3 (one MTP layer is reused for each extra position; vLLM warns acceptance drops)"
+        n, why = 3, "adjustment: MTP -> N=3 (one MTP layer is reused for each extra position; vLLM warns " \
+                    "acceptance drops)"
     return n, why
 
 
@@ -60,50 +89,29 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
         return c
     if c.strategy in PARALLEL_DRAFT_METHODS:
         # One draft forward proposes all N tokens, so the seed's N rules (written for one forward per token)
-        # do not apply: N is the speedup model's best at this concurrency, within the published length.
-        start = PARALLEL_START_LENGTH[c.strategy]
-        est = estimate(ctx, c, num_draft_tokens=start)
-        n = est.best_num_draft_tokens or start
-        if n != start:
-            est = estimate(ctx, c, num_draft_tokens=n)
-        c.num_draft_tokens, c.estimate = n, est
-        c.notes.append(f"N={n}: a parallel drafter drafts all N tokens in one forward, so N is the speedup "
-                       f"model's best at concurrency {ctx.inp.concurrency} (published drafters use up to {start}).")
+        # do not apply: N is the shared draft-length rule over the sweep, within the published length.
+        est = estimate(ctx, c, tuned=True)
+        c.num_draft_tokens, c.estimate = est.num_draft_tokens, est
+        c.notes.append(f"N={est.num_draft_tokens}: a parallel drafter drafts all N tokens in one forward, so N is "
+                       f"the draft-length rule's ({est.draft_length_rule}; published drafters use up to "
+                       f"{PARALLEL_START_LENGTH[c.strategy]}).")
         return c
-    # A measured per-token alpha for this method beats the estimate's (tree-effective) alpha.
-    measured = ctx.inp.alpha is not None and (ctx.measured_method == c.strategy or (
-        ctx.measured_method == MODEL_BASED_MEASURED and c.strategy in MODEL_BASED_METHODS))
-    alpha = ctx.inp.alpha if measured else c.estimate.alpha
-    n, why = rule_draft_length(ctx, c.strategy, alpha)
-    est = estimate(ctx, c, num_draft_tokens=n)
-    best_n = getattr(est, "best_num_draft_tokens", None)
-    # The sweep may only shorten the draft: for EAGLE-3 and separate drafts the model holds acceptance
-    # constant per position (a per-position decay is applied to EAGLE-1/2, Medusa and MTP chains only),
-    # while measured per-position rates fall with depth (ENGINES.md), so it overrates long drafts.
-    if best_n and best_n < n:
-        alt = estimate(ctx, c, num_draft_tokens=best_n)
-        if alt.speedup > est.speedup * SWEEP_MARGIN:
-            why = (f"N={best_n}: the speedup model's sweep gives {alt.speedup:.2f}x vs {est.speedup:.2f}x at the "
-                   f"rule's N={n}")
-            n, est = best_n, alt
+    est = estimate(ctx, c, tuned=True)
+    n = est.num_draft_tokens
+    if est.draft_length_rule:
+        c.notes.append(f"Draft length: {est.draft_length_rule}, the rule `specpick speedup` applies "
+                       "(tools/model/estimate.py choose_draft_length).")
+    adjusted, why = seed_adjustment(ctx, c.strategy, n, measured_alpha(ctx, c.strategy))
+    if why is not None and adjusted != n:
+        tree = TreeParams(**est.tree.model_dump()) if est.tree is not None else None
+        est = estimate(ctx, c, num_draft_tokens=adjusted, tuned=True,
+                       tree=tree.model_copy(update={"depth": adjusted}) if tree else None)
+        c.notes.append(f"{why}: {est.speedup:.2f}x at N={adjusted} by the model (rule's N={n}).")
+        n = adjusted
     c.num_draft_tokens, c.estimate = n, est
-    c.notes.append(why + ".")
     if c.strategy in TREE_METHODS_ON_ENGINE.get(c.engine, set()):
-        wide = ctx.inp.concurrency <= 4 and alpha is not None and alpha > 0.8
-        if ctx.inp.concurrency >= HIGH_LOAD:
-            n = min(n, 3)
-        tree = (TreeParams(depth=n, top_k=4, num_verify_tokens=16 if alpha and alpha > 0.9 else 8) if wide
-                else TreeParams(depth=n, top_k=1, num_verify_tokens=n + 1))
-        tree_est = estimate(ctx, c, num_draft_tokens=n, tree=tree)
-        # Within the model's own error (about 6%, `specpick calibrate`), keep the seed's wide tree.
-        if wide and tree_est.speedup < est.speedup * (1 - TREE_TOLERANCE):
-            tree, tree_est = TreeParams(depth=n, top_k=1, num_verify_tokens=n + 1), est
-            c.notes.append("a chain beats a wider tree here (verify cost of the extra tree tokens).")
-        elif wide:
-            c.notes.append(f"tree top-k=4 with {tree.num_verify_tokens} verify tokens: alpha > 0.8 and "
-                           f"concurrency {ctx.inp.concurrency} <= 4 (seed: wider trees help only at alpha > 0.8).")
-        else:
-            c.notes.append("chain drafting (top-k=1): " + ("concurrency above 4 makes extra tree tokens costly"
-                                                            if ctx.inp.concurrency > 4 else "alpha <= 0.8") + ".")
-        c.tree, c.estimate = tree, tree_est
+        c.tree = (TreeParams(**est.tree.model_dump()) if est.tree is not None
+                  else TreeParams(depth=n, top_k=1, num_verify_tokens=n + 1))
+        shape = [a for a in est.assumptions if a.startswith(("tree top-", "a chain beats", "chain drafting"))]
+        c.notes += [s[0].upper() + s[1:] + "." for s in shape[-1:]]
     return c

@@ -9,19 +9,23 @@ assumption in ``assumptions``.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS, Harness
 from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.checks.method_fit import fit_options, method_fit, published_head
+from specpick.tools.checks.vram import VramResult
+from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
-    DEFAULT_CONTEXT_TOKENS, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs, validate_acceptance,
+    DEFAULT_CONTEXT_TOKENS, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
+    validate_acceptance,
 )
 from specpick.tools.validation import (
     OneLineText,
@@ -34,10 +38,8 @@ from specpick.tools.vocab import (
 )
 
 DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
-# SGLang picks steps/top-k/draft tokens when omitted: 5/4/8 for Llama-family models, 3/1/4 otherwise
-# (ENGINES.md, SGLang speculative_decoding.md @067ad4d).
-SGLANG_TREE_LLAMA = TreeShape(depth=5, top_k=4, num_verify_tokens=8)
-DEFAULT_CHAIN_N = 3  # placeholder length before the sweep picks the best N when --num-draft-tokens is omitted
+DEFAULT_CHAIN_N = 3  # N when --tau is given without a length (a tau fixes no N to sweep over)
+
 MAX_BATCH = 4096
 MAX_TREE_TOP_K = 64
 MAX_VERIFY_TOKENS = 1024
@@ -79,6 +81,7 @@ class SpeedupInput(BaseModel):
         None, description="tokens in the KV cache while decoding (at most the model's limit); default by workload")
     quantization: Quantization | None = Field(None, description="weight format served; default: the "
                                               "checkpoint's dtype")
+    kv_cache_dtype: str = Field("auto", description="KV cache dtype for the memory check: auto (bf16/fp16), fp8")
     tree_depth: DraftTokens | None = Field(None, description="tree methods: draft depth (same as "
                                            "--num-draft-tokens)")
     tree_top_k: Annotated[int, Field(ge=1, le=MAX_TREE_TOP_K)] | None = Field(
@@ -100,6 +103,8 @@ class SpeedupInput(BaseModel):
             (self.tree_depth is not None and self.num_draft_tokens is not None
              and self.tree_depth != self.num_draft_tokens,
              "--tree-depth and --num-draft-tokens both set the depth and disagree"),
+            (self.kv_cache_dtype not in KV_DTYPE_BYTES,
+             f"--kv-cache-dtype must be one of {', '.join(KV_DTYPE_BYTES)}, got {self.kv_cache_dtype}"),
             (self.engine == "transformers" and self.batch > 1,
              "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
         ]
@@ -170,26 +175,16 @@ def _resolve_pard(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> M
     return draft
 
 
-def _tree(inp: SpeedupInput, verifier: ModelSpec, harness: str, notes: list[str]) -> TreeShape | None:
-    if inp.method not in TREE_METHODS_WITH_HEADS:
+def _user_tree(inp: SpeedupInput, harness: str) -> TreeShape | None:
+    """The tree the user fixed with --tree-top-k / --num-verify-tokens (None: the shared tree rule decides)."""
+    if inp.method not in TREE_METHODS_WITH_HEADS or (inp.tree_top_k is None and inp.num_verify_tokens is None):
         return None
-    depth = inp.tree_depth or inp.num_draft_tokens
-    if inp.tree_top_k is not None or inp.num_verify_tokens is not None:
-        d = depth or TREE_DEFAULTS[inp.method if inp.method in TREE_DEFAULTS else "eagle2"][0]
-        k = inp.tree_top_k or (10 if harness == "paper" else 4)
-        budget = inp.num_verify_tokens or min(d * k + 1, 64)
-        check_tree_shape(d, k, budget)
-        return TreeShape(depth=d, top_k=k, num_verify_tokens=max(budget, 2))
-    if harness in ("paper", "transformers") or (harness == "trtllm" and inp.method == "medusa"):
-        d, k, tokens, note = TREE_DEFAULTS[inp.method if inp.method != "eagle" or harness == "paper" else "eagle"]
-        notes.append(f"tree shape: {note}")
-        return TreeShape(depth=depth or d, top_k=k, num_verify_tokens=tokens)
-    if harness == "sglang" and verifier.family.startswith(("llama", "vicuna")):
-        notes.append("tree shape: SGLang defaults for Llama-family models (5 steps, top-4, 8 draft tokens)")
-        t = SGLANG_TREE_LLAMA
-        return TreeShape(depth=depth or t.depth, top_k=t.top_k, num_verify_tokens=t.num_verify_tokens)
-    notes.append(f"{harness} drafts a chain (top-1 per step) by default")
-    return None
+    d = inp.tree_depth or inp.num_draft_tokens or TREE_DEFAULTS[inp.method if inp.method in TREE_DEFAULTS
+                                                                else "eagle2"][0]
+    k = inp.tree_top_k or (10 if harness == "paper" else 4)
+    budget = inp.num_verify_tokens or min(d * k + 1, 64)
+    check_tree_shape(d, k, budget)
+    return TreeShape(depth=d, top_k=k, num_verify_tokens=max(budget, 2))
 
 
 def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
@@ -202,12 +197,27 @@ def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
         raise InputError(f"{verifier.repo_id} has no multi-token-prediction layers; choose another method")
 
 
-def _check_fit(verifier: ModelSpec, draft: ModelSpec | None, gpu: GpuSpec, gpus: int, bpp: float) -> None:
-    need = count_params(verifier).total_b * bpp + (count_params(draft).total_b * bpp if draft else 0.0)
-    have = gpu.memory_gb * gpus
-    if need > have:
-        raise InputError(f"weights need {need:.0f} GB but {gpus}x {gpu.key} hold {have:.0f} GB: raise --gpus or "
-                         "pick a quantization")
+def _check_fit(inp: SpeedupInput, verifier: ModelSpec, draft: ModelSpec | None, gpu: GpuSpec,
+               context_tokens: int, notes: list[str]) -> VramResult:
+    """The same memory check `vram` and `recommend` run: weights + draft/head + KV at context x batch.
+
+    Raises:
+        InputError: the deployment does not fit (the verdict and what would fit, exit 2).
+    """
+    head = published_head(verifier, inp.method, inp.engine)
+
+    fit = method_fit(verifier, gpu, method=inp.method, gpus=inp.gpus, context_tokens=context_tokens,
+                     concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization, engine=inp.engine,
+                     kv_cache_dtype=inp.kv_cache_dtype)
+    if not fit.fits:
+        options = fit_options(verifier, gpu, method=inp.method, gpus=inp.gpus, context_tokens=context_tokens,
+                              concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization,
+                              engine=inp.engine, kv_cache_dtype=inp.kv_cache_dtype)
+        raise InputError(f"memory: {fit.verdict_line()}; " + (f"would fit: {'; or '.join(options)}"
+                                                               if options else "lower --batch or --context-tokens")
+                         + " (`specpick vram` shows the budget)")
+    notes.append(f"memory: {fit.verdict_line()} ({fit.reservation})")
+    return fit
 
 
 def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
@@ -221,18 +231,12 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     verifier = cat.model(inp.verifier)
     gpu = cat.gpu(inp.gpu)
     check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
-    context = inp.context_tokens
     limit = verifier.max_position_embeddings
-    if context is not None:
-        check_context(context, limit, model=verifier.repo_id, flag="--context-tokens")
-    elif 0 < limit < DEFAULT_CONTEXT_TOKENS.get(inp.workload, 0):
-        context = limit  # the workload's typical context is past this model's positions (Vicuna: 2048)
+    if inp.context_tokens is not None:
+        check_context(inp.context_tokens, limit, model=verifier.repo_id, flag="--context-tokens")
     _check_support(inp, verifier)
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
-    if context != inp.context_tokens:
-        notes.append(f"context: {context} tokens, the model's max_position_embeddings (the typical "
-                     f"{inp.workload} context is longer)")
     harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
     if inp.engine is None and inp.harness is None:
         notes.append("engine not given: vLLM overheads assumed")
@@ -241,26 +245,27 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     draft = _resolve_draft(inp, verifier, notes)
     bpp = _bpp(inp.quantization, verifier.dtype)
     draft_bpp = _bpp(inp.quantization, draft.dtype) if draft else None
-    _check_fit(verifier, draft, gpu, inp.gpus, bpp)
-    tree = _tree(inp, verifier, harness, notes)
-    n = inp.tree_depth or inp.num_draft_tokens or (tree.depth if tree else DEFAULT_CHAIN_N)
-    if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > n + 1:
-        raise InputError(f"--tau {inp.tau} is impossible with {n} draft tokens (at most {n + 1} per cycle)")
+    context = inp.context_tokens if inp.context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(inp.workload, 1024)
+    if inp.context_tokens is None:
+        if 0 < limit < context:  # the workload's typical context is past this model's positions (Vicuna: 2048)
+            context = limit
+            notes.append(f"context: {context} tokens, the model's max_position_embeddings (the typical "
+                         f"{inp.workload} context is longer)")
+        else:
+            notes.append(f"context: {context} tokens in the KV cache while decoding (assumed typical for "
+                         f"{inp.workload})")
+    fit = _check_fit(inp, verifier, draft, gpu, context, notes)
+    n = inp.tree_depth or inp.num_draft_tokens
+    if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > (n or DEFAULT_CHAIN_N) + 1:
+        raise InputError(f"--tau {inp.tau} is impossible with {n or DEFAULT_CHAIN_N} draft tokens "
+                         f"(at most {(n or DEFAULT_CHAIN_N) + 1} per cycle)")
     req = EstimateRequest(
         verifier=verifier, gpu=gpu, method=inp.method, draft=draft, gpus=inp.gpus, workload=inp.workload,
-        temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n, tree=tree, alpha=inp.alpha, tau=inp.tau,
-        harness=harness, engine=inp.engine, context_tokens=context, weight_bytes_per_param=bpp,
-        draft_bytes_per_param=draft_bpp, assumptions=tuple(notes),
+        temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n or DEFAULT_CHAIN_N, alpha=inp.alpha,
+        tau=inp.tau, harness=harness, engine=inp.engine, context_tokens=context, weight_bytes_per_param=bpp,
+        draft_bytes_per_param=draft_bpp, max_batch=fit.max_concurrency_at_context, assumptions=tuple(notes),
     )
-    result = estimate_for_specs(req)
-    if inp.num_draft_tokens is None and inp.tree_depth is None and result.best_num_draft_tokens != n \
-            and inp.tau is None:
-        best = result.best_num_draft_tokens
-        notes.append(f"draft length not given: N={best}, the best of the sweep")
-        result = estimate_for_specs(replace(
-            req, num_draft_tokens=best, assumptions=tuple(notes),
-            tree=tree.model_copy(update={"depth": best}) if tree else None))
-    return result
+    return tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
 
 
 __all__ = ["EstimateRequest", "SpeedupInput", "SpeedupResult", "estimate_for_specs", "estimate_speedup", "render_text"]
@@ -285,12 +290,19 @@ def render_text(result: SpeedupResult) -> str:
     ]
     if r.draft_sweep:
         pts = "  ".join(f"{p.num_draft_tokens}:{p.speedup:.2f}" for p in r.draft_sweep)
-        out.append(f"  best N       {r.best_num_draft_tokens}   (N:speedup {pts})")
+        out.append(f"  draft length {r.draft_length_rule}   (N:speedup {pts})")
     if r.batch_sweep:
-        shown = (1, 4, 16, 32, 64, 128, 256, 512)
+        shown = (1, 4, 16, 32, 64, 128, 256, 512, r.batch, r.max_batch)
         pts = "  ".join(f"{p.batch}:{p.speedup:.2f}" for p in r.batch_sweep if p.batch in shown)
-        be = f"stops paying above ~{r.break_even_concurrency}" if r.break_even_concurrency else \
-            "pays at every swept concurrency (<= 512)"
+        top = r.batch_sweep[-1].batch
+        cap = f" (memory holds {r.max_batch} sequences at {r.context_tokens} tokens)" if r.max_batch else ""
+        first_pay = next((p.batch for p in r.batch_sweep if p.speedup >= 1.0), None)
+        if first_pay is None:
+            be = f"does not pay at any swept concurrency up to {top}{cap}"
+        else:
+            start = f"pays from batch {first_pay}" if first_pay > r.batch_sweep[0].batch else "pays from batch 1"
+            be = (f"{start}, stops paying above ~{r.break_even_concurrency}" if r.break_even_concurrency else
+                  f"{start} up to {top}{cap}")
         out.append(f"  concurrency  {be}   (batch:speedup {pts})")
     out.append("  assumptions:")
     out += [f"    - {a}" for a in r.assumptions]

@@ -7,14 +7,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.vram import DEFAULT_RESERVE_FRACTION, VramResult, fit_specs
+from specpick.tools.checks.vram import VramResult, fit_specs
 from specpick.tools.errors import InputError
 from specpick.tools.validation import (
     OneLineText,
     Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB, check_context, check_draft_smaller,
     check_tensor_parallel,
 )
-from specpick.tools.vocab import Quantization
+from specpick.tools.vocab import Engine, Quantization
 
 
 class VramInput(BaseModel):
@@ -32,7 +32,9 @@ class VramInput(BaseModel):
     draft: ModelName | None = Field(None, description="separate draft model, if any")
     draft_params_b: ParamsB | None = Field(None, description="draft size in billions when it is not in the catalog "
                                            "(smaller than the verifier)")
-    head_params_b: ParamsB | None = Field(None, description="speculative head size in billions (EAGLE/Medusa/MTP)")
+    head_params_b: ParamsB | None = Field(None, description="speculative head size in billions (EAGLE/Medusa/MTP); "
+                                          "sharded with the verifier's TP (or --draft-tp), in --draft-quantization "
+                                          "or else the verifier's format")
     quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
     draft_quantization: Quantization | None = Field(None, description="draft weight format (default: bf16)")
     kv_cache_dtype: str = Field("auto", description="KV cache dtype: auto (bf16/fp16), fp8")
@@ -40,9 +42,14 @@ class VramInput(BaseModel):
                                           "model's limit)",
                                           json_schema_extra={"cli": {"flags": ["--context", "--context-tokens"]}})
     concurrency: Concurrency = Field(1, description="sequences resident at once")
-    draft_tp: GpuCount | None = Field(None, description="draft tensor parallel size: 1 or the target TP (vLLM)")
-    reserve_fraction: MemoryFraction = Field(DEFAULT_RESERVE_FRACTION, description="share of GPU memory the engine "
-                                             "may use (0.1-1.0)")
+    draft_tp: GpuCount | None = Field(None, description="draft/head tensor parallel size: 1 or the target TP (vLLM)")
+    engine: Engine | None = Field(None, description="serving engine: its own memory reservation applies (vLLM "
+                                  "gpu_memory_utilization 0.9, SGLang mem_fraction_static by TP, TensorRT-LLM "
+                                  "free_gpu_memory_fraction 0.9); default: vLLM's")
+    dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across "
+                               "ranks by sequence instead of replicated on every rank")
+    reserve_fraction: MemoryFraction | None = Field(None, description="override the engine's reservation knob "
+                                                    "(0.1-1.0)")
 
     @field_validator("kv_cache_dtype")
     @classmethod
@@ -83,7 +90,8 @@ def vram_fit(inp: VramInput) -> VramResult:
         verifier, cat.gpu(inp.gpu), gpus=inp.gpus, draft=draft, draft_params_b=inp.draft_params_b,
         head_params_b=inp.head_params_b, quantization=inp.quantization, draft_quantization=inp.draft_quantization,
         kv_cache_dtype=inp.kv_cache_dtype, context_tokens=context, concurrency=inp.concurrency,
-        draft_tp=inp.draft_tp, reserve_fraction=inp.reserve_fraction,
+        draft_tp=inp.draft_tp, reserve_fraction=inp.reserve_fraction, engine=inp.engine,
+        dp_attention=inp.dp_attention,
     )
     if context != inp.context_tokens:
         result = result.model_copy(update={"assumptions": [
@@ -96,7 +104,8 @@ def render_text(r: VramResult) -> str:
     verdict = "FITS" if r.fits else "DOES NOT FIT"
     lines = [
         f"{r.verifier} on {r.gpus}x {r.gpu}: {verdict} (headroom {r.headroom_gib:+.1f} GiB per GPU)",
-        f"  usable per GPU        {r.usable_gib_per_gpu:8.1f} GiB",
+        f"  {r.verdict_line()}",
+        f"  usable per GPU        {r.usable_gib_per_gpu:8.1f} GiB   ({r.reservation})",
         f"  verifier weights      {r.verifier_weights_gib:8.1f} GiB",
         f"  draft/head weights    {r.draft_weights_gib:8.1f} GiB",
         f"  runtime overhead      {r.runtime_overhead_gib:8.1f} GiB",

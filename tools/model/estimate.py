@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
+from specpick.tools.model.draftlength import choose_draft_length, draft_length_rule_text
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
@@ -44,7 +45,6 @@ HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4
                                   # parallel drafters: up to the lengths they were published with (DFlash -b16
                                   # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
                                   "dflash": 15, "peagle": 8, "pard": 12}
-BEST_N_TOLERANCE = 0.02  # "best N" = shortest draft within 2% of the sweep's maximum
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
@@ -104,9 +104,12 @@ class SpeedupResult(BaseModel):
     best_num_draft_tokens: int
     draft_sweep: list[SweepPoint]
     break_even_concurrency: int | None = Field(
-        None, description="first swept concurrency where speedup < 1 (None: pays at every swept batch)"
+        None, description="first swept concurrency past the last one where speculation pays (None: pays up to "
+        "the highest swept batch, the memory cap when one is given)"
     )
     batch_sweep: list[BatchPoint]
+    max_batch: int | None = Field(None, description="sweep cap: the concurrency that fits in memory (None: no cap)")
+    draft_length_rule: str = Field("", description="how N was chosen from the sweep, in words")
     base_step: StepTime
     draft_step: StepTime | None = None
     verify_step: StepTime
@@ -215,6 +218,10 @@ class EstimateRequest:
     variant: str = ""
     exclude_sources: frozenset[str] = frozenset()
     sweep: bool = True
+    # Concurrency that fits in memory at this context (VRAM check): the batch sweep stops there.
+    max_batch: int | None = None
+    # False: batch sweep only (a per-batch schedule re-estimates each N and needs no N sweep of its own).
+    sweep_draft_length: bool = True
     assumptions: tuple[str, ...] = ()
     lookahead: tuple[int, int, int] | None = None
     medusa_heads: int | None = None
@@ -295,15 +302,14 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
 
 
 def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
-    """Speedup at each N (chain) or depth (tree) at the request's batch, and the best N.
+    """Speedup at each N (chain) or depth (tree) at the request's batch, and the N ``choose_draft_length`` picks.
 
-    The best N is the shortest draft within ``BEST_N_TOLERANCE`` of the sweep's maximum: longer drafts cost
-    more under load. Lookahead has no draft length to sweep.
+    Lookahead has no draft length to sweep.
     """
-    if not req.sweep or req.method == "lookahead":
+    if not req.sweep or not req.sweep_draft_length or req.method == "lookahead":
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
-    top = TREE_DEPTH_SWEEP_MAX if is_tree else HEAD_SWEEP_MAX.get(req.method, CHAIN_SWEEP_MAX)
+    top = HEAD_SWEEP_MAX.get(req.method, TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
     if req.method == "medusa":
         top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
     points = []
@@ -311,28 +317,43 @@ def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[
         tn = acc.tau(req.shape(n))[0]
         cn = cost(n, req.batch)
         points.append(SweepPoint(num_draft_tokens=n, tau=tn, cycle_cost=cn.cycle_cost, speedup=tn / cn.cycle_cost))
-    top_speedup = max(p.speedup for p in points)
-    best = next(p.num_draft_tokens for p in points if p.speedup >= (1 - BEST_N_TOLERANCE) * top_speedup)
-    return points, best
+    return points, choose_draft_length(points)
 
 
 def _batch_sweep(req: EstimateRequest, tau: float, cost: CostAt,
                  notes: list[str]) -> tuple[list[BatchPoint], int | None]:
     """Speedup over ``BATCH_SWEEP`` (plus the request's batch) and the first batch where it drops below 1.
 
-    HF transformers' assisted generation runs batch 1 only, so it gets no sweep.
+    The sweep stops at ``req.max_batch`` (what fits in memory at this context): a speedup at a batch the
+    deployment cannot hold is no answer. HF transformers' assisted generation runs batch 1 only: no sweep.
     """
     if not req.sweep or req.harness == "transformers":
         return [], None
+    cap = req.max_batch
+    batches = sorted({*BATCH_SWEEP, req.batch} | ({cap} if cap else set()))
+    if cap is not None:
+        batches = [b for b in batches if b <= max(cap, 1)]
+        notes.append(f"concurrency sweep capped at {cap}: the most sequences that fit in memory at "
+                     f"{_ctx_of(req)} tokens (VRAM check)")
     points = []
-    for b in sorted({*BATCH_SWEEP, req.batch}):
+    for b in batches:
         cb = cost(req.num_draft_tokens, b)
         points.append(BatchPoint(batch=b, cycle_cost=cb.cycle_cost, speedup=tau / cb.cycle_cost,
                                  bound=cb.verify.bound))
-    break_even = next((p.batch for p in points if p.speedup < 1.0), None)
+    # Where speculation stops paying: the first swept batch past the last one that pays. (An MoE verifier can
+    # lose at batch 1, where verifying N+1 tokens wakes more experts, and gain at batch 4-64.)
+    paying = [i for i, p in enumerate(points) if p.speedup >= 1.0]
+    if not paying:
+        break_even = points[0].batch if points else None
+    else:
+        break_even = points[paying[-1] + 1].batch if paying[-1] + 1 < len(points) else None
     notes.append("break-even concurrency: acceptance held at its batch-1 value; real acceptance can fall "
                  "with concurrency (llama.cpp#27117), so treat it as an upper bound")
     return points, break_even
+
+
+def _ctx_of(req: EstimateRequest) -> int:
+    return req.context_tokens if req.context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(req.workload, 1024)
 
 
 def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFAULT_CONSTANTS) -> SpeedupResult:
@@ -373,6 +394,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         cost_ratio=cc.cost_ratio, verify_cost=cc.verify_cost, engine_overhead=cc.overhead_cost,
         cycle_cost=cc.cycle_cost, acceptance_source=source, prior=prior, best_num_draft_tokens=best,
         draft_sweep=sweep_pts, break_even_concurrency=break_even, batch_sweep=batch_pts, base_step=cc.base,
+        max_batch=req.max_batch, draft_length_rule=draft_length_rule_text(sweep_pts) if sweep_pts else "",
         draft_step=cc.draft_step, verify_step=cc.verify, assumptions=notes,
     )
 

@@ -1,0 +1,101 @@
+"""The memory check of one speculative deployment, shared by `speedup`, `vram` and `recommend`.
+
+Each verb used to size memory its own way (weights only, heads left out, a different context); this is
+the one place that decides what a method adds to the verifier: a separate draft (its own TP rule and
+weight format) or a speculative head (the catalog's ``head_params_b``, sharded like the verifier), and
+calls ``fit_specs`` with the deployment's context and concurrency.
+"""
+
+from __future__ import annotations
+
+from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.checks.vram import VramResult, fit_specs
+from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
+
+# The catalog's head method for each strategy (EAGLE-2 runs EAGLE-1 heads with a dynamic tree).
+HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
+PUBLISHER_RANK = {"official": 0, "vendor": 1, "community": 2}
+
+
+def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
+    """Draft TP for a draft model spec (the rule lives in ``checks/vram.draft_tensor_parallel``)."""
+    from specpick.tools.arch.params import count_params
+
+    return vram_draft_tp(count_params(draft).total_b, gpus)
+
+
+def published_head(verifier: ModelSpec, method: str, engine: str | None = None) -> HeadSpec | None:
+    """The catalog's head for ``method`` on this exact verifier (official first), loadable by ``engine``."""
+    wanted = HEAD_METHOD_FOR.get(method)
+    if wanted is None:
+        return None
+    heads = [h for h in get_catalog().heads_for(verifier.repo_id) if h.method == wanted and h.publisher != "test"
+             and (engine is None or engine in h.runtimes)]
+    return sorted(heads, key=lambda h: PUBLISHER_RANK.get(h.publisher, 3))[0] if heads else None
+
+
+def method_fit(
+    verifier: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    method: str,
+    gpus: int,
+    context_tokens: int,
+    concurrency: int,
+    draft: ModelSpec | None = None,
+    head: HeadSpec | None = None,
+    quantization: str | None = None,
+    engine: str | None = None,
+    kv_cache_dtype: str = "auto",
+) -> VramResult:
+    """Weights + draft/head + KV at ``context_tokens`` x ``concurrency`` for ``method`` (``none``: verifier only).
+
+    MTP layers ship inside the verifier's checkpoint (``fit_specs`` counts them with the verifier); other heads
+    add the catalog's ``head_params_b``. An unknown head size is left out and said so.
+    """
+    head_b = head.head_params_b if head is not None and method in HEAD_METHOD_FOR and method != "mtp" else None
+    fit = fit_specs(
+        verifier, gpu, gpus=gpus, draft=draft if method == "draft_model" else None, head_params_b=head_b,
+        quantization=quantization, kv_cache_dtype=sizable_kv_dtype(kv_cache_dtype), context_tokens=context_tokens,
+        concurrency=concurrency, engine=engine,
+    )
+    if head is not None and head_b is None and method in HEAD_METHOD_FOR and method != "mtp":
+        fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
+    elif head_b is not None:
+        fit.assumptions.append(f"head weights: {head.head_repo_id} ({head_b:g}B, catalog heads.csv)")
+    return fit
+
+
+def sizable_kv_dtype(kv_cache_dtype: str | None) -> str:
+    """The KV dtype ``fit_specs`` knows; engine spellings outside its table are sized as the default."""
+    from specpick.tools.arch.kv import KV_DTYPE_BYTES
+
+    return kv_cache_dtype if kv_cache_dtype in KV_DTYPE_BYTES else "auto"
+
+
+def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, context_tokens: int,
+                concurrency: int, draft: ModelSpec | None = None, head: HeadSpec | None = None,
+                quantization: str | None = None, engine: str | None = None,
+                kv_cache_dtype: str = "auto") -> list[str]:
+    """What would fit instead of this deployment: fp8 weights on the same GPUs, or the fewest more GPUs.
+
+    Each option is checked with ``method_fit`` at the same context and concurrency; none is applied.
+    """
+    kw = dict(method=method, context_tokens=context_tokens, concurrency=concurrency, draft=draft, head=head,
+              engine=engine, kv_cache_dtype=kv_cache_dtype)
+    out: list[str] = []
+    if (quantization or verifier.dtype) in ("bf16", "fp16", "fp32"):
+        fp8 = method_fit(verifier, gpu, gpus=gpus, quantization="fp8", **kw)  # type: ignore[arg-type]
+        if fp8.max_concurrency_at_context >= 1:
+            out.append(f"fp8 weights on the same {gpus}x {gpu.key} (up to {fp8.max_concurrency_at_context} "
+                       f"sequences at {context_tokens} tokens)")
+    for more in (2, 4, 8, 16, 32, 64):
+        if more <= gpus:
+            continue
+        bigger = method_fit(verifier, gpu, gpus=more, quantization=quantization, **kw)  # type: ignore[arg-type]
+        if bigger.fits:
+            out.append(f"{more}x {gpu.key} (tensor parallel {more}; up to {bigger.max_concurrency_at_context} "
+                       f"sequences at {context_tokens} tokens)")
+            break
+    return out

@@ -1,0 +1,97 @@
+"""Draft length and tree shape: one rule for `speedup` and `recommend`.
+
+    N     = ``choose_draft_length`` over the model's N sweep at the deployment's batch (shortest N within
+            ``BEST_N_TOLERANCE`` of the best), unless the user fixed it;
+    tree  = the papers' static trees on paper harnesses (and TensorRT-LLM Medusa); on SGLang/TensorRT-LLM
+            EAGLE, top-4 only at batch <= 4 and alpha > 0.8 (seed rule: wider trees help only at alpha > 0.8)
+            and only while within ``TREE_TOLERANCE`` of the chain; a chain otherwise (vLLM drafts chains).
+
+Both verbs call ``tuned_estimate``; the planner's extra seed rules are separate, named adjustments on top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from specpick.tools.model.draftlength import BEST_N_TOLERANCE
+from specpick.tools.model.estimate import (
+    TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
+)
+from specpick.tools.model.prior_rules import TREE_DEFAULTS
+from specpick.tools.vocab import EAGLE_METHODS
+
+# Starting length before the sweep picks N (the sweep covers 1..max whatever the start).
+START_N = 3
+# Within the model's own error (about 6%, `specpick calibrate`), keep the seed's wide tree over a chain.
+TREE_TOLERANCE = 0.06
+# Seed rule: wider trees help only at alpha > 0.8 and low concurrency; 16 verify tokens above alpha 0.9.
+WIDE_TREE_ALPHA = 0.8
+WIDE_TREE_MAX_BATCH = 4
+WIDE_TREE_TOP_K = 4
+TREE_ENGINES = ("sglang", "trtllm")
+
+
+def default_tree(method: str, harness: str) -> tuple[TreeShape | None, str]:
+    """The static tree a harness runs by default (papers' trees, TensorRT-LLM Medusa), else a chain."""
+    if method not in TREE_METHODS_WITH_HEADS:
+        return None, ""
+    if harness in ("paper", "transformers") or (harness == "trtllm" and method == "medusa"):
+        d, k, tokens, note = TREE_DEFAULTS[method if method != "eagle" or harness == "paper" else "eagle"]
+        return TreeShape(depth=d, top_k=k, num_verify_tokens=tokens), f"tree shape: {note}"
+    return None, f"{harness} drafts a chain (top-1 per step) unless the tree rule widens it"
+
+
+def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
+                   tree: TreeShape | None = None) -> SpeedupResult:
+    """The estimate at the rule's N and tree shape (or the user's, where given), with the rule stated.
+
+    Args:
+        req: the deployment; its ``num_draft_tokens``/``tree`` are ignored in favour of the arguments.
+        num_draft_tokens: a user-fixed N (tree: depth); None lets the sweep choose.
+        tree: a user-fixed tree; None applies ``default_tree`` and the wide-tree rule.
+    """
+    notes: list[str] = []
+    shape = tree
+    if shape is None:
+        shape, note = default_tree(req.method, req.harness)
+        if note:
+            notes.append(note)
+    start = num_draft_tokens or (shape.depth if shape else START_N)
+    base = replace(req, num_draft_tokens=start, tree=shape.model_copy(update={"depth": start}) if shape else None)
+    result = estimate_for_specs(base)
+    n = start
+    if num_draft_tokens is None and result.draft_sweep and req.tau is None:
+        n = result.best_num_draft_tokens
+        notes.append(f"draft length: {result.draft_length_rule}")
+        if n != start:
+            base = replace(base, num_draft_tokens=n, tree=base.tree.model_copy(update={"depth": n}) if base.tree
+                           else None)
+            result = estimate_for_specs(base)
+    if tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES and base.tree is None:
+        alpha = result.alpha or 0.0
+        if req.batch <= WIDE_TREE_MAX_BATCH and alpha > WIDE_TREE_ALPHA:
+            wide = TreeShape(depth=n, top_k=WIDE_TREE_TOP_K, num_verify_tokens=16 if alpha > 0.9 else 8)
+            wide_result = estimate_for_specs(replace(base, tree=wide))
+            if num_draft_tokens is None and wide_result.draft_sweep and wide_result.best_num_draft_tokens != n:
+                # The wider tree accepts more per depth: the same N rule, applied to its own depth sweep.
+                n = wide_result.best_num_draft_tokens
+                wide = wide.model_copy(update={"depth": n})
+                wide_result = estimate_for_specs(replace(base, num_draft_tokens=n, tree=wide))
+                notes.append(f"tree depth: {wide_result.draft_length_rule}")
+            if wide_result.speedup >= result.speedup * (1 - TREE_TOLERANCE):
+                notes.append(f"tree top-{WIDE_TREE_TOP_K} with {wide.num_verify_tokens} verify tokens: alpha "
+                             f"{alpha:.3f} > {WIDE_TREE_ALPHA} at batch {req.batch} <= {WIDE_TREE_MAX_BATCH} (seed: "
+                             "wider trees help only at alpha > 0.8), within "
+                             f"{TREE_TOLERANCE:.0%} of the chain")
+                result = wide_result
+            else:
+                notes.append("a chain beats a wider tree here (verify cost of the extra tree tokens)")
+        else:
+            notes.append("chain drafting (top-1): " + (f"batch {req.batch} > {WIDE_TREE_MAX_BATCH} makes extra tree "
+                                                       "tokens costly" if req.batch > WIDE_TREE_MAX_BATCH else
+                                                       f"alpha {alpha:.3f} <= {WIDE_TREE_ALPHA}"))
+    result.assumptions = [*result.assumptions, *notes]
+    return result
+
+
+__all__ = ["BEST_N_TOLERANCE", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate"]
