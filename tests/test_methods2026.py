@@ -13,7 +13,7 @@ from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.catalog.specs import version_key
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.model.cyclecost import cycle_cost
-from specpick.tools.model.overhead import get_overhead
+from specpick.tools.model.constants import get_overhead
 from specpick.tools.model.priors import Shape, acceptance_prior
 from specpick.tools.vocab import BREAK_TAGS, METHODS, PARALLEL_DRAFT_METHODS
 
