@@ -33,9 +33,11 @@ from specpick.tools.calibration.cases import CalibCase
 from specpick.tools.calibration.engine_specs import (NOT_MODELLED_YET, engine_method, engine_workload,
                                                      resolve_engine_draft, resolve_engine_gpu,
                                                      resolve_engine_verifier, weights_bytes_per_param)
+from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.catalog.published import MIXED5, PublishedRow, map_workload, read_cells, row_from_cells
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.model.estimate import TreeShape
+from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.vocab import ENGINES
 
@@ -170,6 +172,11 @@ def resolve_case(row: EngineRow) -> CalibCase | str:
         draft = resolve_engine_draft(row.draft_or_head)
         if draft is None:
             return f"not in catalog: draft '{row.draft_or_head}'"
+    elif row.method == "pard":  # a PARD draft is sized from its base model (amd/PARD-<base>)
+        name = row.draft_or_head.split()[0] if row.draft_or_head.strip() else ""
+        draft = pard_draft_spec(name) if is_pard_repo(name) else None
+        if draft is None:
+            return f"not in catalog: PARD draft '{row.draft_or_head}'"
     n, tree, snotes = draft_shape(row)
     notes.extend(snotes)
     batch = row.batch
@@ -188,7 +195,7 @@ def resolve_case(row: EngineRow) -> CalibCase | str:
         workload = DEFAULT_WORKLOAD
         notes.append(f"benchmark '{row.task}': {DEFAULT_WORKLOAD} assumed")
     return CalibCase(
-        row=row, verifier=verifier, draft=draft, gpu=gpu, gpus=count, harness=row.engine, bpp=bpp,
+        row=row, verifier=verifier, draft=draft, gpu=gpu, gpus=count, harness=ENGINE_TO_HARNESS[row.engine], bpp=bpp,
         num_draft_tokens=n, tree=tree, lookahead=None, medusa_heads=None, workloads=(workload,),
         temperature=temperature, batch=batch, tau=row.tau, alpha=row.alpha, notes=notes,
     )

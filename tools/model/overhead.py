@@ -113,21 +113,21 @@ PAPER_CYCLE_TREE_MS = 0.0  # tree mask and candidate gather: not separable from 
 ENGINE_CYCLE_MS = 0.0  # global fit: fixed per-cycle work beyond the per-forward term (acceptance, KV rollback)
 ENGINE_SPEC_FORWARD_MS = 0.8  # global fit: per draft step and per verify pass of a speculative cycle
 ENGINE_CYCLE_TREE_MS = 1.0  # assumption: tree mask/index building on top (too few engine tree rows to fit)
-ENGINE_CYCLE_PER_SEQ_MS = 0.15  # global fit: per running request per cycle (spec path not overlapped)
+ENGINE_CYCLE_PER_SEQ_MS = 0.2  # execution-path fit: per running request per cycle (spec path not overlapped)
 # ~12 kernels per decoder layer x ~3 us launch tail / small-kernel floor inside CUDA graphs (assumption).
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
-# Execution paths (calibrate --fit, 'engine execution paths': coordinate descent on the 28 fit-split engine rows that
-# state their own tau/alpha, mean APE 20.5% -> 14.0%; the 14 holdout rows, never fitted: 27.1% -> 21.6%).
+# Execution paths (calibrate --fit, 'engine execution paths': coordinate descent on the 34 fit-split engine rows that
+# state their own tau/alpha, mean APE 15.2%; the 19 holdout rows, never fitted: 23.7%).
 # MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed ~0.06 ms per layer
 # per forward that a verify pass of a few tokens does not multiply; without it a DeepSeek-V3/R1 step at batch 1 on
 # 8 GPUs is a few bandwidth-milliseconds and each extra verified token looks expensive (measured: TensorRT-LLM MTP
 # on 8x B200 holds ~2.2x from N=2 to 5, TensorRT-LLM DeepSeek-R1 blog; SGLang 2.1x at concurrency 1, sglang#20809).
-ENGINE_MOE_LAYER_MS = 0.06
+ENGINE_MOE_LAYER_MS = 0.08
 # One-model path (heads inside the verifier's runner): per draft/verify forward and per cycle, per engine.
-# vLLM's EAGLE path keeps more host work per cycle (vllm#20780 K=2..7 rows); SGLang's per-forward cost is the
-# generic one; TensorRT-LLM rests on one fit row (TensorRT-LLM#5146) and shares vLLM's values.
-ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 0.0), "trtllm": (0.5, 0.5)}
+# (per draft/verify forward ms, per cycle ms): SGLang's per-forward cost is the generic one; TensorRT-LLM's C++ loop
+# has no fixed per-cycle cost in the fit; its few fit rows (TensorRT-LLM#5146) make it the least certain.
+ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 0.5), "trtllm": (0.5, 0.0)}
 
 
 class OverheadTable(BaseModel):
@@ -211,9 +211,9 @@ DEFAULT_OVERHEADS = OverheadTable(
         one_model_cycle_ms=ONE_MODEL["vllm"][1],
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
         layer_split=False,
-        source="engine per-cycle constants: one global fit over the dev batch > 1 rows and the fit half of the "
-        "engine rows (vLLM: vllm#16937 fit; vllm#20780, vllm#12755 held out); vllm#26191 reports acceptance "
-        "drifting below earlier measurements (ENGINES.md issue 18)",
+        source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
+        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); "
+        "vllm#26191 reports acceptance drifting below earlier measurements (ENGINES.md issue 18)",
     ),
     sglang=RuntimeOverhead(
         harness="sglang",
@@ -229,9 +229,9 @@ DEFAULT_OVERHEADS = OverheadTable(
         one_model_cycle_ms=ONE_MODEL["sglang"][1],
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
         layer_split=False,
-        source="engine per-cycle constants: one global fit over the dev batch > 1 rows (EAGLE3-T5: SGLang on H100, "
-        "LLaMA-3.1-8B, chain 3, bs 2-64) and the fit half of the engine rows (SGLang: AngelSlim#163, sglang#3582, "
-        "SGLang docs, EAGLE#211 fit); SGLang spec loses above concurrency ~32 (sglang#4759)",
+        source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
+        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); SGLang "
+        "spec loses above concurrency ~32 (sglang#4759)",
     ),
     trtllm=RuntimeOverhead(
         harness="trtllm",
@@ -247,9 +247,9 @@ DEFAULT_OVERHEADS = OverheadTable(
         one_model_cycle_ms=ONE_MODEL["trtllm"][1],
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
         layer_split=False,
-        source="engine per-cycle constants: the global fit shared with vLLM/SGLang (TensorRT-LLM#5146 and the Llama "
-        "3.3 draft-target blog in the fit half; the DeepSeek-R1 MTP and Medusa blogs held out); AUTO mode turns "
-        "speculation off above concurrency 32 (ENGINES.md)",
+        source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
+        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); AUTO "
+        "mode turns speculation off above concurrency 32 (ENGINES.md)",
     ),
 )
 
