@@ -233,3 +233,35 @@ def test_repo_without_config_is_not_found(fakehub, hub_settings) -> None:
     fakehub.add_repo("org/gguf-only", {"model.gguf": b"GGUF"})
     with pytest.raises(NotFoundError, match="has no config.json"):
         fetch_model_spec("org/gguf-only", settings=hub_settings)
+
+
+def _params_json(argv: list[str], capsys) -> dict:
+    import json
+
+    from specpick.skill.surfaces.cli import main
+
+    assert main(["params", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_params_verb_answers_from_the_safetensors_headers_when_it_reads_the_hub(fakehub, hub_settings, monkeypatch,
+                                                                             tmp_path, capsys) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cli-cache"))
+    fakehub.add_repo("org/tiny", {"config.json": LLAMA31_8B, "model.safetensors": safetensors_bytes(_llama_tiny_tensors())})
+    out = _params_json(["org/tiny", "--live"], capsys)
+    exact = (320 * 16 + 48 * 16 + 16) / 1e9
+    assert out["count_method"] == "safetensors headers (exact)"
+    assert out["total_b"] == pytest.approx(exact) and out["exact_by_dtype"] == {"BF16": 320 * 16 + 48 * 16, "F32": 16}
+    # the config-derived architecture estimate is kept beside it, not presented as the answer
+    assert out["breakdown"]["total_b"] != pytest.approx(exact)
+
+
+def test_params_verb_labels_the_config_estimate_as_the_fallback(fakehub, hub_settings, monkeypatch, tmp_path,
+                                                                capsys) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cli-cache"))
+    fakehub.add_repo("org/binonly", {"config.json": MIXTRAL_8X7B, "pytorch_model.bin": b"\0" * 16})
+    out = _params_json(["org/binonly", "--live"], capsys)
+    assert out["count_method"].startswith("computed from architecture") and "fallback" in out["count_method"]
+    assert out["exact_total_b"] is None and out["total_b"] == pytest.approx(46.7, rel=0.02)

@@ -20,8 +20,11 @@ class ParamsInput(BaseModel):
 
 
 class ParamsResult(BaseModel):
-    """Architecture count, plus the exact Hub count when asked."""
+    """The parameter count and how it was obtained: exact from the Hub's safetensors headers whenever they were
+    read (``--live``), else computed from the architecture (config.json or the catalog), labelled as such."""
 
+    total_b: float = Field(description="the count this answer stands on (exact when count_method says so)")
+    count_method: str = Field(description="'safetensors headers (exact)' or 'computed from architecture (...)'")
     breakdown: ParamBreakdown
     exact_total_b: float | None = Field(None, description="from safetensors headers (live)")
     exact_by_dtype: dict[str, int] = {}
@@ -34,20 +37,28 @@ def params_tool(inp: ParamsInput) -> ParamsResult:
 
     resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     breakdown = count_params(resolved.spec)
+    computed = f"computed from architecture ({resolved.source} facts)"
     if not inp.live:
-        return ParamsResult(breakdown=breakdown, source=resolved.source, notes=resolved.notes)
+        return ParamsResult(total_b=breakdown.total_b, count_method=computed, breakdown=breakdown,
+                            source=resolved.source, notes=resolved.notes)
     from specpick.tools.hub.config import param_count
 
     exact = param_count(resolved.spec.repo_id, inp.revision)
-    return ParamsResult(breakdown=breakdown, exact_total_b=exact.total_b if exact.exact else None,
-                        exact_by_dtype=exact.by_dtype, source=exact.source,
-                        notes=list(dict.fromkeys(resolved.notes + exact.notes +
-                                                 ([exact.fallback_reason] if exact.fallback_reason else []))))
+    notes = list(dict.fromkeys(resolved.notes + exact.notes + ([exact.fallback_reason] if exact.fallback_reason
+                                                                  else [])))
+    if exact.exact:
+        return ParamsResult(total_b=exact.total_b, count_method="safetensors headers (exact)", breakdown=breakdown,
+                            exact_total_b=exact.total_b, exact_by_dtype=exact.by_dtype, source=exact.source,
+                            notes=notes)
+    return ParamsResult(total_b=breakdown.total_b, count_method=f"{computed}: fallback, no safetensors header read",
+                        breakdown=breakdown, source=exact.source, notes=notes)
 
 
 def render_text(r: ParamsResult) -> str:
     b = r.breakdown
-    lines = [f"{b.repo_id}: {b.total_b:.3f}B parameters (computed from architecture; facts from {r.source})"]
+    lines = [f"{b.repo_id}: {r.total_b:.3f}B parameters ({r.count_method})"]
+    if r.exact_total_b is not None:
+        lines.append(f"  architecture estimate {b.total_b:.3f}B ({b.method})")
     if b.published_total_b:
         lines.append(f"  published {b.published_total_b:g}B ({b.error_vs_published_pct:+.2f}%)")
     if b.active_b < b.total_b - 1e-6:
@@ -58,6 +69,6 @@ def render_text(r: ParamsResult) -> str:
         lines.append(f"  MTP layers {b.mtp_b:.2f}B (not in the total)")
     if r.exact_total_b is not None:
         dtypes = ", ".join(f"{k} {v / 1e9:.3f}B" for k, v in r.exact_by_dtype.items())
-        lines.append(f"  exact from safetensors headers: {r.exact_total_b:.3f}B ({dtypes})")
+        lines.append(f"  by dtype (safetensors headers): {dtypes}")
     lines += [f"  note: {n}" for n in r.notes]
     return "\n".join(lines)
