@@ -203,18 +203,22 @@ def test_past_break_even_concurrency_speculation_is_off_or_scheduled():
 
 
 def test_break_even_goes_to_the_fallback_not_into_the_vllm_config():
-    # today's vLLM switches by batch size through num_speculative_tokens_per_batch_size, which thrashes at a
-    # threshold set without measuring (vllm#49548): the planner states the threshold as a fallback trigger
+    # The break-even is a fallback trigger; the config switches speculation off there in the form the vLLM
+    # release reads: the per-batch-size schedule from 0.24.0 (num_speculative_tokens_per_batch_size, PR #32374),
+    # disable_by_batch_size before it.
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, concurrency=8)
     be = r.expected_speedup.break_even_concurrency
     assert r.engine == "vllm" and be is not None
-    assert json.loads(r.engine_config.config)["disable_by_batch_size"] == be
     assert any(s.trigger and s.trigger.metric == "concurrency" and s.trigger.value == be for s in r.fallback)
-    # The per-batch-size schedule (for vLLM v0.23+) turns speculation off at the same break-even.
-    note = next(n for n in r.engine_config.notes if '"num_speculative_tokens_per_batch_size":' in n)
-    ranges = json.loads(note.split('"num_speculative_tokens_per_batch_size":')[1].split(" ")[0])
+    cfg = json.loads(r.engine_config.config)
+    assert "disable_by_batch_size" not in cfg  # newest vLLM: the schedule's K=0 range is the switch-off
+    ranges = cfg["num_speculative_tokens_per_batch_size"]
     assert ranges[0][0] == 1 and all(k <= r.num_draft_tokens for _, _, k in ranges)
     assert [k for s, e, k in ranges if s <= be <= e] == [0] and [k for s, e, k in ranges if s <= be - 1 <= e] != [0]
+    old = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, concurrency=8, engine="vllm", engine_version="0.23.0")
+    old_cfg = json.loads(old.engine_config.config)
+    assert old_cfg["disable_by_batch_size"] == old.expected_speedup.break_even_concurrency == be
+    assert "num_speculative_tokens_per_batch_size" not in old_cfg
 
 
 def test_no_disable_threshold_when_the_deployment_never_reaches_break_even():
