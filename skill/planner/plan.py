@@ -298,6 +298,11 @@ def _resume_point(switched_off: Candidate | None, concurrency: int) -> tuple[str
     if switched_off is None or switched_off.estimate is None:
         return None
     be = switched_off.estimate.break_even_concurrency
+    if not be or be > concurrency:
+        # Off for too small a gain (below MIN_WORTHWHILE_SPEEDUP) while it still pays (>= 1.0x) here: turn it back
+        # on below the first swept batch where it stops being worth running, the same cut the decision used.
+        be = next((p.batch for p in switched_off.estimate.batch_sweep
+                   if p.speedup < MIN_WORTHWHILE_SPEEDUP and p.batch <= concurrency), be)
     below = min(be, TRTLLM_AUTO_OFF_ABOVE + 1) if switched_off.engine == "trtllm" and be else be
     if switched_off.engine == "trtllm" and not be:
         below = TRTLLM_AUTO_OFF_ABOVE + 1
