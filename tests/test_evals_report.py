@@ -148,16 +148,18 @@ def test_known_failures_file_needs_a_reason_per_case(tmp_path):
 def test_a_swap_of_failing_cases_misses_the_gate():
     from specpick.evals.report import run_eval
 
-    # draft-larger-than-verifier fails today; llama31-70b-draft-1b-quickstart passes. Listing the wrong one
-    # is a swap: both directions are reported and the gate is not met.
-    report = run_eval("planner", case_ids=["draft-larger-than-verifier", "llama31-70b-draft-1b-quickstart"],
-                      known_failures={"llama31-70b-draft-1b-quickstart": "listed by mistake"})
+    # draft-larger-than-verifier fails today; llama3-8b-llama32-1b-specials-differ passes (the merged catalog's
+    # PARD draft now wins llama31-70b-draft-1b-quickstart, so that case no longer serves as the passing one).
+    # Listing the wrong one is a swap: both directions are reported and the gate is not met.
+    report = run_eval("planner", case_ids=["draft-larger-than-verifier", "llama3-8b-llama32-1b-specials-differ"],
+                      known_failures={"llama3-8b-llama32-1b-specials-differ": "listed by mistake"})
     assert not report.threshold_met
     assert report.threshold_failures == [
         "case draft-larger-than-verifier failed and is not in the known-failures list",
-        "case llama31-70b-draft-1b-quickstart passes now: remove it from the known-failures list (listed by mistake)",
+        "case llama3-8b-llama32-1b-specials-differ passes now: remove it from the known-failures list "
+        "(listed by mistake)",
     ]
-    listed = run_eval("planner", case_ids=["draft-larger-than-verifier", "llama31-70b-draft-1b-quickstart"],
+    listed = run_eval("planner", case_ids=["draft-larger-than-verifier", "llama3-8b-llama32-1b-specials-differ"],
                       known_failures={"draft-larger-than-verifier": "tiny verifier rule missing"})
     assert listed.threshold_met and listed.threshold_failures == []
 

@@ -33,7 +33,9 @@ def sweep_n(*, verifier, workload, method, gpu="H100", gpus=1, concurrency=1, **
 # -- decision rules -----------------------------------------------------------------------------
 
 def test_published_head_for_exact_verifier_needs_no_training():
-    r = rec(verifier="llama-3.1-8b", workload="chat")
+    # The rule is about the head EAGLE-3 takes; the merged catalog's PARD and DFlash drafters for this
+    # verifier compete for the choice itself (tests/test_methods2026.py), so the method is named here.
+    r = rec(verifier="llama-3.1-8b", workload="chat", method="eagle3")
     assert r.strategy == "eagle3"
     assert r.draft_model in {"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
                              "lmsys/SGLang-EAGLE3-Llama-3.1-8B-Instruct-SpecForge"}
@@ -42,9 +44,12 @@ def test_published_head_for_exact_verifier_needs_no_training():
 
 def test_quick_start_without_training_uses_a_same_family_draft():
     # Seed: no training, a second model can be hosted -> a 1B-3B same-family draft.
+    # The merged catalog lists amd/PARD-Llama-3.2-1B for the Llama-3 family: the same 1B base, drafting all N
+    # tokens in one forward (vllm#32887 measured PARD at 3.1x on Llama-3.3-70B, MT-Bench), so the quick start
+    # is that same-family draft run in parallel, and the plain autoregressive 1B draft is the runner-up.
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4)
-    assert r.strategy == "draft_model"
-    assert r.draft_model in {"meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-3B-Instruct"}
+    assert r.strategy == "pard" and r.draft_model == "amd/PARD-Llama-3.2-1B"
+    assert r.alternatives and any(a.strategy == "draft_model" for a in r.alternatives)
     assert next(c for c in r.compatibility if c.name == "tokenizer").verdict == "pass"
 
 
@@ -136,7 +141,7 @@ def test_small_verifier_does_not_get_a_separate_draft():
 
 
 def test_quantized_verifier_with_bf16_head_is_flagged():
-    r = rec(verifier="llama-3.1-8b", workload="chat", quantization="fp8")
+    r = rec(verifier="llama-3.1-8b", workload="chat", quantization="fp8", method="eagle3")
     assert r.strategy == "eagle3" and "quantized_verifier_bf16_head" in r.flag_ids()
 
 
@@ -150,7 +155,9 @@ def test_transformers_engine_is_batch_one_only():
 # -- tuning rules -------------------------------------------------------------------------------
 
 def test_high_temperature_keeps_n_low():
-    r = rec(verifier="llama-3.1-8b", workload="chat", temperature=1.0)
+    # Named method: the seed's N cap is a rule for drafts that run one forward per token (parallel drafters
+    # are exempt, skill/planner/tuning.py), and PARD/DFlash now compete for the choice on this verifier.
+    r = rec(verifier="llama-3.1-8b", workload="chat", temperature=1.0, method="eagle3")
     assert "high_temperature" in r.flag_ids()
     # The shared rule's N at T=1, then the named high-temperature adjustment caps it at 3.
     rule_n = sweep_n(verifier="llama-3.1-8b", workload="chat", temperature=1.0, method="eagle3", engine="vllm")
@@ -160,14 +167,16 @@ def test_high_temperature_keeps_n_low():
 
 
 def test_structured_output_pushes_n_up():
-    r = rec(verifier="qwen3-32b", workload="structured")
+    r = rec(verifier="qwen3-32b", workload="structured", method="eagle3")  # the N rule for a per-token drafter
     rule_n = sweep_n(verifier="qwen3-32b", workload="structured", method="eagle3", engine="vllm")
     assert r.strategy == "eagle3" and r.num_draft_tokens == max(rule_n, 7)
     assert "structured_high_acceptance" in r.flag_ids()
 
 
 def test_measured_low_alpha_drops_n_to_three():
-    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, draft="llama-3.2-1b", engine="vllm")
+    # The measurement is of this draft: named as the method, so PARD's prior does not compete with it.
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, draft="llama-3.2-1b", engine="vllm",
+            method="draft_model")
     rule_n = sweep_n(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.5, method="draft_model",
                      draft="llama-3.2-1b", engine="vllm")
     # The seed's "alpha < 0.6: N=3" only ever shortens the rule's N.
@@ -175,7 +184,8 @@ def test_measured_low_alpha_drops_n_to_three():
 
 
 def test_measured_high_alpha_raises_n_to_seven():
-    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, draft="llama-3.2-1b", engine="vllm")
+    r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, draft="llama-3.2-1b", engine="vllm",
+            method="draft_model")
     rule_n = sweep_n(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, method="draft_model",
                      draft="llama-3.2-1b", engine="vllm")
     # The seed's "alpha > 0.9: N=7" (after a measurement, as here) only ever lengthens the rule's N.
@@ -183,7 +193,8 @@ def test_measured_high_alpha_raises_n_to_seven():
 
 
 def test_sglang_tree_for_interactive_high_acceptance():
-    r = rec(verifier="llama-3.1-8b", workload="code", engine="sglang")
+    # The tree is an EAGLE rule (DFlash drafts a block, no tree): name the method, as DFlash competes here.
+    r = rec(verifier="llama-3.1-8b", workload="code", engine="sglang", method="eagle3")
     assert r.engine == "sglang" and r.tree is not None
     flags = r.engine_config.config
     assert f"--speculative-num-steps {r.tree.depth}" in flags
@@ -198,23 +209,28 @@ def test_past_break_even_concurrency_speculation_is_off_or_scheduled():
     # Off at this load; the turn-it-back-on step is tied to a lower concurrency, and no EAGLE/draft flags remain.
     resume = r.fallback[0]
     assert resume.trigger.metric == "concurrency" and resume.trigger.op == "<" and resume.trigger.value < 256
-    assert resume.next_strategy == "draft_model"
+    # What pays below that load is the family's PARD draft (amd/PARD-Qwen2.5-0.5B, merged catalog).
+    assert resume.next_strategy == "pard"
     assert set(r.flag_ids()) == {"batch_saturation"}
 
 
 def test_break_even_goes_to_the_fallback_not_into_the_vllm_config():
-    # today's vLLM switches by batch size through num_speculative_tokens_per_batch_size, which thrashes at a
-    # threshold set without measuring (vllm#49548): the planner states the threshold as a fallback trigger
+    # The break-even is a fallback trigger; the config switches speculation off there in the form the vLLM
+    # release reads: the per-batch-size schedule from 0.24.0 (num_speculative_tokens_per_batch_size, PR #32374),
+    # disable_by_batch_size before it.
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, concurrency=8)
     be = r.expected_speedup.break_even_concurrency
     assert r.engine == "vllm" and be is not None
-    assert json.loads(r.engine_config.config)["disable_by_batch_size"] == be
     assert any(s.trigger and s.trigger.metric == "concurrency" and s.trigger.value == be for s in r.fallback)
-    # The per-batch-size schedule (for vLLM v0.23+) turns speculation off at the same break-even.
-    note = next(n for n in r.engine_config.notes if '"num_speculative_tokens_per_batch_size":' in n)
-    ranges = json.loads(note.split('"num_speculative_tokens_per_batch_size":')[1].split(" ")[0])
+    cfg = json.loads(r.engine_config.config)
+    assert "disable_by_batch_size" not in cfg  # newest vLLM: the schedule's K=0 range is the switch-off
+    ranges = cfg["num_speculative_tokens_per_batch_size"]
     assert ranges[0][0] == 1 and all(k <= r.num_draft_tokens for _, _, k in ranges)
     assert [k for s, e, k in ranges if s <= be <= e] == [0] and [k for s, e, k in ranges if s <= be - 1 <= e] != [0]
+    old = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, concurrency=8, engine="vllm", engine_version="0.23.0")
+    old_cfg = json.loads(old.engine_config.config)
+    assert old_cfg["disable_by_batch_size"] == old.expected_speedup.break_even_concurrency == be
+    assert "num_speculative_tokens_per_batch_size" not in old_cfg
 
 
 def test_no_disable_threshold_when_the_deployment_never_reaches_break_even():
@@ -228,15 +244,23 @@ def test_no_disable_threshold_when_the_deployment_never_reaches_break_even():
 def test_batch_sweep_stops_at_what_fits_in_memory():
     from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
 
+    # Llama-2-70B's limit is 4096 positions (a longer context is an input error); 48 such sequences fit.
     r = estimate_speedup(SpeedupInput(verifier="llama-2-70b", gpu="H200", gpus=1, method="ngram", workload="chat",
-                                      quantization="fp8", context_tokens=32768))
+                                      quantization="fp8", context_tokens=4096))
     assert r.max_batch is not None and r.batch_sweep[-1].batch == r.max_batch
     assert all(p.batch <= r.max_batch for p in r.batch_sweep)
 
 
 def test_trtllm_config_carries_the_draft_len_schedule():
+    import yaml
+
     r = rec(verifier="llama-3.1-8b", workload="chat", engine="trtllm", method="ngram", concurrency=4)
-    assert r.engine == "trtllm" and "draft_len_schedule: {" in r.engine_config.config
+    assert r.engine == "trtllm"
+    # The emitter serialises YAML in block style: read the mapping, not its flow-style spelling.
+    spec = yaml.safe_load(r.engine_config.config)["speculative_config"]
+    schedule = spec["draft_len_schedule"]
+    assert isinstance(schedule, dict) and schedule and all(0 < k <= spec["max_draft_len"] for k in schedule.values())
+    assert spec["max_concurrency"] == max(schedule)
 
 
 def test_fallback_tau_trigger_is_the_low_end_of_the_stated_range():
@@ -264,7 +288,7 @@ def test_one_context_stated_once_and_used_by_memory_and_speed():
 
 
 def test_head_weights_are_in_the_memory_check():
-    r = rec(verifier="llama-3.1-8b", workload="chat")
+    r = rec(verifier="llama-3.1-8b", workload="chat", method="eagle3")
     vram = next(c for c in r.compatibility if c.name == "vram_fit")
     assert r.strategy == "eagle3" and "GiB/GPU of draft/head weights included" in vram.reason
 
@@ -334,15 +358,17 @@ def test_unknown_verifier_lists_close_matches():
 
 def test_measured_alpha_without_a_method_goes_to_model_based_drafters_not_copying():
     # A high measured alpha must not make n-gram look good on chat: copy-based acceptance is about overlap.
+    # PARD is a model-based drafter too (a draft model run in parallel): the measured alpha is its, and at the
+    # same alpha one parallel forward beats N sequential ones, so it is the choice.
     r = rec(verifier="llama-3.1-70b", workload="chat", gpus=4, alpha=0.95, engine="vllm")
-    assert r.strategy == "draft_model" and r.expected_speedup.alpha == pytest.approx(0.95)
+    assert r.strategy == "pard" and r.expected_speedup.alpha == pytest.approx(0.95)
     assert any("model-based drafters" in a for a in r.expected_speedup.assumptions)
 
 
 def test_fallback_never_lengthens_the_draft_under_load():
-    r = rec(verifier="llama-3.1-8b", workload="chat", concurrency=8, engine="vllm")
+    r = rec(verifier="llama-3.1-8b", workload="chat", concurrency=8, engine="vllm", method="eagle3")
     assert r.strategy == "eagle3"
     assert not [s for s in r.fallback if s.next_num_draft_tokens and s.next_num_draft_tokens > r.num_draft_tokens]
-    light = rec(verifier="llama-3.1-8b", workload="chat", concurrency=1, engine="vllm")
+    light = rec(verifier="llama-3.1-8b", workload="chat", concurrency=1, engine="vllm", method="eagle3")
     assert [s.next_num_draft_tokens for s in light.fallback if s.trigger and s.trigger.metric == "alpha"
             and s.trigger.op == ">"] == [7]

@@ -55,7 +55,10 @@ def test_a_head_outside_the_catalog_is_checked_on_the_hub(hub_env):
 
     hub_env.add_repo("meta-llama/Llama-3.1-8B-Instruct", {"config.json": LLAMA31_8B})
     hub_env.add_repo("acme/llama31-8b-speculator.eagle3", {"config.json": SPECULATORS_EAGLE3})
-    r = plan(PlannerInputs(verifier="llama-3.1-8b", workload="chat", head="acme/llama31-8b-speculator.eagle3"))
+    # Named method: the check under test is the head's config read from the Hub; without it the merged
+    # catalog's PARD/DFlash drafters for Llama-3.1-8B compete for the choice (tests/test_methods2026.py).
+    r = plan(PlannerInputs(verifier="llama-3.1-8b", workload="chat", head="acme/llama31-8b-speculator.eagle3",
+                           method="eagle3"))
     assert r.strategy == "eagle3" and r.draft_model == "acme/llama31-8b-speculator.eagle3"
     assert "head_for_other_verifier" not in r.flag_ids()
 

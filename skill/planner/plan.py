@@ -298,6 +298,11 @@ def _resume_point(switched_off: Candidate | None, concurrency: int) -> tuple[str
     if switched_off is None or switched_off.estimate is None:
         return None
     be = switched_off.estimate.break_even_concurrency
+    if not be or be > concurrency:
+        # Off for too small a gain (below MIN_WORTHWHILE_SPEEDUP) while it still pays (>= 1.0x) here: turn it back
+        # on below the first swept batch where it stops being worth running, the same cut the decision used.
+        be = next((p.batch for p in switched_off.estimate.batch_sweep
+                   if p.speedup < MIN_WORTHWHILE_SPEEDUP and p.batch <= concurrency), be)
     below = min(be, TRTLLM_AUTO_OFF_ABOVE + 1) if switched_off.engine == "trtllm" and be else be
     if switched_off.engine == "trtllm" and not be:
         below = TRTLLM_AUTO_OFF_ABOVE + 1
@@ -319,14 +324,19 @@ __all__ = ["plan", "TreeParams", "estimate"]
 
 
 def _schedule_fields(disable_at: int | None, ranges: list[tuple[int, int, int]]) -> dict[str, object]:
-    """The per-batch schedule as the engine-config input spells it: the paying ranges as ``START-END:K``, the
-    first batch where K drops to 0 as the switch-off point, and the schedule's end as the largest batch."""
-    paying = [r for r in ranges if r[2] > 0]
-    off = next((start for start, _, k in ranges if k == 0), None)
-    if off is None:
-        off = disable_at
-    fields: dict[str, object] = {"disable_by_batch_size": off}
-    if paying:
-        fields["batch_schedule"] = [f"{start}-{end}:{k}" for start, end, k in paying]
-        fields["max_batch_size"] = max(max(end for _, end, _ in ranges), off or 0, DEFAULT_MAX_BATCH_SIZE)
-    return fields
+    """The per-batch schedule as the engine-config input spells it: every range up to the last paying one as
+    ``START-END:K`` (a K=0 range before it, e.g. batches where n-gram does not pay yet, stays in the schedule),
+    the start of the trailing K=0 range as the switch-off point, and the schedule's end as the largest batch.
+
+    Without a schedule the break-even of the fixed N is the switch-off point. With one, the schedule decides:
+    its K already shortens the draft where the fixed N stops paying, so a switch-off inside or right after a
+    paying range would contradict it (the engine-config input rejects that).
+    """
+    last_paying = max((i for i, (_, _, k) in enumerate(ranges) if k > 0), default=None)
+    if last_paying is None:
+        off = disable_at if disable_at is not None and disable_at >= 2 else None
+        return {"disable_by_batch_size": off, **({"max_batch_size": max(off, DEFAULT_MAX_BATCH_SIZE)} if off else {})}
+    kept, tail = ranges[:last_paying + 1], ranges[last_paying + 1:]
+    off = tail[0][0] if tail else (disable_at if disable_at and disable_at > kept[-1][1] else None)
+    return {"disable_by_batch_size": off, "batch_schedule": [f"{start}-{end}:{k}" for start, end, k in kept],
+            "max_batch_size": max(max(end for _, end, _ in ranges), off or 0, DEFAULT_MAX_BATCH_SIZE)}
