@@ -218,7 +218,7 @@ CASES: list[Bad] = [
     cfg("none with a draft", 2, "--draft-model applies to methods that load", method="none"),
     cfg("ngram with a draft", 2, "not ngram", method="ngram"),
     cfg("draft_model without one", 2, "needs --draft-model", method="draft_model", draft_model=None),
-    cfg("multi-line draft", 2, "one line", draft_model="acme/x\nspeculative_model: evil"),
+    cfg("multi-line draft", 2, "invalid repo id", draft_model="acme/x\nspeculative_model: evil"),
     cfg("N 0", 2, "at least 1", num_draft_tokens=0),
     cfg("N absurd", 2, "implausibly large", num_draft_tokens=100),
     cfg("lookup min > max", 2, "must not exceed", method="ngram", draft_model=None, prompt_lookup_min=5,
@@ -423,11 +423,25 @@ def test_defaults_used_lists_no_engine_the_planner_did_not_default_to():
 
 
 def test_auto_raised_tp_is_a_size_the_heads_accept():
-    # Qwen2.5-72B (64 heads, 8 KV) at bf16 does not fit one L4: the planner raises TP, only to valid sizes.
-    from specpick.tools.validation import tp_problem
+    # The planner no longer raises TP itself: it answers for the user's GPUs and says what would fit
+    # (tests/test_planner.py). The larger TP it offers must still be a size the verifier's heads accept.
+    from specpick.tools.errors import InputError
 
+    # Qwen2.5-72B (64 heads, 8 KV) at bf16 does not fit one L4: 8 is the fewest that fit and a valid size.
     r = BY_CLI["recommend"].run({"verifier": "qwen2.5-72b", "workload": "chat", "gpu": "L4"})
-    assert r.inputs.gpus > 1 and tp_problem(r.inputs.gpus, 64, 8) is None
+    flag = next(f for f in r.flags if f.id == "verifier_does_not_fit")
+    assert r.inputs.gpus == 1 and "would fit: 8x L4 (tensor parallel 8;" in flag.message, flag.message
+    # Llama-4-Scout (40 heads, 8 KV) needs more than 8 L4s; 16 would hold its weights but 40 heads do not split
+    # over 16 or 32 (valid: 1, 2, 4, 8, 40), so the offer is 40.
+    scout = BY_CLI["recommend"].run({"verifier": "meta-llama/Llama-4-Scout-17B-16E-Instruct", "workload": "chat",
+                                     "gpu": "L4"})
+    flag = next(f for f in scout.flags if f.id == "verifier_does_not_fit")
+    assert scout.inputs.gpus == 1 and "would fit: 40x L4 (tensor parallel 40;" in flag.message, flag.message
+    # Vicuna-33B (52 heads, 52 KV) on T4: 2 and 4 are too few, 8 does not split 52 heads; 13 does. speedup says so.
+    with pytest.raises(InputError) as err:
+        BY_CLI["speedup"].run({"verifier": "lmsys/vicuna-33b-v1.3", "workload": "chat", "gpu": "T4",
+                               "method": "ngram"})
+    assert "would fit: 13x T4 (tensor parallel 13;" in str(err.value), str(err.value)
 
 
 def test_head_check_reports_what_the_draft_length_was_checked_against():

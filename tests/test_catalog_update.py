@@ -328,8 +328,13 @@ def test_build_catalog_moves_the_date_only_when_a_table_changes(tmp_path) -> Non
     old = json.loads((src / "snapshot.json").read_text())
     assert _build(src, "--src", str(src)).returncode == 0
     assert json.loads((src / "snapshot.json").read_text()) == old
+    # A valid new row, written under the table's current header (columns are added as the catalog grows).
+    columns = (src / "gpus.csv").read_text(encoding="utf-8").split("\n", 1)[0].strip().split(",")
+    row = {"key": "X1", "name": "Test GPU", "memory_gb": "1", "bandwidth_gbps": "1", "bf16_tflops": "1",
+           "vendor": "nvidia", "source": "test row"}
+    assert set(row) <= set(columns), columns
     with open(src / "gpus.csv", "a", encoding="utf-8", newline="") as handle:
-        handle.write(",".join(["X1", "Test GPU", "", "1", "1", "1", "", "", "", "", "nvidia", "test row", ""]) + "\r\n")
+        handle.write(",".join(row.get(c, "") for c in columns) + "\r\n")
     assert _build(src, "--src", str(src), "--date", "2030-01-02").returncode == 0
     new = json.loads((src / "snapshot.json").read_text())
     assert new["snapshot_date"] == "2030-01-02" and new["tables"]["gpus.csv"]["rows"] == old["tables"]["gpus.csv"][
@@ -339,8 +344,15 @@ def test_build_catalog_moves_the_date_only_when_a_table_changes(tmp_path) -> Non
 def test_build_catalog_rejects_a_broken_table_listing_every_problem(tmp_path) -> None:
     src = tmp_path / "src"
     shutil.copytree(ROOT / "tools" / "data", src, ignore=shutil.ignore_patterns("prompts", "*.md"))
+    # One row with three problems (a head already listed, a negative size, no source), written under the table's
+    # current header so it is judged on its values, not rejected for its width.
+    columns = (src / "heads.csv").read_text(encoding="utf-8").split("\n", 1)[0].strip().split(",")
+    bad = {"head_repo_id": "yuhuili/EAGLE-Vicuna-7B-v1.3", "method": "eagle", "method_detail": "x",
+           "verifier_repo_id": "lmsys/vicuna-7b-v1.3", "head_params_b": "-1", "runtimes": "vllm",
+           "publisher": "official", "trained_dtype": "bf16", "source": "", "notes": "n"}
+    assert set(bad) <= set(columns), columns
     with open(src / "heads.csv", "a", encoding="utf-8", newline="") as handle:
-        handle.write("yuhuili/EAGLE-Vicuna-7B-v1.3,eagle,x,lmsys/vicuna-7b-v1.3,-1,,vllm,official,bf16,,n\r\n")
+        handle.write(",".join(bad.get(c, "") for c in columns) + "\r\n")
     result = _build(tmp_path / "out", "--src", str(src))
     assert result.returncode == 2
     assert "duplicate key" in result.stderr and "negative" in result.stderr and "no source" in result.stderr

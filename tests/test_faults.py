@@ -354,7 +354,8 @@ def test_hostile_config_exits_6_from_recommend(fakehub, hub_settings, monkeypatc
     monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
     monkeypatch.setenv("HF_HUB_CACHE", hub_settings.cache_dir)
     fakehub.add_repo("org/hostile", {"config.json": {**LLAMA, "num_hidden_layers": 10**12}})
-    code = main(["recommend", "--verifier", "org/hostile", "--workload", "chat", "--gpu", "H100-80GB"])
+    code = main(["recommend", "--verifier", "org/hostile", "--workload", "chat", "--gpu", "H100-80GB",
+                 "--live"])
     err = capsys.readouterr().err
     assert code == EXIT_BAD_REMOTE_DATA and err.startswith("error: ") and err.count("\n") == 1
     assert "num_hidden_layers" in err

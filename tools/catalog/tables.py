@@ -222,7 +222,9 @@ class Catalog:
         self.models.extend(models)
         self.heads.extend(heads)
         for m in models:
-            for key in (m.repo_id, m.repo_id.split("/", 1)[-1], *m.aliases):
+            # The same two indexes __init__ builds: exact repo ids (names with '/') and names without '/'.
+            self._repo_index.setdefault(m.repo_id.lower(), m)
+            for key in (m.repo_id.split("/", 1)[-1], *m.aliases):
                 self._model_index.setdefault(normalize_name(key), m)
 
 

@@ -12,6 +12,7 @@ from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import VramResult, fit_specs
 from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
+from specpick.tools.validation import valid_tp_sizes
 
 # The catalog's head method for each strategy (EAGLE-2 runs EAGLE-1 heads with a dynamic tree).
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
@@ -80,7 +81,10 @@ def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, co
                 kv_cache_dtype: str = "auto") -> list[str]:
     """What would fit instead of this deployment: fp8 weights on the same GPUs, or the fewest more GPUs.
 
-    Each option is checked with ``method_fit`` at the same context and concurrency; none is applied.
+    Each option is checked with ``method_fit`` at the same context and concurrency; none is applied. A GPU count
+    is offered only when it is a tensor-parallel size the verifier's heads accept (``validation.valid_tp_sizes``):
+    16x for a 40-head model would be refused by every engine, 40x is the next size that shards it. A model
+    without head counts (a Hub config that lacks them) is tried at powers of two.
     """
     kw = dict(method=method, context_tokens=context_tokens, concurrency=concurrency, draft=draft, head=head,
               engine=engine, kv_cache_dtype=kv_cache_dtype)
@@ -90,7 +94,9 @@ def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, co
         if fp8.max_concurrency_at_context >= 1:
             out.append(f"fp8 weights on the same {gpus}x {gpu.key} (up to {fp8.max_concurrency_at_context} "
                        f"sequences at {context_tokens} tokens)")
-    for more in (2, 4, 8, 16, 32, 64):
+    sizes = (valid_tp_sizes(verifier.num_attention_heads, verifier.num_kv_heads) if verifier.num_attention_heads > 0
+             else [2, 4, 8, 16, 32, 64])
+    for more in sizes:
         if more <= gpus:
             continue
         bigger = method_fit(verifier, gpu, gpus=more, quantization=quantization, **kw)  # type: ignore[arg-type]

@@ -7,12 +7,15 @@ raise the project's errors; the caller turns them into skipped rows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specpick.tools.catalog.overlay import SkippedRow
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import Catalog
 from specpick.tools.errors import RemoteDataError
+
+if TYPE_CHECKING:
+    from specpick.tools.hub.discover import Skip
 
 MAX_CONFIG_BYTES = 200_000  # real head and model configs are < 20 KB
 
@@ -41,14 +44,20 @@ class RowReader:
         fetched = hub.fetch_file(repo_id, "config.json", settings=self.settings, max_bytes=MAX_CONFIG_BYTES)
         return hub.read_json_file(fetched), fetched.commit
 
-    def _param_counts(self, repo_id: str, commit: str | None) -> dict[str, int] | None:
+    def _param_counts(self, repo_id: str, commit: str | None) -> dict[str, int] | Skip | None:
+        """Parameters per dtype from the safetensors headers; None without safetensors; a ``Skip`` (bad-size)
+        when the headers fail their bounds (``hub/bounds.check_safetensors``: negative or absurd shapes, unknown
+        dtypes, offsets that do not match), which is a size fact gone wrong, not a bad config.json."""
         from specpick.tools.hub.client import EntryMissingError
         from specpick.tools.hub.config import safetensors_parameter_count
+        from specpick.tools.hub.discover import Skip
 
         try:
             return safetensors_parameter_count(repo_id, revision=commit, settings=self.settings)
         except EntryMissingError:
             return None
+        except RemoteDataError as exc:
+            return Skip(repo_id=repo_id, reason="bad-size", detail=exc.message)
 
     def _runtimes(self, method: str, speculators_format: bool) -> list[str]:
         # speculators-format checkpoints are loaded by vLLM, which reads the verifier from speculators_config
@@ -86,6 +95,9 @@ class RowReader:
             raise RemoteDataError(f"config.json of {repo_id} has a field of the wrong type: "
                                   f"{type(exc).__name__}") from exc
         counts = self._param_counts(repo_id, commit)
+        if isinstance(counts, Skip):
+            self.skip(counts.repo_id, counts.reason, counts.detail)
+            return
         what = "config.json"
         if counts is not None:
             total = sum(counts.values())
@@ -120,7 +132,8 @@ class RowReader:
                       f"{facts.method} head for {facts.verifier_repo_id}, which neither the embedded catalog nor "
                       "this update's models hold")
             return
-        size = head_params_b(repo_id, self._param_counts(repo_id, commit))
+        counts = self._param_counts(repo_id, commit)
+        size = counts if isinstance(counts, Skip) else head_params_b(repo_id, counts)
         if isinstance(size, Skip):
             self.skip(size.repo_id, size.reason, size.detail)
             return
