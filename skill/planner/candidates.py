@@ -15,7 +15,7 @@ from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS
+from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
 if TYPE_CHECKING:  # imported lazily at run time: offline `recommend` must start fast
     from specpick.tools.checks.tokenizers import TokenizerVerdict
@@ -199,7 +199,9 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     if ctx.measured_method is None:
         measured = False
     elif ctx.measured_method == MODEL_BASED_MEASURED:
-        measured = cand.strategy in MODEL_BASED_METHODS
+        # A per-token alpha measured for a one-token-per-forward drafter says nothing about a parallel
+        # drafter's block acceptance (DFlash drafts 15 positions at once): those keep their priors.
+        measured = cand.strategy in MODEL_BASED_METHODS and cand.strategy not in PARALLEL_DRAFT_METHODS
     else:
         measured = ctx.measured_method == cand.strategy
     fit = cand.vram
@@ -441,5 +443,43 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
                 cand.reason = (f"its weights do not fit beside the verifier: {cand.vram.verdict_line()}")
         if cand.feasible and cand.estimate is None:
             cand.estimate = estimate(ctx, cand, num_draft_tokens=PARALLEL_START_LENGTH.get(method))
+        if cand.feasible and method in PARALLEL_DRAFT_METHODS and not ctx.inp.method:
+            _hold_back_thin_evidence(cand, ctx.inp.workload, ctx.verifier)
         out.append(cand)
     return out
+
+
+# A parallel drafter (2026: DFlash, P-EAGLE, PARD) is chosen on its own only when its acceptance for this
+# workload rests on at least this many independent sources; otherwise it is listed with its estimate and taken
+# when asked for by name. One publisher's HumanEval row moved to chat, or another model family's DFlash block
+# acceptance, overstated them 1.3-1.7x against the same publishers' engine figures (vllm#32887: PARD up to 3.1x).
+MIN_SOURCES_FOR_NEW_METHODS = 2
+
+
+def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec) -> None:
+    prior = cand.estimate.prior if cand.estimate is not None else None
+    if prior is None:  # the user's own measured acceptance: no thin evidence to hold back
+        return
+    borrowed = prior.workload_used != workload
+    family = _measured_on_family(prior.prior_ids, verifier)
+    if not borrowed and len(prior.source_ids) >= MIN_SOURCES_FOR_NEW_METHODS and family:
+        return
+    why = (f"its {workload} acceptance is borrowed from {prior.workload_used} rows" if borrowed else
+           f"its acceptance rests on one source ({', '.join(prior.source_ids)})"
+           if len(prior.source_ids) < MIN_SOURCES_FOR_NEW_METHODS else
+           f"its acceptance was measured on other models' drafters, not {verifier.family}'s")
+    cand.feasible, cand.rejected_for = False, "thin_evidence"
+    cand.reason = (f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
+                   f"comparable with better-measured methods (ask for it with --method {cand.strategy})")
+
+
+def _measured_on_family(prior_ids: list[str], verifier: ModelSpec) -> bool:
+    """Whether any prior row was measured on this verifier's family (a trained drafter's acceptance is its own)."""
+    from specpick.tools.model.priors import load_prior_rows
+
+    def squash(text: str) -> str:
+        return "".join(ch for ch in text.lower() if ch.isalnum())
+
+    family = squash(verifier.family.split()[0])
+    ids = set(prior_ids)
+    return bool(family) and any(family in squash(r.verifier_model) for r in load_prior_rows() if r.prior_id in ids)

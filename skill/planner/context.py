@@ -175,10 +175,10 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         measured = inp.method or ("draft_model" if draft else head_method.get(head.method) if head else None)
         what = f"alpha={inp.alpha:g}" if inp.alpha is not None else f"tau={inp.tau:g}"
         notes.append(f"measured {what} applied to {measured}; other methods use published priors" if measured else
-                     f"measured {what} applied to the model-based drafters (draft model, PARD, EAGLE, P-EAGLE, "
-                     "DFlash, Medusa, MTP); "
-                     "copy-based methods (n-gram, suffix, lookahead) keep their priors, as their acceptance "
-                     "depends on how much the output copies its input (name the measured method with --method)")
+                     f"measured {what} applied to the model-based drafters that propose one token per forward "
+                     "(draft model, EAGLE, Medusa, MTP); parallel drafters (PARD, P-EAGLE, DFlash: a whole block per "
+                     "forward) and copy-based methods (n-gram, suffix, lookahead) keep their priors, as their "
+                     "acceptance is not a per-token figure of this kind (name the measured method with --method)")
     ctx = PlanContext(
         inp=inp, verifier=verifier, gpu=gpu, temperature=temperature, sampling=sampling,
         engine_explicit="engine" in given, facts_source=resolved.source, draft=draft, head=head,

@@ -243,6 +243,14 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     if ranges:
         rationale.append(f"Per-batch-size draft length (same N rule at each batch the model sweeps, up to the "
                          f"{chosen.estimate.max_batch} sequences that fit in memory): {schedule_text(ranges)}.")
+    # vLLM's per-batch key switched N at a threshold set without measuring and throughput collapsed there
+    # (vllm#49548): for vLLM the schedule and the switch-off point stay in the rationale and the fallback plan
+    # (apply them after measuring); TensorRT-LLM's draft_len_schedule goes into its config.
+    if chosen.engine == "vllm" and (ranges or disable_at):
+        rationale.append("On vLLM apply that schedule (num_speculative_tokens_per_batch_size) only after measuring "
+                         "at your concurrencies: a threshold set without measuring collapsed throughput "
+                         "(vllm#49548).")
+        ranges, disable_at = [], None
     cfg_in = EngineConfigInput(
         engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
         # Built-in MTP layers have no draft_repo; a separate MTP drafter (Gemma 4 assistant) is passed as the model.
