@@ -73,7 +73,6 @@ def test_engine_rows_are_not_in_the_dev_set():
     ("TRTLLM-LADE-BLOG", "range or bound"),  # "up to 3.6"
     ("LMSYS-BLOG-LOOKAHEAD-2023", "range or bound"),  # "~1.5", ">2"
     ("INFERENCEX-1737", "not in catalog: MiniMax-M3"),  # a verifier the catalog lacks is not guessed
-    ("VLLM-BLOG-PEAGLE-2026", "method not modelled yet: P-EAGLE"),
     ("LLAMACPP-5877", "not in catalog: RTX 3060"),  # a GPU the catalog lacks is not guessed
     ("ROCM-BLOG-SPECDEC-DEEPDIVE-2025", "concurrency not stated"),  # request-rate sweep without a value
     ("SGL-BLOG-MTP-2025", "disaggregated"),  # PD disaggregation, batch per rank
