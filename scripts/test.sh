@@ -93,6 +93,10 @@ EOF
 )
 rm -rf "$SMOKE"
 
+# Startup figures of the installed command (--help, offline recommend): printed for the log, not gated, because
+# a timed assert flakes on a shared machine. README "Speed" states the figures this prints.
+"$PY" scripts/bench.py --specpick "$SPECPICK"
+
 # ---------------------------------------------------------------- the test suite, against the installed package
 CI_INSTALLED=1 SPECPICK_WHEEL="$WHEEL" "$PY" -m pytest "$@"
 
