@@ -37,17 +37,18 @@ _SECRETS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPI
 
 def _one_run(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
     """(wall seconds, peak RSS MB) of one fresh process; a non-zero exit is a broken install, so it raises."""
-    start_s = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    # wait4 gives this child's own rusage (RUSAGE_CHILDREN would be the maximum over every child so far).
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall_s = time.perf_counter() - start_s
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        stderr = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-        raise SystemExit(f"error: {' '.join(argv)} exited {code}: {stderr.splitlines()[-1] if stderr else ''}")
-    if proc.stderr:
-        proc.stderr.close()
+    # stderr goes to a file, not a pipe: an unread pipe that fills up would block the child.
+    with tempfile.TemporaryFile() as stderr:
+        start_s = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, env=env, cwd=cwd)
+        # wait4 gives this child's own rusage (RUSAGE_CHILDREN would be the maximum over every child so far).
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall_s = time.perf_counter() - start_s
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
+        if proc.returncode != 0:
+            stderr.seek(0)
+            lines = stderr.read().decode(errors="replace").strip().splitlines()
+            raise SystemExit(f"error: {' '.join(argv)} exited {proc.returncode}: {lines[-1] if lines else ''}")
     # ru_maxrss is in kilobytes on Linux.
     return wall_s, usage.ru_maxrss / 1024
 
