@@ -13,6 +13,7 @@ published defaults, named in ``shape_note``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from specpick.tools.model.acceptance import (
     EAGLE1_TREE_DEPTH, EAGLE1_TREE_TOKENS, chain_to_tree_factor, expected_tokens,
@@ -78,6 +79,8 @@ def position_decay_samples() -> list[tuple[str, float]]:
     return out
 
 
+# Both derive only from load_published() (itself cached), and every estimate asks for them: cache once.
+@lru_cache(maxsize=1)
 def position_decay() -> float:
     """Median per-position decay of draft-head acceptance (see ``position_decay_samples``)."""
     values = sorted(v for _, v in position_decay_samples())
@@ -85,6 +88,7 @@ def position_decay() -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+@lru_cache(maxsize=1)
 def tree_factor() -> float:
     """F of tools/model/acceptance.py, derived from the published EAGLE-1 chain/tree pairs."""
     return chain_to_tree_factor(eagle1_pairs(load_published()))

@@ -1,0 +1,20 @@
+"""The ``specpick`` console script: process settings that must come before the first pydantic model, then the CLI.
+
+Kept apart from ``cli.py`` so that importing the CLI (tests, harnesses) changes no environment; only the
+installed command does.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def main() -> int:
+    """Entry point of the installed ``specpick`` command (pyproject ``[project.scripts]``)."""
+    # pydantic looks for plugins when it builds its first model: importlib.metadata reads the entry points of every
+    # installed distribution (5 ms in a bare venv, more beside vLLM's ~200 packages) out of a 0.3 s offline answer.
+    # specpick uses no pydantic plugin. A value the user set, even empty (which re-enables plugins), is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from specpick.skill.surfaces.cli import main as cli_main
+
+    return cli_main()

@@ -1,0 +1,50 @@
+"""The installed command's entry point: what it sets before the CLI, and that a user's own setting wins."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+PROBE = """
+import os, sys
+from specpick.skill.surfaces.entry import main
+sys.argv = ["specpick", "gpus", "--json"]  # builds pydantic models
+code = main()
+import pydantic.plugin._loader as loader
+# _plugins stays None when the disabled setting short-circuits the scan; a dict once entry points were read.
+sys.stderr.write(f"{os.environ.get('PYDANTIC_DISABLE_PLUGINS')!r} scanned={loader._plugins is not None} rc={code}\\n")
+"""
+
+
+def _probe(extra_env: dict[str, str]) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | extra_env
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_console_script_enters_through_entry_main():
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["specpick"] == "specpick.skill.surfaces.entry:main"
+
+
+def test_entry_skips_the_pydantic_plugin_scan_by_default():
+    assert _probe({}) == "'__all__' scanned=False rc=0"
+
+
+@pytest.mark.parametrize("value", ["", "logfire"])
+def test_a_users_pydantic_plugin_setting_is_kept(value):
+    # Empty re-enables every plugin, a name disables only that one: either way pydantic reads the entry points.
+    assert _probe({"PYDANTIC_DISABLE_PLUGINS": value}) == f"{value!r} scanned=True rc=0"
+
+
+def test_importing_the_cli_sets_nothing():
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    code = "import os, specpick.skill.surfaces.cli; print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "None", done.stderr
