@@ -9,6 +9,8 @@ that process, over several runs, with the median as the headline.
 
 Runs offline and keyless (``HF_HUB_OFFLINE=1``, no ``HF_TOKEN`` / ``ANTHROPIC_API_KEY`` passed on), from an
 empty directory, so nothing but the embedded catalog answers.
+
+Exit codes: 0 figures printed; 2 a bad option (one line on stderr); 1 the timed command itself failed.
 """
 
 from __future__ import annotations
