@@ -78,6 +78,20 @@ def test_bad_input_is_one_error_line_with_its_exit_code(verb: str, capsys, no_ke
     assert "Traceback" not in err and out == ""
 
 
+@pytest.mark.parametrize(("argv", "phrase"), [
+    (["update", "--max-repos", "0"], "--max-repos: Input should be greater than or equal to 1 (got 0)"),
+    (["update", "--time-budget-s", "0"], "--time-budget-s: Input should be greater than 0"),
+    (["update", "--limit-per-query", "501"], "--limit-per-query: Input should be less than or equal to 500"),
+    (["status", "--max-repos", "5"], "--max-repos: for `catalog update` only"),
+])
+def test_catalog_bounds_are_checked_before_any_request(argv, phrase, capsys, no_keys_offline) -> None:
+    # Offline on purpose: a bound that slipped through would reach for the Hub and fail differently.
+    assert run_cli(["catalog", *argv]) == EXIT_INPUT
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines() == [err.strip()] and phrase in err, err
+    assert out == ""
+
+
 @pytest.mark.parametrize("verb", ALL_VERBS)
 def test_every_verb_has_help(verb: str, capsys) -> None:
     with pytest.raises(SystemExit) as exc:

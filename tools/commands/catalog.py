@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specpick.tools.catalog import overlay as ov
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
@@ -58,6 +58,15 @@ class CatalogInput(BaseModel):
     limit_per_query: int = Field(30, ge=1, le=500, description="repos per Hub listing request")
     max_repos: int = Field(200, ge=1, le=2000, description="repos read in total (config + safetensors header)")
     time_budget_s: float = Field(300.0, gt=0, le=3600, description="stop reading repos after this many seconds")
+
+    @model_validator(mode="after")
+    def _bounds_only_for_update(self) -> "CatalogInput":
+        # `status` reads no repo: a bound given with it would be silently ignored, so refuse it instead.
+        given = sorted(self.model_fields_set & {"limit_per_query", "max_repos", "time_budget_s"})
+        if self.action == "status" and given:
+            options = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(f"{options}: for `catalog update` only; `catalog status` reads nothing from the Hub")
+        return self
 
 
 class CatalogResult(BaseModel):
@@ -299,7 +308,7 @@ def render_text(result: CatalogResult) -> str:
     lines = [f"embedded snapshot: {result.snapshot_date} ({result.embedded_models} models, "
              f"{result.embedded_heads} heads)"]
     if result.overlay_disabled:
-        lines.append(f"overlay: ignored ({ov.DISABLE_ENV}=off): {result.overlay_path}")
+        lines.append(f"overlay: ignored ({ov.DISABLE_ENV} is set to switch it off): {result.overlay_path}")
     elif not result.overlay_exists:
         lines.append(f"overlay: none at {result.overlay_path} (run `specpick catalog update` to refresh from the "
                      "Hub); answers come from the embedded snapshot")
