@@ -28,7 +28,6 @@ NEW_MODEL_FIELDS = [
     "linear_attention_layer_fraction", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
     "linear_value_head_dim", "linear_conv_kernel", "attn_output_gate", "hybrid_note", "params_note",
 ]
-NEW_HEAD_FIELDS = ["format", "verifier_revision", "trained_context_tokens", "engine_versions", "superseded_by"]
 
 QWEN_NEXT_GDN = dict(linear_attention_layer_fraction=0.75, linear_num_key_heads=16, linear_num_value_heads=32,
                      linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel=4, attn_output_gate="true",

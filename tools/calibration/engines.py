@@ -32,7 +32,6 @@ from specpick.tools.calibration.stats import Coverage, Stats, error_stats, inter
 from specpick.tools.errors import InputError
 
 Mode = Literal["loso", "cost_model", "end_to_end"]
-MODES: tuple[Mode, ...] = ("loso", "cost_model", "end_to_end")
 LOSO_CAVEAT = ("LOSO removes the row's source from the acceptance priors only; the global constants are as "
                "committed (fitted on the dev set's batch > 1 rows and the engine fit half), so rows whose source "
                "the constants saw are not fully out of sample ('sources never fitted' excludes them)")

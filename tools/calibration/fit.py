@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.calibration.cases import CalibCase, build_case, predict_speedup
 from specpick.tools.catalog.published import load_published
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
+from specpick.tools.model.estimate import ENGINE_HARNESSES
 
 PAPER_GRID: dict[str, tuple[float, ...]] = {
     "host_per_layer_ms": (0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4),
@@ -46,7 +47,6 @@ PAPER_GRID: dict[str, tuple[float, ...]] = {
 BATCH_GRID: dict[str, tuple[float, ...]] = {
     "FLOPS_EFFICIENCY": (0.3, 0.35, 0.4, 0.45), "ROOFLINE_SHARPNESS": (2.0, 3.0),
 }
-ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 ENGINE_PREFIX = "engine."
 ROOFLINE_FIELDS: dict[str, str] = {"FLOPS_EFFICIENCY": "flops_efficiency", "ROOFLINE_SHARPNESS": "roofline_sharpness"}
 

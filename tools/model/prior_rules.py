@@ -19,6 +19,7 @@ from specpick.tools.model.acceptance import (
     EAGLE1_TREE_DEPTH, EAGLE1_TREE_TOKENS, chain_to_tree_factor, expected_tokens,
 )
 from specpick.tools.catalog.published import PublishedRow, config_int, load_published
+from specpick.tools.vocab import METHOD_FAMILY
 
 # Tree shapes the sources used when a row does not say (depth, top-k, verify tokens incl. root).
 TREE_DEFAULTS: dict[str, tuple[int, int, int, str]] = {
@@ -109,11 +110,6 @@ def chain_length(row: PublishedRow, defaults: bool = True) -> int | None:
     return n
 
 
-FAMILY: dict[str, str] = {
-    "draft_model": "draft", "eagle": "head", "eagle2": "head", "eagle3": "head", "medusa": "head", "mtp": "head",
-    "ngram": "model_free", "suffix": "model_free", "lookahead": "model_free",
-    "dflash": "head", "peagle": "head", "pard": "draft",
-}
 
 
 def temperature_pairs() -> list[dict[str, object]]:
@@ -143,7 +139,7 @@ def temperature_pairs() -> list[dict[str, object]]:
             else:
                 continue
             t = min(hot.temperature, 1.0)
-            out.append({"family": FAMILY[hot.method], "greedy_row": cold.row_id, "sampled_row": hot.row_id,
+            out.append({"family": METHOD_FAMILY[hot.method], "greedy_row": cold.row_id, "sampled_row": hot.row_id,
                         "source_id": hot.source_id, "temperature": hot.temperature, "basis": basis,
                         "ratio_at_t1": ratio ** (1.0 / t)})
             break

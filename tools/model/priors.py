@@ -28,9 +28,10 @@ from importlib import resources
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.model.acceptance import alpha_from_tau, chain_to_tree_factor, expected_tokens, tree_alpha, tree_tau
+from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
 from specpick.tools.errors import InputError
-from specpick.tools.model.prior_rules import DECAY_METHODS, FAMILY, position_decay, temperature_pairs
+from specpick.tools.model.prior_rules import DECAY_METHODS, position_decay, temperature_pairs, tree_factor
+from specpick.tools.vocab import METHOD_FAMILY
 
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
@@ -160,14 +161,6 @@ def load_prior_rows() -> tuple[PriorRow, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=1)
-def tree_factor() -> float:
-    """F: misses of a top-1 chain / misses of a full tree, from rows with both (EAGLE1-PAPER)."""
-    pairs = [(r.alpha, r.tau, 5) for r in load_prior_rows()
-             if r.method == "eagle" and r.shape == "chain" and r.alpha is not None and r.tau is not None]
-    return chain_to_tree_factor(pairs)
-
-
 @cache
 def decay_for(method: str) -> float:
     """Per-position acceptance decay along a chain for ``method`` (1.0: independent tokens)."""
@@ -180,7 +173,7 @@ def temperature_rho() -> dict[str, tuple[float, int]]:
     pairs = temperature_pairs()
     out: dict[str, tuple[float, int]] = {}
     pooled = statistics.median(p["ratio_at_t1"] for p in pairs)
-    for fam in set(FAMILY.values()):
+    for fam in set(METHOD_FAMILY.values()):
         ratios = [p["ratio_at_t1"] for p in pairs if p["family"] == fam]
         out[fam] = (statistics.median(ratios), len(ratios)) if ratios else (pooled, 0)
     return out
@@ -337,7 +330,7 @@ def _workload_rows(rows: list[PriorRow], method: str, workload: str,
         used_w = "chat" if any(r.workload == "chat" for r in rows) else rows[0].workload
     factor = 1.0
     if used_w != workload:
-        factor, why = WORKLOAD_ADJUST.get((workload, used_w, FAMILY[method]), DEFAULT_ADJUST)
+        factor, why = WORKLOAD_ADJUST.get((workload, used_w, METHOD_FAMILY[method]), DEFAULT_ADJUST)
         assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
                            f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
     return [r for r in rows if r.workload == used_w], used_w, factor
@@ -346,7 +339,7 @@ def _workload_rows(rows: list[PriorRow], method: str, workload: str,
 def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
               factor: float, assumptions: list[str]) -> list[float]:
     """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4)."""
-    family = FAMILY[method]
+    family = METHOD_FAMILY[method]
     rho, n_pairs = temperature_rho()[family]
     t_q = min(max(temperature, 0.0), 1.0)
     taus = []
