@@ -72,6 +72,7 @@ CASES: list[Bad] = [
     rec("repo typo", 3, "Did you mean: meta-llama/Llama-3.1-70B-Instruct",
         verifier="meta-llama/Llama-3.1-70B-Instruc"),
     rec("alias prefix", 3, "not in the embedded catalog", verifier="llama-3.1-8"),
+    rec("name too long", 2, "characters long; a Hub repo id (org/name) has at most 200", verifier="org/" + "m" * 300),
     rec("hint names --live", 3, WITH_LIVE, verifier="Qwen/Qwen2.5-7B-Inst"),
     rec("draft prefix", 3, "Did you mean: Qwen/Qwen2.5-0.5B-Instruct", verifier="qwen2.5-7b",
         draft="Qwen/Qwen2.5-0.5B"),

@@ -36,6 +36,8 @@ def _model_name(v: str) -> str:
     text = v.strip()
     if not text:
         raise ValueError("is empty; give a catalog name (llama-3.1-8b) or a Hub repo id (org/name)")
+    if len(text) > MAX_NAME_CHARS:
+        raise ValueError(f"is {len(text)} characters long; a Hub repo id (org/name) has at most {MAX_NAME_CHARS}")
     if not _NAME_OK.match(text) or text.count("/") > 1 or ".." in text:
         raise ValueError("is not a model name or Hub repo id (letters, digits, '-', '_', '.', one '/')")
     return text
@@ -50,8 +52,6 @@ def _one_line(v: str) -> str:
     return v.strip()
 
 
-PositiveFiniteFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegativeFiniteFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 # A per-token acceptance probability: 0 and 1 are degenerate (no speculation / infinite speedup).
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 # Mean accepted tokens per verify cycle, bonus token included.
@@ -63,8 +63,6 @@ Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
 ParamsB = Annotated[float, Field(gt=0, le=MAX_PARAMS_B, allow_inf_nan=False)]
 # A share of GPU memory the engine may take (vLLM gpu_memory_utilization is a fraction in (0, 1]).
 MemoryFraction = Annotated[float, Field(ge=0.1, le=1.0, allow_inf_nan=False)]
-# An error threshold in percent (absolute percentage errors can exceed 100%).
-PercentLimit = Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]
 
 GpuCount = Annotated[int, Field(ge=1, le=MAX_GPUS)]
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
