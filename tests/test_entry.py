@@ -48,3 +48,15 @@ def test_importing_the_cli_sets_nothing():
     code = "import os, specpick.skill.surfaces.cli; print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "None", done.stderr
+
+
+def test_top_level_help_imports_no_heavy_library():
+    # `specpick --help` must feel instant: listing the verbs needs the registry's names, not pydantic, the SDKs or
+    # the catalog. (A benchmark, scripts/bench.py, prints the time; this pins the mechanism that keeps it low.)
+    code = ("import sys; from specpick.skill.surfaces.entry import main; sys.argv = ['specpick', '--help']; main(); "
+            "heavy = ('pydantic', 'anthropic', 'huggingface_hub', 'yaml', 'specpick.tools.catalog.tables'); "
+            "sys.stderr.write(repr(sorted(m for m in heavy if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "recommend" in done.stdout  # the verbs were listed
+    assert done.stderr.strip() == "[]"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Callable
 
 from specpick.tools.errors import InputError, format_validation_error
+
+if TYPE_CHECKING:  # pydantic loads with the first input model: `specpick --help` lists tools without it
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class ToolSpec:
         ``caller`` words the message for its reader: ``cli`` names flags (``--gpu``), ``tool`` names the
         JSON arguments a model or MCP client sent (``'gpu'``).
         """
+        from pydantic import ValidationError
+
         model = self.load_input_model()
         try:
             return model.model_validate(arguments)
