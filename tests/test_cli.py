@@ -28,7 +28,7 @@ BAD_INPUT: dict[str, tuple[list[str], int, str]] = {
                  "--gpu", "H900-XYZ"], EXIT_NOT_FOUND, "H900-XYZ"),
     "vram": (["--verifier", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100-SXM", "--gpus", "0"], EXIT_INPUT,
              "gpus"),
-    "params": (["../../etc/passwd"], EXIT_INPUT, "is not a model name or Hub repo id"),
+    "params": (["../../etc/passwd"], EXIT_INPUT, "MODEL: is not a model name or Hub repo id"),  # positional: metavar
     "tokenizers": (["meta-llama/Llama-3.2-1B-Instruct"], EXIT_INPUT, "VERIFIER"),
     "head-check": (["yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"], EXIT_INPUT, "VERIFIER"),
     "engine-config": (["--engine", "tensorflow"], EXIT_INPUT, "invalid choice: 'tensorflow'"),

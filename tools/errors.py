@@ -191,7 +191,7 @@ def classify_error(exc: BaseException) -> ErrorReport:
 
 
 def format_validation_error(exc: ValidationError, *, audience: str = "cli", subject: str = "",
-                            limit: int = 8) -> str:
+                            limit: int = 8, names: dict[str, str] | None = None) -> str:
     """One line from a pydantic ``ValidationError``, worded for whoever has to fix the input.
 
     Args:
@@ -201,6 +201,8 @@ def format_validation_error(exc: ValidationError, *, audience: str = "cli", subj
             final answer); ``fields`` lists up to ``limit`` problems of a file's fields.
         subject: the CLI verb, the tool's name, or the thing validated (for ``cli`` / ``tool``).
         limit: how many problems ``answer`` and ``fields`` list.
+        names: for ``cli``, field -> its spelling on the command line (a positional's metavar, a custom flag);
+            fields not in it are shown as ``--field-name``.
     """
     errors = exc.errors(include_url=False)
     if audience in ("answer", "fields"):
@@ -223,7 +225,7 @@ def format_validation_error(exc: ValidationError, *, audience: str = "cli", subj
         where = f"argument '{loc}'" if loc else "arguments"
         return f"{subject}: {where}: {msg}{shown}{more}. Check the tool's input schema and call it again."
     loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
-    flag = f"--{loc.replace('_', '-')}" if loc else "input"
+    flag = (names or {}).get(loc) or (f"--{loc.replace('_', '-')}" if loc else "input")
     shown = "" if isinstance(given, dict) or loc == "" else f" (got {given!r})"
     where = f"specpick {subject} --help" if subject else "--help"
     return f"{flag}: {msg}{shown}{more}. See `{where}`."

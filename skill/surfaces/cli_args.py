@@ -50,6 +50,16 @@ def _parse_bool_word(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
 
 
+def cli_names(model: type[BaseModel]) -> dict[str, str]:
+    """Field -> how the command line spells it (``--num-draft-tokens``, or a positional's ``DRAFT``), for errors."""
+    names = {}
+    for name, field in model.model_fields.items():
+        meta = _cli_meta(field)
+        names[name] = (meta.get("metavar", name.upper()) if meta.get("positional")
+                       else (meta.get("flags") or [f"--{name.replace('_', '-')}"])[0])
+    return names
+
+
 def add_model_arguments(parser: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     """Add one option (or positional) per field of ``model`` to ``parser``."""
     for name, field in model.model_fields.items():

@@ -62,7 +62,12 @@ class ToolSpec:
             return model.model_validate(arguments)
         except ValidationError as exc:
             subject = self.name if caller == "tool" else self.cli
-            raise InputError(format_validation_error(exc, audience=caller, subject=subject)) from None
+            names = None
+            if caller == "cli":  # name positionals by their metavar and options by their real flag
+                from specpick.skill.surfaces.cli_args import cli_names
+
+                names = cli_names(model)
+            raise InputError(format_validation_error(exc, audience=caller, subject=subject, names=names)) from None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the input model as Claude and MCP clients get it (our CLI hints removed)."""
