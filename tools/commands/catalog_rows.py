@@ -17,7 +17,7 @@ from specpick.tools.errors import RemoteDataError
 if TYPE_CHECKING:
     from specpick.tools.hub.discover import Skip
 
-MAX_CONFIG_BYTES = 200_000  # real head and model configs are < 20 KB
+MAX_UPDATE_CONFIG_BYTES = 200_000  # real head and model configs are < 20 KB
 
 
 class RowReader:
@@ -41,7 +41,7 @@ class RowReader:
     def _config(self, repo_id: str) -> tuple[Any, str | None]:
         from specpick.tools.hub import client as hub
 
-        fetched = hub.fetch_file(repo_id, "config.json", settings=self.settings, max_bytes=MAX_CONFIG_BYTES)
+        fetched = hub.fetch_file(repo_id, "config.json", settings=self.settings, max_bytes=MAX_UPDATE_CONFIG_BYTES)
         return hub.read_json_file(fetched), fetched.commit
 
     def _param_counts(self, repo_id: str, commit: str | None) -> dict[str, int] | Skip | None:
@@ -77,13 +77,13 @@ class RowReader:
         """A new verifier: architecture from config.json, exact size from the safetensors headers."""
         from specpick.tools.arch.params import count_params
         from specpick.tools.hub.config import config_to_spec
-        from specpick.tools.hub.discover import MAX_JSON_DEPTH, MAX_MODEL_PARAMS, json_depth, mtp_head
+        from specpick.tools.hub.discover import MAX_CONFIG_DEPTH, MAX_MODEL_PARAMS, json_depth, mtp_head
 
         from specpick.tools.hub.discover import Skip, read_head
 
         config, commit = self._config(repo_id)
-        if json_depth(config) > MAX_JSON_DEPTH:
-            raise RemoteDataError(f"config.json of {repo_id} nests deeper than {MAX_JSON_DEPTH}")
+        if json_depth(config) > MAX_CONFIG_DEPTH:
+            raise RemoteDataError(f"config.json of {repo_id} nests deeper than {MAX_CONFIG_DEPTH}")
         looks_like_head = read_head(repo_id, config, None)
         if not (isinstance(looks_like_head, Skip) and looks_like_head.reason == "not-a-head"):
             # A model publisher's head (listed as text-generation too) must not become a one-layer "model".

@@ -28,7 +28,8 @@ from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.errors import InputError
 
 # Deeper nesting than any real config (speculators configs reach depth 4) means the file is not a config.
-MAX_JSON_DEPTH = 12
+# Parsed-config bound (the byte-level parser guard is bounds.MAX_JSON_DEPTH, far looser): a config, not any JSON.
+MAX_CONFIG_DEPTH = 12
 # Heads are a fraction of their verifier: the largest published ones (EAGLE-3 for 405B, DeepSeek MTP layer) are
 # ~1.5-12B. A count above this is not a head; 2e12 is above every published model.
 MAX_HEAD_PARAMS = 50e9
@@ -62,7 +63,7 @@ class HeadFacts(BaseModel):
     hidden_size: int | None = None
 
 
-def json_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
+def json_depth(value: Any, limit: int = MAX_CONFIG_DEPTH) -> int:
     """Nesting depth of parsed JSON, stopping early past ``limit``."""
     stack = [(value, 1)]
     deepest = 0
@@ -114,8 +115,8 @@ def read_head(repo_id: str, config: Any, base_model: str | None) -> HeadFacts | 
     """
     if not isinstance(config, dict):
         return Skip(repo_id=repo_id, reason="bad-config", detail="config.json is not a JSON object")
-    if json_depth(config) > MAX_JSON_DEPTH:
-        return Skip(repo_id=repo_id, reason="bad-config", detail=f"config.json nests deeper than {MAX_JSON_DEPTH}")
+    if json_depth(config) > MAX_CONFIG_DEPTH:
+        return Skip(repo_id=repo_id, reason="bad-config", detail=f"config.json nests deeper than {MAX_CONFIG_DEPTH}")
     archs = config.get("architectures")
     archs = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     hidden = _int_in(config.get("hidden_size"), 1, 131_072)
