@@ -295,11 +295,6 @@ def test_overlay_can_be_switched_off(updated, monkeypatch, capsys) -> None:
     assert "overlay: ignored" in capsys.readouterr().out
 
 
-def test_bad_action_is_an_input_error(capsys) -> None:
-    assert main(["catalog", "refresh"]) == 2
-    assert "action" in capsys.readouterr().err
-
-
 # --- scripts/build_catalog.py: the embedded snapshot rebuilds byte for byte --------------------------------------
 
 def _build(out: Path, *extra: str) -> subprocess.CompletedProcess:

@@ -37,7 +37,7 @@ BAD_INPUT: dict[str, tuple[list[str], int, str]] = {
     "gpus": (["--bogus"], EXIT_INPUT, "unrecognized arguments: --bogus"),
     "heads": (["--filter"], EXIT_INPUT, "expected one argument"),
     "calibrate": (["--max-median-ape-pct", "fifteen"], EXIT_INPUT, "fifteen"),
-    "catalog": (["refresh"], EXIT_INPUT, "Input should be 'status' or 'update'"),
+    "catalog": (["refresh"], EXIT_INPUT, "ACTION: Input should be 'status' or 'update'"),
     "chat": (["--bogus"], EXIT_INPUT, "unrecognized arguments: --bogus"),
     "ask": (["which method for Llama-3.1-70B?"], EXIT_INPUT, "ANTHROPIC_API_KEY is not set"),
     "mcp": (["--bogus"], EXIT_INPUT, "unrecognized arguments: --bogus"),

@@ -55,8 +55,10 @@ def cli_names(model: type[BaseModel]) -> dict[str, str]:
     names = {}
     for name, field in model.model_fields.items():
         meta = _cli_meta(field)
-        names[name] = (meta.get("metavar", name.upper()) if meta.get("positional")
-                       else (meta.get("flags") or [f"--{name.replace('_', '-')}"])[0])
+        metavar = meta.get("metavar", name.upper())
+        if metavar.startswith("{"):  # a choices list ({status,update}): the field's own name reads better
+            metavar = name.upper()
+        names[name] = metavar if meta.get("positional") else (meta.get("flags") or [f"--{name.replace('_', '-')}"])[0]
     return names
 
 
