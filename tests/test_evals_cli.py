@@ -27,10 +27,16 @@ def test_eval_prints_the_report_writes_json_and_passes_the_threshold(cases_dir, 
     (["--min-check", "strategy=0.9"], 8, "check strategy"),
     (["--min-check", "strategy"], 2, "CHECK=FRACTION"),
     (["--category", "nope"], 2, "unknown categories"),
+    (["--known-failures", "/no/such/allow-list.txt"], 2, "No such file or directory; give the path of the allow-list"),
+    (["--known-failures", "{reasonless}"], 2, ":1: 'some-case' has no reason; write 'case_id why it fails'"),
 ])
-def test_eval_exit_codes(cases_dir, fake_planner, capsys, argv, code, needle):
+def test_eval_exit_codes(cases_dir, fake_planner, capsys, tmp_path, argv, code, needle):
+    reasonless = tmp_path / "known_failures.txt"
+    reasonless.write_text("some-case\n")
+    argv = [a.replace("{reasonless}", str(reasonless)) for a in argv]
     assert main(["eval", "--cases-dir", str(cases_dir), "--quiet", *argv]) == code
-    assert needle in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_agent_runner_without_a_key_is_a_usage_error(monkeypatch, capsys):
