@@ -145,22 +145,18 @@ def test_known_failures_file_needs_a_reason_per_case(tmp_path):
         load_known_failures(bad)
 
 
-def test_a_swap_of_failing_cases_misses_the_gate():
-    from specpick.evals.report import run_eval
-
-    # draft-larger-than-verifier fails today; llama3-8b-llama32-1b-specials-differ passes (the merged catalog's
-    # PARD draft now wins llama31-70b-draft-1b-quickstart, so that case no longer serves as the passing one).
-    # Listing the wrong one is a swap: both directions are reported and the gate is not met.
-    report = run_eval("planner", case_ids=["draft-larger-than-verifier", "llama3-8b-llama32-1b-specials-differ"],
-                      known_failures={"llama3-8b-llama32-1b-specials-differ": "listed by mistake"})
+def test_a_swap_of_failing_cases_misses_the_gate(cases_dir, fake_planner):
+    # Synthetic cases under the fake planner: wrong-strategy fails, good-eagle3 passes, whatever the real planner
+    # does today. Listing the passing one instead of the failing one is a swap: both directions are reported.
+    ids = ["good-eagle3", "wrong-strategy"]
+    report = run_eval("planner", cases_dir=cases_dir, case_ids=ids, known_failures={"good-eagle3": "listed by mistake"})
     assert not report.threshold_met
     assert report.threshold_failures == [
-        "case draft-larger-than-verifier failed and is not in the known-failures list",
-        "case llama3-8b-llama32-1b-specials-differ passes now: remove it from the known-failures list "
-        "(listed by mistake)",
+        "case wrong-strategy failed and is not in the known-failures list",
+        "case good-eagle3 passes now: remove it from the known-failures list (listed by mistake)",
     ]
-    listed = run_eval("planner", case_ids=["draft-larger-than-verifier", "llama3-8b-llama32-1b-specials-differ"],
-                      known_failures={"draft-larger-than-verifier": "tiny verifier rule missing"})
+    listed = run_eval("planner", cases_dir=cases_dir, case_ids=ids,
+                      known_failures={"wrong-strategy": "fake planner answers eagle3"})
     assert listed.threshold_met and listed.threshold_failures == []
 
 
