@@ -18,7 +18,10 @@ from pydantic import SecretStr
 from specpick.skill.surfaces.cli import main
 from specpick.tools.catalog import overlay as ov
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.commands.catalog import CatalogInput, catalog_status, listing_queries, update_overlay
+from specpick.tools.commands.catalog import (
+    HEAD_PUBLISHER_SEARCHES, HEAD_PUBLISHERS, HEAD_SEARCHES, MODEL_PUBLISHERS, CatalogInput, catalog_status,
+    listing_queries, update_overlay,
+)
 from specpick.tools.hub.resolve import resolve_model_spec
 from specpick.tools.errors import EXIT_ACCESS, EXIT_UNAVAILABLE, HubAccessError, UnavailableError
 from tests.support.fakehub import FakeHub, safetensors_header_only
@@ -246,9 +249,12 @@ def test_bounds_per_query_and_total(fakehub, hub_settings, hf_home) -> None:
     assert overlay.repos_seen == 2 and overlay.stopped_early == "stopped at the cap of 2 repos"
     listings = [parse_qs(r.query) for r in fakehub.requests("GET", "/api/models")]
     probe, queries = listings[0], listings[1:]
-    assert probe == {"limit": ["1"]} and len(queries) == len(listing_queries()) == 22
+    # One listing per model publisher, head publisher, (publisher, term) search and bare term; heads ask for cards.
+    heads = len(HEAD_PUBLISHERS) + len(HEAD_PUBLISHER_SEARCHES) + len(HEAD_SEARCHES)
+    assert probe == {"limit": ["1"]} and len(queries) == len(MODEL_PUBLISHERS) + heads
     assert all(q["limit"] == ["1"] for q in queries)
-    assert sum("author" in q for q in queries) == 17 and sum(q.get("cardData") == ["true"] for q in queries) == 15
+    assert sum("author" in q for q in queries) == len(MODEL_PUBLISHERS) + heads - len(HEAD_SEARCHES)
+    assert sum(q.get("cardData") == ["true"] for q in queries) == heads
     configs = {r.path for r in fakehub.requests("GET", "/config.json")}
     assert len(configs) == 2
 
