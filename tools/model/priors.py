@@ -401,6 +401,21 @@ def _alphas(rows: list[PriorRow], method: str, shape: Shape,
     return med, low, high
 
 
+@lru_cache(maxsize=512)
+def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], workload: str, harness_class: str | None,
+              engine: str | None) -> tuple[list[PriorRow], str, float, tuple[str, ...]]:
+    """(rows, workload used, tau - 1 multiplier, notes): the shape-independent half of a prior.
+
+    One estimate asks for the prior at every draft length and batch of its sweeps (over a hundred shapes per
+    `recommend`); the rows they rest on depend only on these arguments, so they are chosen once.
+    """
+    assumptions: list[str] = []
+    rows = _select_rows(method, variant, exclude_sources, assumptions)
+    rows = _runtime_rows(rows, workload, harness_class, engine, assumptions)
+    rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
+    return rows, used_w, factor, tuple(assumptions)
+
+
 def acceptance_prior(
     method: str,
     workload: str,
@@ -426,10 +441,8 @@ def acceptance_prior(
     """
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
-    assumptions: list[str] = []
-    rows = _select_rows(method, variant, exclude_sources, assumptions)
-    rows = _runtime_rows(rows, workload, harness_class, engine, assumptions)
-    rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
+    cached, used_w, factor, notes = _rows_for(method, variant, exclude_sources, workload, harness_class, engine)
+    rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
     if harness_class == "engine" and rows[0].harness_class != "engine":
         factor *= engine_discount()[0]
     taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions)
