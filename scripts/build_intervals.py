@@ -9,6 +9,8 @@ For each group (``tools/model/intervals.py``) the calibration rows are predicted
 * ``engine:end_to_end`` -- engine-measured rows of the *fit* split only, priors without the row's source;
 * ``engine:cost_model`` -- fit-split engine rows that state their own tau/alpha.
 
+The ends are split-conformal order statistics (``tools/model/intervals.py conformal_bounds``).
+
 The holdout split is never used here, so ``specpick calibrate --engines`` can check the intervals on it.
 Run ``python scripts/build_intervals.py`` after changing the model or the measurement sets;
 ``tests/test_intervals.py`` fails if the committed file drifts from what this script computes.
@@ -25,7 +27,7 @@ from specpick.tools.calibration.cases import CalibCase, build_case, predict_spee
 from specpick.tools.calibration.engines import engine_cases
 from specpick.tools.catalog.published import load_published
 from specpick.tools.errors import InputError
-from specpick.tools.model.intervals import QUANTILES, quantile
+from specpick.tools.model.intervals import conformal_bounds
 
 COLUMNS = ("group", "n_rows", "n_sources", "q_low", "q_high", "rows_used")
 
@@ -34,30 +36,35 @@ def _own(c: CalibCase) -> bool:
     return c.tau is not None or c.alpha is not None
 
 
-def _band(group: str, cases: list[CalibCase], own: bool, rows_used: str) -> dict[str, object]:
-    residuals, sources = [], set()
+def _residuals(cases: list[CalibCase], own: bool) -> list[tuple[str, float]]:
+    """(source, log(measured / predicted)) per case, out of sample (priors without the row's source)."""
+    out = []
     for c in cases:
         try:
             pred = predict_speedup(c, own=own, exclude=frozenset() if own else frozenset({c.row.source_id}))
         except InputError:  # no prior left without the row's own source: not covered, not a residual
             continue
-        residuals.append(math.log((c.row.speedup or 1.0) / pred))
-        sources.add(c.row.source_id)
-    return {"group": group, "n_rows": len(residuals), "n_sources": len(sources),
-            "q_low": round(quantile(residuals, QUANTILES[0]), 4), "q_high": round(quantile(residuals, QUANTILES[1]), 4),
-            "rows_used": rows_used}
+        out.append((c.row.source_id, math.log((c.row.speedup or 1.0) / pred)))
+    return out
+
+
+def _band(group: str, residuals: list[tuple[str, float]], rows_used: str) -> dict[str, object]:
+    low, high = conformal_bounds([r for _, r in residuals])
+    return {"group": group, "n_rows": len(residuals), "n_sources": len({s for s, _ in residuals}),
+            "q_low": round(low, 4), "q_high": round(high, 4), "rows_used": rows_used}
 
 
 def build_bands() -> list[dict[str, object]]:
-    """The four residual bands (see module docstring)."""
+    """The residual bands (see module docstring)."""
     dev = [c for c in (build_case(r) for r in load_published()) if isinstance(c, CalibCase)]
     fit = engine_cases("fit")
     return [
-        _band("paper:end_to_end", dev, False, "published rows, priors without the row's source"),
-        _band("paper:cost_model", [c for c in dev if _own(c)], True,
+        _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
+        _band("paper:cost_model", _residuals([c for c in dev if _own(c)], True),
               "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
-        _band("engine:end_to_end", fit, False, "engine rows of the fit split, priors without the row's source"),
-        _band("engine:cost_model", [c for c in fit if _own(c)], True,
+        _band("engine:end_to_end", _residuals(fit, False),
+              "engine rows of the fit split, priors without the row's source"),
+        _band("engine:cost_model", _residuals([c for c in fit if _own(c)], True),
               "engine rows of the fit split with their own acceptance"),
     ]
 

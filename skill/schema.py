@@ -9,8 +9,6 @@ add fields, don't rename them.
 
 from __future__ import annotations
 
-import re
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
 from specpick.tools.validation import (
     OneLineText,
-    Concurrency, ContextTokens, GpuCount, KvDtypeName, ModelName, Probability, Tau, Temperature,
+    Concurrency, ContextTokens, EngineVersion, GpuCount, KvDtypeName, ModelName, Probability, Tau, Temperature,
 )
 from specpick.tools.vocab import (
     Engine,
@@ -26,6 +24,7 @@ from specpick.tools.vocab import (
     Method,
     Quantization,
     Sampling,
+    SpecOverlap,
     Strategy,
     Verdict,
     WORKLOAD_MEANING,
@@ -214,8 +213,11 @@ class PlannerInputs(BaseModel):
     head: ModelName | None = Field(None, description="candidate speculative head repo (EAGLE/Medusa/MTP)")
     method: Method | None = Field(None, description="evaluate this method specifically instead of choosing one")
     engine: Engine = Field("vllm", description="serving engine")
-    engine_version: str | None = Field(None, description="engine release you run, e.g. 0.16.0 (default: the newest "
-                                                         "build we track); methods newer than it are ruled out")
+    engine_version: EngineVersion | None = Field(None, description="engine release you run, e.g. 0.16.0 (default: "
+                                                 "the newest build we track); methods newer than it are ruled out")
+    spec_overlap: SpecOverlap = Field("auto", description="overlap (async) scheduling of the speculative path: auto = "
+                                      "the release's default (vLLM >= 0.14 with EAGLE/MTP); on = you run it (SGLang: "
+                                      "SGLANG_ENABLE_SPEC_V2=1, chains only); off = you turned it off")
     context_tokens: ContextTokens = Field(4096, description="tokens per sequence (prompt + output; at most the "
                                           "model's limit)",
                                           json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
@@ -228,13 +230,6 @@ class PlannerInputs(BaseModel):
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
     live: bool = Field(False, description="read model facts from the Hugging Face Hub (else the embedded catalog)")
-
-    @field_validator("engine_version")
-    @classmethod
-    def _engine_version(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?", v):
-            raise ValueError(f"{v[:40]!r} is not a release number such as 0.16.0 or 1.4.0rc1")
-        return v
 
 
 class Recommendation(BaseModel):

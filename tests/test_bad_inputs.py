@@ -159,6 +159,11 @@ CASES: list[Bad] = [
     spd("N 65", 2, "less than or equal to 64", num_draft_tokens=65),
     spd("batch 0", 2, "greater than or equal to 1", batch=0),
     spd("batch absurd", 2, "less than or equal to 4096", batch=10_000_000),
+    spd("engine version text", 2, "is not a release number", engine_version="latest"),
+    spd("overlap on an engine without the mode", 2, "--spec-overlap applies to vllm and sglang", engine="trtllm",
+        spec_overlap="on"),
+    spd("overlap value", 2, "'auto', 'on'", spec_overlap="yes"),
+    spd("version for the papers' harness", 2, "harness paper has none", harness="paper", engine_version="0.19.0"),
     vrm("draft params >= verifier", 2, "not smaller than the verifier", draft_params_b=9.0),
     vrm("draft model larger", 2, "not smaller than the verifier", draft="llama-3.1-70b"),
     vrm("draft params absurd", 2, "less than or equal to 2000", draft_params_b=1e9),
@@ -235,6 +240,8 @@ CASES: list[Bad] = [
     cfg("disable batch 0", 2, "greater than or equal to 1", disable_by_batch_size=0),
     rec("empty KV dtype", 2, "should match pattern", kv_cache_dtype=""),
     rec("KV dtype free text", 2, "should match pattern", kv_cache_dtype="a/b/c"),
+    rec("engine version text", 2, "is not a release number", engine_version="nightly"),
+    rec("overlap value", 2, "'auto', 'on'", spec_overlap="maybe"),
 ]
 
 

@@ -45,3 +45,31 @@ def test_interval_scales_the_estimate_by_the_residual_band():
     assert low == pytest.approx(2.0 * math.exp(band.q_low))
     assert high == pytest.approx(2.0 * math.exp(band.q_high))
     assert "80% interval" in note and "held-out" in note
+
+
+@pytest.mark.parametrize(("n", "lo_rank", "hi_rank"), [
+    (70, 7, 64),   # floor(71 x 0.1) = 7, ceil(71 x 0.9) = 64: wider than the 10th/90th percentiles
+    (9, 1, 9),     # ceil(10 x 0.9) = 9: a small sample gives its extremes
+    (3, 1, 3),     # fewer than 1/0.1 - 1 residuals: clamped to the sample
+])
+def test_conformal_bounds_are_the_finite_sample_order_statistics(n, lo_rank, hi_rank):
+    from specpick.tools.model.intervals import conformal_bounds
+
+    values = [float(i) for i in range(n, 0, -1)]  # n..1, unsorted on purpose
+    assert conformal_bounds(values) == (float(lo_rank), float(hi_rank))
+
+
+def test_conformal_bounds_cover_at_least_the_stated_share_of_new_draws():
+    """Exchangeable draws: the next one falls inside [low, high] at least 80% of the time (checked exactly)."""
+    import random
+
+    from specpick.tools.model.intervals import conformal_bounds
+
+    rng = random.Random(7)
+    inside = trials = 0
+    for _ in range(4000):
+        sample = [rng.gauss(0, 1) for _ in range(31)]
+        low, high = conformal_bounds(sample[:30])
+        inside += low <= sample[30] <= high
+        trials += 1
+    assert inside / trials >= 0.78  # >= 80% in expectation; 4000 draws put 78% ~3 standard errors below

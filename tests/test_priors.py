@@ -128,3 +128,23 @@ def test_leave_one_source_out_and_bad_workload():
         acceptance_prior("lookahead", "chat", 0.0, CHAIN3, exclude_sources=frozenset({"EAGLE3-T1"}))
     with pytest.raises(InputError, match="unknown workload"):
         acceptance_prior("eagle", "poetry", 0.0, CHAIN3)
+
+
+def test_mtp_acceptance_rests_on_the_verifiers_own_family_when_it_was_measured():
+    """Each model's MTP module is its own: DeepSeek's prior uses DeepSeek rows; an unmeasured family says so."""
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.model.priors import row_family, family_key
+
+    cat = get_catalog()
+    ds = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+                          verifier_family=family_key(cat.model("deepseek-v3").family))
+    rows = {r.prior_id: r for r in load_prior_rows()}
+    assert ds.prior_ids and all(row_family(rows[p].verifier_model) == "deepseek-v3" for p in ds.prior_ids)
+    glm = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+                           verifier_family=family_key(cat.model("glm-4.6").family))
+    assert any("no mtp acceptance measured on glm-4.5 models" in a for a in glm.assumptions)
+    # other methods pool across models as before: the family does not enter their prior
+    e3 = acceptance_prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+                          verifier_family="deepseek-v3")
+    assert e3 == acceptance_prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine",
+                                  engine="vllm")

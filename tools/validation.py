@@ -52,6 +52,15 @@ def _one_line(v: str) -> str:
     return v.strip()
 
 
+_ENGINE_VERSION = re.compile(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?")
+
+
+def _engine_version(v: str) -> str:
+    if not _ENGINE_VERSION.fullmatch(v):
+        raise ValueError(f"{v[:40]!r} is not a release number such as 0.16.0 or 1.4.0rc1")
+    return v
+
+
 # A per-token acceptance probability: 0 and 1 are degenerate (no speculation / infinite speedup).
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 # Mean accepted tokens per verify cycle, bonus token included.
@@ -72,6 +81,8 @@ ModelName = Annotated[str, AfterValidator(_model_name)]
 # An engine's KV-cache dtype name (auto, fp8, fp8_e4m3, or an exotic quantization's name): a word, not free text.
 KvDtypeName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")]
 OneLineText = Annotated[str, AfterValidator(_one_line)]
+# An engine release number (0.16.0, v0.5.4, 1.4.0rc1): decides option names, method support and scheduling defaults.
+EngineVersion = Annotated[str, AfterValidator(_engine_version)]
 
 
 # --- checks across fields and model facts ---------------------------------------------------------------------------

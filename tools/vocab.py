@@ -96,6 +96,9 @@ Engine = Literal["vllm", "sglang", "trtllm", "llamacpp", "transformers"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 ENGINE_LABEL: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
                                 "llamacpp": "llama.cpp", "transformers": "HF transformers"}
+# Overlap (async) scheduling of the speculative path: the engine release's default, or what the user runs
+# (tools/model/overlap.py).
+SpecOverlap = Literal["auto", "on", "off"]
 
 # Deployment features that break a method on some engine version (engine_support.csv ``breaks_with``).
 BreakTag = Literal["pipeline_parallel", "lora", "structured_output", "dp_attention", "overlap_schedule",

@@ -45,6 +45,7 @@ class CalibCase(BaseModel):
     tau: float | None
     alpha: float | None
     notes: list[str]
+    spec_overlap: bool = False  # engine rows: async / overlap scheduling of the speculative path (engine_cases.py)
 
 
 def skip_reason(row: PublishedRow) -> str | None:
@@ -168,6 +169,7 @@ def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()
             tree=case.tree, alpha=case.alpha if own and case.tau is None else None, tau=case.tau if own else None,
             harness=case.harness, weight_bytes_per_param=case.bpp, variant=case.row.variant,
             exclude_sources=exclude, sweep=False, lookahead=case.lookahead, medusa_heads=case.medusa_heads,
+            spec_overlap=case.spec_overlap,
         )
         results.append(estimate_for_specs(req, constants=constants))
     return Prediction(speedup=statistics.fmean(r.speedup for r in results),

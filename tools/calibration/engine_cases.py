@@ -38,6 +38,7 @@ from specpick.tools.catalog.published import MIXED5, PublishedRow, map_workload,
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.model.estimate import TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
+from specpick.tools.model.overlap import spec_overlap
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.vocab import ENGINES
 
@@ -150,6 +151,29 @@ def draft_shape(row: EngineRow) -> tuple[int, TreeShape | None, list[str]]:
                                         f"{row.engine} has no default; SGLang's is 3)"]
 
 
+# A release number in the version cell ("v0.19.0 ROCm", "0.22.1rc1.dev43"), or a build dated 2026 ("main (May 2026,
+# MRV2)", "nightly ... (mid 2026)"): vLLM turned async scheduling on by default with EAGLE/MTP in 0.14.0, January
+# 2026 (tools/model/overlap.py). SGLang's overlap is opt-in: only rows that name spec v2 had it.
+_RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)")
+_SPEC_V2 = re.compile(r"spec[ _]v2", re.IGNORECASE)
+
+
+def row_overlap(row: EngineRow) -> tuple[bool, str | None]:
+    """(overlap, note) for an engine row, read from its engine_version cell by the engines' documented defaults."""
+    version_cell = row.engine_version
+    if row.engine == "sglang":
+        setting = "on" if _SPEC_V2.search(version_cell) else "off"
+        version = None
+    elif row.engine == "vllm":
+        m = _RELEASE.search(version_cell)
+        version = m.group(1) if m else ("0.14.0" if "2026" in version_cell else "0.13.0")
+        setting = "auto"
+    else:
+        return False, None
+    decision = spec_overlap(row.engine, version, row.method or "", setting=setting)  # type: ignore[arg-type]
+    return decision.overlap, (f"overlap from engine_version '{version_cell}': on" if decision.overlap else None)
+
+
 def resolve_case(row: EngineRow) -> CalibCase | str:
     """A calibration case for an engine row whether or not it states a speedup, or the reason it is skipped."""
     reason = skip_reason(row)
@@ -194,10 +218,12 @@ def resolve_case(row: EngineRow) -> CalibCase | str:
     if workload is None or workload == MIXED5:
         workload = DEFAULT_WORKLOAD
         notes.append(f"benchmark '{row.task}': {DEFAULT_WORKLOAD} assumed")
+    overlap, onote = row_overlap(row)
+    notes += [onote] if onote else []
     return CalibCase(
         row=row, verifier=verifier, draft=draft, gpu=gpu, gpus=count, harness=ENGINE_TO_HARNESS[row.engine], bpp=bpp,
         num_draft_tokens=n, tree=tree, lookahead=None, medusa_heads=None, workloads=(workload,),
-        temperature=temperature, batch=batch, tau=row.tau, alpha=row.alpha, notes=notes,
+        temperature=temperature, batch=batch, tau=row.tau, alpha=row.alpha, notes=notes, spec_overlap=overlap,
     )
 
 

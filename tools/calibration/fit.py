@@ -174,6 +174,10 @@ PATH_GRID: dict[str, tuple[float, ...]] = {
     "engine.spec_forward_ms": (0.2, 0.4, 0.6, 0.8, 1.0),
     "engine.cycle_ms": (0.0, 0.5, 1.0, 2.0),
     "engine.cycle_per_seq_ms": (0.0, 0.05, 0.1, 0.15, 0.2),
+    # SGLang spec v2 keeps a sync on the verify result per cycle (sglang#11762 roadmap: "Remove or make
+    # verify_done.synchronize() an option"); vLLM's is zero by its own account (0.19: "zero-bubble async scheduling
+    # + speculative decoding", vllm#32951) and none of its fit rows with their own acceptance ran with overlap.
+    "sglang.overlap_exposed_ms": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
 }
 PATH_ROUNDS = 4
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.hub.client import validate_repo_id
-from specpick.tools.validation import MAX_CONCURRENCY, Probability
+from specpick.tools.validation import MAX_CONCURRENCY, EngineVersion, Probability
 from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
 
 # The planner names a head that does not exist yet as "<your eagle3 head for org/model>"; the emitted
@@ -81,8 +81,8 @@ class EngineConfigInput(BaseModel):
                                               "(SGLang --speculative-adaptive, transformers heuristic schedule)")
     max_batch_size: int = Field(DEFAULT_MAX_BATCH_SIZE, description="largest batch the server forms (end of the "
                                                                     "per-batch schedule)")
-    engine_version: str | None = Field(None, description="engine release to emit for, e.g. 0.16.0 (default: "
-                                                         "the newest build we track)")
+    engine_version: EngineVersion | None = Field(None, description="engine release to emit for, e.g. 0.16.0 "
+                                                 "(default: the newest build we track)")
     all_engines: bool = Field(False, description="also print the same setting for every other engine")
 
     @field_validator("num_draft_tokens", "tree_top_k", "tensor_parallel", "prompt_lookup_min", "prompt_lookup_max")
@@ -103,13 +103,6 @@ class EngineConfigInput(BaseModel):
     @classmethod
     def _draft_id(cls, v: str | None) -> str | None:
         return None if v is None else resolve_repo_id(v, "--draft-model")
-
-    @field_validator("engine_version")
-    @classmethod
-    def _version_text(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?", v):
-            raise ValueError(f"engine version {v[:40]!r} is not a release number such as 0.16.0 or 1.4.0rc1")
-        return v
 
     @field_validator("batch_schedule")
     @classmethod

@@ -24,18 +24,20 @@ from specpick.tools.checks.method_fit import fit_options, method_fit, published_
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
-    DEFAULT_CONTEXT_TOKENS, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
+    DEFAULT_CONTEXT_TOKENS, ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
     validate_acceptance,
 )
 from specpick.tools.validation import (
     OneLineText,
-    MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, GpuCount, ModelName, ParamsB, Probability, Tau, Temperature,
+    MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, EngineVersion, GpuCount, ModelName, ParamsB, Probability, Tau,
+    Temperature,
     check_context, check_draft_smaller, check_tensor_parallel, check_tree_shape,
 )
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.vocab import (
-    BYTES_PER_PARAM, DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, Workload,
+    BYTES_PER_PARAM, DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, Workload,
 )
+from specpick.tools.model.overlap import OVERLAP_ENGINES, spec_overlap
 
 DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
 DEFAULT_CHAIN_N = 3  # N when --tau is given without a length (a tau fixes no N to sweep over)
@@ -75,6 +77,11 @@ class SpeedupInput(BaseModel):
                             "alternative to --alpha")
     engine: Engine | None = Field(None, description="serving engine (sets per-cycle overhead and defaults); "
                                   "default: vLLM")
+    engine_version: EngineVersion | None = Field(None, description="engine release you run, e.g. 0.19.0 (sets "
+                                                 "scheduling defaults); default: the newest release we track")
+    spec_overlap: SpecOverlap = Field("auto", description="overlap (async) scheduling of the speculative path: "
+                                      "auto = the release's default (vLLM >= 0.14 with EAGLE/MTP); on = you run it "
+                                      "(SGLang: SGLANG_ENABLE_SPEC_V2=1, chains only); off = you turned it off")
     harness: Harness | None = Field(None, description="override the runtime overhead set: paper = the papers' "
                                     "eager PyTorch harnesses, compiled = gpt-fast/XLA")
     context_tokens: Annotated[int, Field(ge=0, le=MAX_CONTEXT_TOKENS)] | None = Field(
@@ -107,6 +114,11 @@ class SpeedupInput(BaseModel):
              f"--kv-cache-dtype must be one of {', '.join(KV_DTYPE_BYTES)}, got {self.kv_cache_dtype}"),
             (self.engine == "transformers" and self.batch > 1,
              "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
+            (self.spec_overlap != "auto" and (self.harness or self.engine or DEFAULT_HARNESS) not in OVERLAP_ENGINES,
+             f"--spec-overlap applies to {' and '.join(OVERLAP_ENGINES)} (their overlap scheduling of the speculative "
+             "path); leave it at auto for this engine or harness"),
+            (self.engine_version is not None and self.harness is not None and self.harness not in ENGINE_HARNESSES,
+             f"--engine-version sets a serving engine's defaults; harness {self.harness} has none"),
         ]
         for bad, message in checks:
             if bad:
@@ -259,11 +271,16 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
     if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > (n or DEFAULT_CHAIN_N) + 1:
         raise InputError(f"--tau {inp.tau} is impossible with {n or DEFAULT_CHAIN_N} draft tokens "
                          f"(at most {(n or DEFAULT_CHAIN_N) + 1} per cycle)")
+    # The overlap follows the overhead set in use (an engine's, or none for the papers' eager harnesses).
+    overlap = spec_overlap(harness, inp.engine_version, inp.method, setting=inp.spec_overlap)
+    if harness in ENGINE_HARNESSES:
+        notes.append(overlap.note)
     req = EstimateRequest(
         verifier=verifier, gpu=gpu, method=inp.method, draft=draft, gpus=inp.gpus, workload=inp.workload,
         temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n or DEFAULT_CHAIN_N, alpha=inp.alpha,
         tau=inp.tau, harness=harness, engine=inp.engine, context_tokens=context, weight_bytes_per_param=bpp,
         draft_bytes_per_param=draft_bpp, max_batch=fit.max_concurrency_at_context, assumptions=tuple(notes),
+        spec_overlap=overlap.overlap and harness in ENGINE_HARNESSES,
     )
     return tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
 

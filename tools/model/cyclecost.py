@@ -31,6 +31,9 @@ LOOKAHEAD_ENGINE_CONFIG = (4, 3, 4)
 # over-counts, so the draft cost is an upper bound):
 DFLASH_DRAFT_LAYERS = 5  # SpecForge configs/qwen3-8b-dflash.json: 5 layers, H=4096 (staging heads_new.csv note)
 PEAGLE_DRAFT_LAYERS = 4  # amazon/gpt-oss-120b-p-eagle card: 4 decoder layers (heads_new.csv method_detail)
+# Autoregressive heads whose draft state an engine may refresh with an extra "extend" forward over the accepted
+# tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does).
+EXTEND_METHODS = ("eagle", "eagle2", "eagle3", "mtp")
 
 
 class CycleCost(BaseModel):
@@ -100,12 +103,15 @@ def cycle_cost(
     verifier_params_b: float | None = None,
     lookahead: tuple[int, int, int] | None = None,
     medusa_heads: int | None = None,
+    overlap: bool = False,
     constants: ModelConstants = DEFAULT_CONSTANTS,
 ) -> CycleCost:
     """Cost of one cycle of ``method`` (see module docstring). ``num_draft_tokens`` is N or the tree depth.
 
     ``overhead`` is the runtime's row of ``constants.overheads``; ``constants`` also supplies the roofline and
-    the model-free lookup costs.
+    the model-free lookup costs. ``overlap``: the engine prepares the next cycle on the host while the GPU runs
+    this one (``tools/model/overlap.py``), so only the per-cycle host work that outlasts the cycle's GPU time
+    (draft + verify) adds to it.
     """
     c = constants
     n = num_draft_tokens
@@ -172,7 +178,14 @@ def cycle_cost(
     tree_like = is_tree or method in ("medusa", "lookahead")
     forwards = steps + 1
     path = execution_path(overhead, method)
+    if path == "one_model" and overhead.one_model_extend_forward and method in EXTEND_METHODS:
+        # the engine's extra draft forward over the accepted tokens (at most N+1; graphs pad to it)
+        kind = "mtp" if method == "mtp" else ("eagle3" if method == "eagle3" else "eagle")
+        draft_ms += _head(kind, verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
+        forwards += 1
     over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like)
+    if overlap and path != "eager" and not (is_tree and overhead.overlap_chains_only):
+        over = max(0.0, over - (draft_ms + verify.total_ms)) + overhead.overlap_exposed_ms
     cycle = draft_ms + verify.total_ms + host + over
     b = base.total_ms
     return CycleCost(

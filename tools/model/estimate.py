@@ -26,7 +26,7 @@ from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.intervals import interval_group, speedup_interval
-from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, tree_factor
+from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, family_key, tree_factor
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 
@@ -40,8 +40,12 @@ BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 25
 CHAIN_SWEEP_MAX = 12
 TREE_DEPTH_SWEEP_MAX = 10
 # Draft heads are only measured at the depths they were published with (EAGLE-2/3 trees: depth 6-7; blockwise
-# MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that.
-HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 4,
+# MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that. MTP stops at 3:
+# the one MTP layer engines run (DeepSeek/GLM/Qwen3-Next style) is reused for every further position, and
+# measured speed peaks there (TensorRT-LLM DeepSeek-R1 on 8x B200: 2.28x at N=3, 2.21x at 4, 2.15x at 5, rows
+# TRTLLM-BLOG1-DSR1-B200/3-5; vLLM warns that acceptance drops for k > 1), so `speedup` and `recommend` sweep
+# the same range instead of the planner cutting the sweep's N afterwards.
+HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 3,
                                   # parallel drafters: up to the lengths they were published with (DFlash -b16
                                   # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
                                   "dflash": 15, "peagle": 8, "pard": 12}
@@ -225,6 +229,8 @@ class EstimateRequest:
     assumptions: tuple[str, ...] = ()
     lookahead: tuple[int, int, int] | None = None
     medusa_heads: int | None = None
+    # The engine overlaps the speculative path's host work with the GPU (tools/model/overlap.py spec_overlap).
+    spec_overlap: bool = False
 
     @property
     def head_tree(self) -> TreeShape | None:
@@ -263,7 +269,8 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
         "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
         "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
-        "engine": req.harness if req.harness in ENGINE_HARNESSES else None})
+        "engine": req.harness if req.harness in ENGINE_HARNESSES else None,
+        "verifier_family": family_key(req.verifier.family)})
 
 
 def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:
@@ -277,7 +284,7 @@ def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constant
             tree_top_k=tree.top_k if tree else 1, tree_tokens=tree.num_verify_tokens if tree else None,
             draft=req.draft, draft_bytes_per_param=req.draft_bytes_per_param, variant=req.variant,
             verifier_params_b=req.verifier.params_total_b, lookahead=req.lookahead, medusa_heads=req.medusa_heads,
-            constants=constants,
+            overlap=req.spec_overlap, constants=constants,
         )
 
     return cost

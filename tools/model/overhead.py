@@ -70,6 +70,15 @@ class RuntimeOverhead(BaseModel):
         "steps captured in the same CUDA/HIP graphs): host work per draft step and per verify pass")
     one_model_cycle_ms: float | None = Field(
         None, description="one-model path: fixed host work per cycle (acceptance, KV bookkeeping)")
+    one_model_extend_forward: bool = Field(
+        False, description="one-model path: after each verify the engine runs one more draft-head forward over the "
+        "accepted tokens (an 'extend'), instead of folding them into the next cycle's first draft step")
+    overlap_chains_only: bool = Field(
+        False, description="overlap scheduling of the speculative path runs for chain drafts only (SGLang spec v2 "
+        "needs top-k 1)")
+    overlap_exposed_ms: float = Field(
+        0.0, description="with overlap scheduling of the speculative path (tools/model/overlap.py): host work per "
+        "cycle that still blocks the GPU (a sync on the verify result), on top of what outlasts the GPU work")
     moe_layer_ms: float = Field(
         0.0, description="fixed GPU time per MoE layer per forward (router, top-k, grouped-GEMM launches, expert "
         "dispatch/combine) that does not grow with the tokens of a small verify pass")
@@ -118,16 +127,32 @@ ENGINE_CYCLE_PER_SEQ_MS = 0.2  # execution-path fit: per running request per cyc
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
 # Execution paths (calibrate --fit, 'engine execution paths': coordinate descent on the 34 fit-split engine rows that
-# state their own tau/alpha, mean APE 15.2%; the 19 holdout rows, never fitted: 23.7%).
+# state their own tau/alpha, each read with the overlap its engine version had (tools/model/overlap.py): mean APE
+# 12.8%; the 19 holdout rows, never fitted: 17.2%. Before overlap and SGLang's extend forward were modelled: 15.2% /
+# 23.7%. The surface is flat: SGLang per-cycle 1.5-3 ms with spec v2 exposure 1-2 ms and MoE layer 0.06-0.1 ms all
+# score within 0.6 pp on the fit rows, so these few per-engine numbers are not pinned down by 34 rows.)
 # MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed ~0.06 ms per layer
 # per forward that a verify pass of a few tokens does not multiply; without it a DeepSeek-V3/R1 step at batch 1 on
 # 8 GPUs is a few bandwidth-milliseconds and each extra verified token looks expensive (measured: TensorRT-LLM MTP
 # on 8x B200 holds ~2.2x from N=2 to 5, TensorRT-LLM DeepSeek-R1 blog; SGLang 2.1x at concurrency 1, sglang#20809).
 ENGINE_MOE_LAYER_MS = 0.08
 # One-model path (heads inside the verifier's runner): per draft/verify forward and per cycle, per engine.
-# (per draft/verify forward ms, per cycle ms): SGLang's per-forward cost is the generic one; TensorRT-LLM's C++ loop
-# has no fixed per-cycle cost in the fit; its few fit rows (TensorRT-LLM#5146) make it the least certain.
-ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 0.5), "trtllm": (0.5, 0.0)}
+# (per draft/verify forward ms, per cycle ms): SGLang's per-forward cost is the generic one and its per-cycle cost
+# the largest, 2 ms: after every verify SGLang's EAGLE/MTP worker runs one more draft forward, an "extend" over
+# the accepted tokens with its own graph runner (sgl-project/sglang python/sglang/srt/speculative/eagle_worker.py
+# forward_draft_extend_after_decode; eagle_draft_extend_cuda_graph_runner.py), where vLLM and TensorRT-LLM fold
+# the accepted tokens into the first draft step (that forward is costed in cyclecost.py; this is the host work
+# around it). Its fit rows are all MoE and span ~2 ms (gpt-oss, SpecDrift cards) to ~10 ms (Qwen3-30B-A3B,
+# SpecForge#339: slower than no speculation at every draft shape) per cycle beyond bytes and FLOPs, while the
+# EAGLE-3 paper's dense SGLang table (dev rows EAGLE3-T5) measures far less: dense SGLang estimates run low.
+# TensorRT-LLM's C++ loop has no fixed per-cycle cost in the fit; its few fit rows (TensorRT-LLM#5146) make it the
+# least certain.
+# SGLang spec v2 (overlap scheduling, tools/model/overlap.py) still waits on each verify result
+# (sglang#11762: "Remove or make verify_done.synchronize() an option"): execution-path fit, grid 0-3 ms, on its fit
+# rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp. vLLM's stays 0: its 0.19 release describes
+# "zero-bubble async scheduling + speculative decoding" (vllm#32951).
+SGLANG_SPEC_V2_EXPOSED_MS = 1.5
+ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 2.0), "trtllm": (0.5, 0.0)}
 
 
 class OverheadTable(BaseModel):
@@ -227,6 +252,11 @@ DEFAULT_OVERHEADS = OverheadTable(
         spec_forward_ms=ENGINE_SPEC_FORWARD_MS,
         one_model_spec_forward_ms=ONE_MODEL["sglang"][0],
         one_model_cycle_ms=ONE_MODEL["sglang"][1],
+        # sgl-project/sglang python/sglang/srt/speculative/eagle_worker.py forward_draft_extend_after_decode (with its
+        # own eagle_draft_extend_cuda_graph_runner.py): a draft forward over the accepted tokens after every verify
+        one_model_extend_forward=True,
+        overlap_exposed_ms=SGLANG_SPEC_V2_EXPOSED_MS,
+        overlap_chains_only=True,  # spec v2 "requires --speculative-eagle-topk 1" (sglang docs, PR #20210)
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "

@@ -401,9 +401,46 @@ def _alphas(rows: list[PriorRow], method: str, shape: Shape,
     return med, low, high
 
 
+# Methods whose draft module is the verifier's own (an MTP layer trained with that model): their acceptance is a
+# property of the model, so another family's MTP rows are a weaker guide than the family's own (Qwen3.5's MTP
+# rows measure tau 3.2 at N=3 in vLLM, DeepSeek-R1's 2.8 in TensorRT-LLM: rows ROCM-BLOG-DFLASH-MI355X-2026,
+# TRTLLM-BLOG1-DSR1-B200).
+OWN_MODULE_METHODS = frozenset({"mtp"})
+
+
+def family_key(family: str) -> str:
+    """The catalog family without its architecture note: 'deepseek-v3 (MoE+MLA+MTP)' -> 'deepseek-v3'."""
+    return family.split(" (")[0].strip().lower()
+
+
+@cache
+def row_family(verifier_model: str) -> str:
+    """The catalog family of a prior row's verifier cell ('' when the catalog does not know the model)."""
+    from specpick.tools.catalog.tables import get_catalog  # lazy: only MTP priors need it
+    from specpick.tools.errors import PickerError
+
+    try:
+        return family_key(get_catalog().model(verifier_model.split(" (")[0].strip()).family)
+    except PickerError:
+        return ""
+
+
+def _family_rows(rows: list[PriorRow], method: str, verifier_family: str, assumptions: list[str]) -> list[PriorRow]:
+    """For a verifier-owned draft module, the rows of the verifier's own family when any were measured."""
+    if method not in OWN_MODULE_METHODS or not verifier_family:
+        return rows
+    own = [r for r in rows if row_family(r.verifier_model) == verifier_family]
+    if own:
+        return own
+    families = sorted({row_family(r.verifier_model) or r.verifier_model.split(" (")[0] for r in rows})
+    assumptions.append(f"no {method} acceptance measured on {verifier_family} models: other models' {method} rows "
+                       f"used ({', '.join(families)}); each model's {method} module is its own, so measure tau")
+    return rows
+
+
 @lru_cache(maxsize=512)
 def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], workload: str, harness_class: str | None,
-              engine: str | None) -> tuple[list[PriorRow], str, float, tuple[str, ...]]:
+              engine: str | None, verifier_family: str = "") -> tuple[list[PriorRow], str, float, tuple[str, ...]]:
     """(rows, workload used, tau - 1 multiplier, notes): the shape-independent half of a prior.
 
     One estimate asks for the prior at every draft length and batch of its sweeps (over a hundred shapes per
@@ -411,6 +448,7 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     """
     assumptions: list[str] = []
     rows = _select_rows(method, variant, exclude_sources, assumptions)
+    rows = _family_rows(rows, method, verifier_family, assumptions)
     rows = _runtime_rows(rows, workload, harness_class, engine, assumptions)
     rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
     return rows, used_w, factor, tuple(assumptions)
@@ -427,6 +465,7 @@ def acceptance_prior(
     exclude_sources: frozenset[str] = frozenset(),
     harness_class: str | None = None,
     engine: str | None = None,
+    verifier_family: str = "",
 ) -> AcceptancePrior:
     """The acceptance prior for a method, workload, temperature and draft shape.
 
@@ -437,11 +476,13 @@ def acceptance_prior(
     (``_runtime_rows``): an engine estimate prefers the user's engine, then any engine, and says so when it has to
     fall back to the papers' own harnesses (engines have measured less, ENGINES.md issue 18). Each source
     counts once: the prior is the median over sources of each source's median, so one paper's five
-    benchmarks on one model do not outvote another measurement.
+    benchmarks on one model do not outvote another measurement. ``verifier_family`` (``family_key``) keeps a
+    verifier-owned module's prior (MTP) on the verifier's own family when that family was measured.
     """
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
-    cached, used_w, factor, notes = _rows_for(method, variant, exclude_sources, workload, harness_class, engine)
+    cached, used_w, factor, notes = _rows_for(method, variant, exclude_sources, workload, harness_class, engine,
+                                              verifier_family if method in OWN_MODULE_METHODS else "")
     rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
     if harness_class == "engine" and rows[0].harness_class != "engine":
         factor *= engine_discount()[0]
@@ -470,7 +511,9 @@ __all__ = [
     "acceptance_prior",
     "decay_for",
     "draft_ratio_slope",
+    "family_key",
     "load_prior_rows",
+    "row_family",
     "temperature_rho",
     "tree_alpha",
     "tree_factor",

@@ -1,0 +1,88 @@
+"""Overlap (async) scheduling of the speculative path: which releases have it, and what it hides.
+
+The decisions follow the engines' own records (tools/model/overlap.py): vLLM turned async scheduling on with
+EAGLE/MTP speculation in 0.14.0 (vllm#31998); SGLang's spec v2 is opt-in and runs chains only. The cost side is
+physics, not a fitted number: host work overlapped with the GPU only shows where it outlasts the GPU work.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from specpick.tools.calibration.engine_cases import load_engine_rows, row_overlap
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
+from specpick.tools.model.constants import get_overhead
+from specpick.tools.model.cyclecost import cycle_cost
+from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE, spec_overlap
+
+CAT = get_catalog()
+
+
+@pytest.mark.parametrize("version, method, expected", [
+    (None, "eagle3", True),            # the newest release
+    (VLLM_ASYNC_SPEC_SINCE, "mtp", True),
+    ("0.13.0", "eagle3", False),       # before vllm#31998
+    ("0.10.0", "eagle", False),
+    ("0.19.0", "ngram", False),        # only EAGLE/MTP switched on by default in 0.14
+    ("0.19.0", "draft_model", False),  # draft models followed later (vllm#48341), release not named
+])
+def test_vllm_overlaps_eagle_and_mtp_from_0_14(version, method, expected):
+    d = spec_overlap("vllm", version, method)
+    assert d.overlap is expected
+    assert ("overlaps the GPU" in d.note) is expected
+
+
+def test_sglang_spec_v2_is_opt_in_and_user_off_wins():
+    assert not spec_overlap("sglang", "0.5.4", "eagle3").overlap
+    assert "SGLANG_ENABLE_SPEC_V2=1" in spec_overlap("sglang", None, "eagle3").note
+    assert spec_overlap("sglang", None, "eagle3", setting="on").overlap
+    assert not spec_overlap("sglang", None, "ngram", setting="on").overlap  # no spec v2 path for n-gram
+    assert not spec_overlap("vllm", None, "eagle3", setting="off").overlap
+    assert not spec_overlap("trtllm", None, "mtp").overlap
+
+
+def _cycle(harness: str, *, overlap: bool, tree: bool = False, batch: int = 8):
+    return cycle_cost("eagle3", CAT.model("llama-3.1-8b"), CAT.gpu("H100"), gpus=1, batch=batch, context_tokens=512,
+                      weight_bytes_per_param=2.0, overhead=get_overhead(harness), num_draft_tokens=4,
+                      tree_top_k=4 if tree else 1, tree_tokens=16 if tree else None, overlap=overlap)
+
+
+@pytest.mark.parametrize("harness", ["vllm", "sglang"])
+def test_overlap_shows_only_the_host_work_that_outlasts_the_gpu(harness):
+    serial, overlapped = _cycle(harness, overlap=False), _cycle(harness, overlap=True)
+    gpu_ms = serial.draft_ms + serial.verify.total_ms
+    exposed = get_overhead(harness).overlap_exposed_ms
+    assert overlapped.overhead_ms == pytest.approx(max(0.0, serial.overhead_ms - gpu_ms) + exposed)
+    assert overlapped.cycle_cost < serial.cycle_cost
+    assert overlapped.draft_ms == serial.draft_ms and overlapped.verify.total_ms == serial.verify.total_ms
+
+
+def test_sglang_runs_spec_v2_for_chains_only():
+    assert _cycle("sglang", overlap=True, tree=True).overhead_ms == _cycle("sglang", overlap=False, tree=True).overhead_ms
+    assert _cycle("vllm", overlap=True, tree=True).overhead_ms < _cycle("vllm", overlap=False, tree=True).overhead_ms
+
+
+def test_the_engine_version_moves_the_speedup_and_the_answer_says_why():
+    base = dict(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat", engine="vllm", tau=3.08,
+                num_draft_tokens=4)
+    old = estimate_speedup(SpeedupInput(**base, engine_version="0.10.0"))
+    new = estimate_speedup(SpeedupInput(**base, engine_version="0.19.0"))
+    assert new.speedup > old.speedup and new.cycle_cost < old.cycle_cost
+    assert any("adds to each cycle" in a and "0.10.0" in a for a in old.assumptions)
+    assert any("overlaps the GPU" in a for a in new.assumptions)
+    # the papers' own harness has no scheduling mode: no overlap line at all
+    paper = estimate_speedup(SpeedupInput(**{**base, "engine": None}, harness="paper"))
+    assert not any("overlap" in a for a in paper.assumptions)
+
+
+def test_engine_rows_read_their_overlap_from_the_version_they_state():
+    by_version = {}
+    for row in load_engine_rows():
+        if row.engine in ("vllm", "sglang") and row.method:
+            by_version.setdefault((row.engine, row.engine_version, row.method), row_overlap(row)[0])
+    assert by_version[("vllm", "V1 main (Jul 2025)", "eagle3")] is False
+    assert by_version[("vllm", "main (May 2026, MRV2)", "mtp")] is True
+    assert by_version[("vllm", "v0.19.0 ROCm (vllm/vllm-openai-rocm:v0.19.0, MML 2248)", "eagle3")] is True
+    assert by_version[("sglang", "SpecForge bench on SGLang spec v2 (2026)", "eagle3")] is True
+    assert by_version[("sglang", "not stated (Dec 2025)", "eagle3")] is False

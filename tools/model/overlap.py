@@ -1,0 +1,76 @@
+"""Whether the engine overlaps the speculative path's host work with the GPU (async / overlap scheduling).
+
+A speculative cycle carries host work the plain decode path overlaps: input preparation, metadata and a
+sync for each draft step and for the verify pass, acceptance and KV bookkeeping per cycle and per running
+request (the per-cycle terms of ``tools/model/overhead.py``). Engines have moved that work off the critical path:
+
+* **vLLM** schedules asynchronously with EAGLE/MTP speculation by default from 0.14.0 (vllm#31998, "Enable async
+  scheduling by default with spec decoding", merged 2026-01-08; released in 0.14.0 on 2026-01-17 per djl#3833).
+  Other methods (n-gram, draft models, DFlash) were switched on later (vllm#48341 for draft models in July 2026,
+  vllm#58065 for DFlash in September 2026) in releases we cannot name, so they stay off here.
+* **SGLang** has an overlap scheduler for speculation ("spec v2"), opt-in with ``SGLANG_ENABLE_SPEC_V2=1`` for
+  EAGLE/EAGLE-3/MTP/standalone chains (top-k 1) only (sglang docs attention_backend.md, PR #20210; roadmap
+  sglang#23005 still asks to enable it by default in May 2026).
+* **TensorRT-LLM**'s one-model C++ loop is already the leanest path in the fit (tools/model/overhead.py) and is
+  not modelled as a separate mode.
+
+With the overlap on, the host work of cycle i+1 runs while the GPU works on cycle i, so only the part of it that
+outlasts the cycle's GPU time (draft steps + verify) shows: ``exposed = max(0, host - GPU)``
+(``tools/model/cyclecost.py``). Measured, the difference is large: vLLM MTP on DeepSeek-V3.2 (May 2026, 8x B300,
+MTP=1) delivers 1.87x at tau 1.90, a cycle barely longer than one decode step (engine row VLLM-BLOG-AA-2026/1),
+where vLLM V1 in July 2025 left 2-6 ms per EAGLE-3 cycle on Llama-3.1-8B (vllm#20780).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.catalog.specs import version_key
+from specpick.tools.vocab import SpecOverlap
+
+VLLM_ASYNC_SPEC_SINCE = "0.14.0"  # vllm#31998
+VLLM_ASYNC_SPEC_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})  # "non-EAGLE/MTP types" stay off
+SGLANG_SPEC_V2_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp", "draft_model"})  # STANDALONE = draft model
+SGLANG_SPEC_V2_ENV = "SGLANG_ENABLE_SPEC_V2=1"
+OVERLAP_ENGINES = ("vllm", "sglang")  # the engines with a separate overlap mode in the model
+
+
+class OverlapDecision(BaseModel):
+    """Whether a speculative cycle's host work overlaps the GPU, and the sentence that says why."""
+
+    overlap: bool
+    note: str = Field(description="the assumption line for the answer")
+
+
+def spec_overlap(engine: str | None, engine_version: str | None, method: str, *,
+                 setting: SpecOverlap = "auto") -> OverlapDecision:
+    """The overlap of ``method`` on ``engine`` at ``engine_version`` (None: the newest release we track).
+
+    ``setting`` "on"/"off" states what the user runs (SGLang's spec v2 is an environment variable the engine
+    version cannot tell); "auto" takes the engine's default for that release. SGLang runs spec v2 for chains only:
+    the cycle cost drops the overlap for a tree (``RuntimeOverhead.overlap_chains_only``).
+    """
+    engine = engine or OVERLAP_ENGINES[0]
+    if engine == "vllm":
+        since = version_key(VLLM_ASYNC_SPEC_SINCE)
+        can = method in VLLM_ASYNC_SPEC_METHODS
+        default = can and (engine_version is None or version_key(engine_version) >= since)
+        what = (f"vLLM async scheduling with {method} speculation (default from {VLLM_ASYNC_SPEC_SINCE}, "
+                "vllm#31998)")
+    elif engine == "sglang":
+        can = method in SGLANG_SPEC_V2_METHODS
+        default = False
+        what = f"SGLang spec v2 overlap scheduling ({SGLANG_SPEC_V2_ENV}; chains of EAGLE/MTP/standalone only)"
+    else:
+        return OverlapDecision(overlap=False, note=f"{engine}: speculative host work costed as measured in its "
+                               "engine rows (no separate overlap mode modelled)")
+    if setting == "off" or not can:
+        why = "turned off" if setting == "off" else f"not available for {method}"
+        return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} {why}")
+    if setting == "on" or default:
+        return OverlapDecision(overlap=True, note=f"speculative host work overlaps the GPU: {what}; only the part "
+                               "that outlasts a cycle's draft + verify time is added")
+    version = f" {engine_version}" if engine_version else ""
+    return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} is not on by "
+                           f"default in {engine}{version}" + (f"; set {SGLANG_SPEC_V2_ENV} and --spec-overlap on"
+                                                              if engine == "sglang" else ""))
