@@ -72,7 +72,7 @@ def test_engine_rows_are_not_in_the_dev_set():
     ("VLLM-12755", "request rate"),  # QPS 2..8 rows: concurrency unknown
     ("TRTLLM-LADE-BLOG", "range or bound"),  # "up to 3.6"
     ("LMSYS-BLOG-LOOKAHEAD-2023", "range or bound"),  # "~1.5", ">2"
-    ("INFERENCEX-1737", "not in catalog: MiniMax-M3"),  # a verifier the catalog lacks is not guessed
+    ("VLLM-BLOG-INKLING-2026", "not in catalog: TML Inkling"),  # a verifier the catalog lacks is not guessed
     ("LLAMACPP-5877", "not in catalog: RTX 3060"),  # a GPU the catalog lacks is not guessed
     ("ROCM-BLOG-SPECDEC-DEEPDIVE-2025", "concurrency not stated"),  # request-rate sweep without a value
     ("SGL-BLOG-MTP-2025", "disaggregated"),  # PD disaggregation, batch per rank

@@ -361,3 +361,36 @@ def test_fallback_never_lengthens_the_draft_under_load():
     light = rec(verifier="llama-3.1-8b", workload="chat", concurrency=1, engine="vllm", method="eagle3")
     assert [s.next_num_draft_tokens for s in light.fallback if s.trigger and s.trigger.metric == "alpha"
             and s.trigger.op == ">"] == [7]
+
+
+def test_a_lengthening_seed_rule_yields_when_the_model_expects_a_clear_loss():
+    """'Code accepts well: push N to 7' is a hope; where the model's own sweep expects more than 6% less at N=7,
+    the answer keeps the sweep's N and says why, instead of recommending a setting it predicts to be slower."""
+    rec = plan(PlannerInputs(verifier="Qwen/Qwen3-Coder-480B-A35B-Instruct", workload="code", gpu="H200", gpus=8,
+                             engine="sglang"))
+    note = next(r for r in rec.rationale if "push N to 7+" in r)
+    assert "not applied" in note and rec.num_draft_tokens != 7
+    assert rec.strategy != "none" and rec.expected_speedup.value > 1.1
+
+
+def test_the_choice_is_made_on_tuned_settings_so_no_better_option_is_left_behind():
+    """Whatever the seed rules do to the leader, the chosen option is never slower than an alternative listed as
+    'considered and not chosen' (the answer would contradict itself)."""
+    for inp in (PlannerInputs(verifier="Qwen/Qwen3-Coder-480B-A35B-Instruct", workload="code", gpu="H200", gpus=8,
+                              engine="sglang"),
+                PlannerInputs(verifier="llama-3.1-8b", workload="code", gpu="H100"),
+                PlannerInputs(verifier="qwen2.5-7b", workload="structured", gpu="A100-80GB")):
+        rec = plan(inp)
+        if rec.strategy == "none":
+            continue
+        others = [a.speedup for a in rec.alternatives if a.speedup is not None and a.strategy != rec.strategy]
+        assert all(rec.expected_speedup.value >= s - 0.05 * s for s in others), (inp.verifier, rec.strategy, others)
+
+
+def test_vllm_runs_eagle2_heads_as_eagle_so_both_get_the_same_estimate():
+    rec = plan(PlannerInputs(verifier="llama-3.1-8b", workload="chat", gpu="H100", concurrency=64, latency="throughput",
+                             engine="vllm"))
+    by = {a.strategy: a.speedup for a in rec.alternatives if a.speedup is not None and "(on vllm)" in a.reason}
+    if rec.strategy in ("eagle", "eagle2"):
+        by[rec.strategy] = rec.expected_speedup.value
+    assert by["eagle"] == by["eagle2"]

@@ -71,20 +71,41 @@ def _score(c: Candidate, workload: str) -> float:
     return decision_speedup(c, workload) * penalty
 
 
-def _choose(ctx: PlanContext, candidates: list[Candidate]) -> Candidate | None:
+def _ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
+    """Feasible candidates, best first; the user's (or default) engine first when another engine's option is only
+    marginally faster."""
     feasible = [c for c in candidates if c.feasible and c.estimate is not None]
     if not feasible:
-        return None
+        return []
     def score(c: Candidate) -> float:
         return _score(c, ctx.inp.workload)
 
     feasible.sort(key=score, reverse=True)
     best = feasible[0]
-    # Prefer the user's (or default) engine when another engine's option is only marginally faster.
     same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
     if same_engine and best.engine != ctx.inp.engine and score(same_engine[0]) >= score(best) * (1 - TIE_MARGIN):
-        best = same_engine[0]
-    return best
+        feasible.remove(same_engine[0])
+        feasible.insert(0, same_engine[0])
+    return feasible
+
+
+def _choose_tuned(ctx: PlanContext, ranked: list[Candidate], rationale: list[str]) -> Candidate:
+    """The best candidate once its parameters are set: a named seed adjustment can move the leader's estimate
+    below the runner-up's, so the runner-up is tuned too and the better of the two (by the same score) is taken,
+    down the ranking until the leader holds."""
+    workload = ctx.inp.workload
+    chosen = choose_parameters(ctx, ranked[0])
+    for nxt in ranked[1:]:
+        if _score(chosen, workload) >= _score(nxt, workload):
+            break
+        tuned = choose_parameters(ctx, nxt)
+        if _score(tuned, workload) > _score(chosen, workload):
+            rationale.append(f"{LABEL[chosen.strategy]} ranked first at its model-chosen draft length, but its "
+                             f"tuned setting (N={chosen.num_draft_tokens}) is expected at "
+                             f"{decision_speedup(chosen, workload):.2f}x, below {LABEL[tuned.strategy]}'s "
+                             f"{decision_speedup(tuned, workload):.2f}x: {LABEL[tuned.strategy]} is chosen.")
+            chosen = tuned
+    return chosen
 
 
 def _none_candidate(ctx: PlanContext) -> Candidate:
@@ -165,12 +186,16 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     inp = ctx.inp
     blockers = [f.message for f in flags if f.severity == "fail" and (
         f.id in BLOCKERS or (f.id == "verifier_does_not_fit" and ctx.nothing_fits))]
-    chosen = None if blockers else _choose(ctx, candidates)
-    if chosen is None:
+    ranked = [] if blockers else _ranked(ctx, candidates)
+    if not ranked:
         rationale += [f"Speculation off: {b}." for b in blockers[:1]]
         return _none_candidate(ctx), blockers, None
-    chosen = choose_parameters(ctx, chosen)
+    switch: list[str] = []
+    chosen = ranked[0] if inp.method else _choose_tuned(ctx, ranked, switch)
+    if inp.method:
+        chosen = choose_parameters(ctx, chosen)
     rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
+    rationale += switch
     rationale += chosen.notes
     if inp.method:
         return chosen, blockers, None

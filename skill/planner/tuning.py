@@ -29,6 +29,9 @@ HIGH_LOAD = 16
 # vllm#21278): no adjustment lengthens N to LONG_DRAFT or more from this concurrency, or for a throughput target.
 LOAD_CONCURRENCY = 8
 LONG_DRAFT = 7
+# A lengthening seed rule yields to the model when the model expects it to lose more than this (the same 6% the
+# wide-tree rule allows, tools/model/draftshape.TREE_TOLERANCE, well inside the model's own error).
+SEED_LENGTHEN_TOLERANCE = 0.06
 TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
@@ -104,10 +107,18 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
     adjusted, why = seed_adjustment(ctx, c.strategy, n, measured_alpha(ctx, c.strategy))
     if why is not None and adjusted != n:
         tree = TreeParams(**est.tree.model_dump()) if est.tree is not None else None
-        est = estimate(ctx, c, num_draft_tokens=adjusted, tuned=True,
-                       tree=tree.model_copy(update={"depth": adjusted}) if tree else None)
-        c.notes.append(f"{why}: {est.speedup:.2f}x at N={adjusted} by the model (rule's N={n}).")
-        n = adjusted
+        longer = estimate(ctx, c, num_draft_tokens=adjusted, tuned=True,
+                          tree=tree.model_copy(update={"depth": adjusted}) if tree else None)
+        if adjusted > n and longer.speedup < est.speedup * (1 - SEED_LENGTHEN_TOLERANCE):
+            # A rule that lengthens the draft on a hope (code accepts well) does not override the model's own
+            # sweep when the model expects a clear loss from it; rules that shorten it (load, temperature, MTP)
+            # guard against risk and always apply.
+            c.notes.append(f"{why} not applied: the model expects {longer.speedup:.2f}x at N={adjusted} against "
+                           f"{est.speedup:.2f}x at N={n}; try N={adjusted} only after measuring tau at N={n}.")
+        else:
+            est = longer
+            c.notes.append(f"{why}: {est.speedup:.2f}x at N={adjusted} by the model (rule's N={n}).")
+            n = adjusted
     c.num_draft_tokens, c.estimate = n, est
     if c.strategy in TREE_METHODS_ON_ENGINE.get(c.engine, set()):
         c.tree = (TreeParams(**est.tree.model_dump()) if est.tree is not None

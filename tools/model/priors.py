@@ -401,6 +401,11 @@ def _alphas(rows: list[PriorRow], method: str, shape: Shape,
     return med, low, high
 
 
+# A method an engine runs as another one draws that one's engine rows: vLLM runs EAGLE-2 heads as method "eagle"
+# (a static token tree at most, no context-aware dynamic tree: tools/data/engine_support.csv vllm/eagle2, vLLM PR
+# #20401), so an EAGLE-2 head on vLLM accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
+ENGINE_RUNS_AS: dict[tuple[str, str], str] = {("vllm", "eagle2"): "eagle"}
+
 # Methods whose draft module is the verifier's own (an MTP layer trained with that model): their acceptance is a
 # property of the model, so another family's MTP rows are a weaker guide than the family's own (Qwen3.5's MTP
 # rows measure tau 3.2 at N=3 in vLLM, DeepSeek-R1's 2.8 in TensorRT-LLM: rows ROCM-BLOG-DFLASH-MI355X-2026,
@@ -481,9 +486,13 @@ def acceptance_prior(
     """
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
-    cached, used_w, factor, notes = _rows_for(method, variant, exclude_sources, workload, harness_class, engine,
-                                              verifier_family if method in OWN_MODULE_METHODS else "")
+    runs_as = ENGINE_RUNS_AS.get((engine or "", method)) if harness_class == "engine" else None
+    cached, used_w, factor, notes = _rows_for(runs_as or method, variant, exclude_sources, workload, harness_class,
+                                              engine, verifier_family if method in OWN_MODULE_METHODS else "")
     rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
+    if runs_as:
+        assumptions.insert(0, f"{engine} runs {method} heads as method {runs_as} (no dynamic tree): {runs_as}'s "
+                              f"{engine} acceptance used")
     if harness_class == "engine" and rows[0].harness_class != "engine":
         factor *= engine_discount()[0]
     taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions)
