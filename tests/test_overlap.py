@@ -86,3 +86,13 @@ def test_engine_rows_read_their_overlap_from_the_version_they_state():
     assert by_version[("vllm", "v0.19.0 ROCm (vllm/vllm-openai-rocm:v0.19.0, MML 2248)", "eagle3")] is True
     assert by_version[("sglang", "SpecForge bench on SGLang spec v2 (2026)", "eagle3")] is True
     assert by_version[("sglang", "not stated (Dec 2025)", "eagle3")] is False
+
+
+def test_a_tree_on_sglang_spec_v2_says_the_overlap_does_not_apply_to_it():
+    base = dict(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat", engine="sglang",
+                spec_overlap="on", tau=3.0, num_draft_tokens=4)
+    chain = estimate_speedup(SpeedupInput(**base))
+    tree = estimate_speedup(SpeedupInput(**base, tree_top_k=4, num_verify_tokens=12))
+    assert not any("chain drafts only" in a for a in chain.assumptions)
+    assert any("chain drafts only: this tree's per-cycle host work adds" in a for a in tree.assumptions)
+    assert tree.engine_overhead > chain.engine_overhead

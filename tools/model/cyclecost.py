@@ -55,6 +55,7 @@ class CycleCost(BaseModel):
     cycle_cost: float = Field(description="k: whole cycle / one plain decode step")
     verify_tokens: int
     path: str = Field("eager", description="execution path: eager, one_model, two_model or model_free")
+    overlapped: bool = Field(False, description="the per-cycle host work overlapped the GPU (overlap scheduling)")
 
 
 def lookahead_config(params_b: float, harness: str) -> tuple[int, int, int]:
@@ -184,7 +185,8 @@ def cycle_cost(
         draft_ms += _head(kind, verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
         forwards += 1
     over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like)
-    if overlap and path != "eager" and not (is_tree and overhead.overlap_chains_only):
+    overlapped = overlap and path != "eager" and not (is_tree and overhead.overlap_chains_only)
+    if overlapped:
         over = max(0.0, over - (draft_ms + verify.total_ms)) + overhead.overlap_exposed_ms
     cycle = draft_ms + verify.total_ms + host + over
     b = base.total_ms
@@ -194,5 +196,5 @@ def cycle_cost(
         # parallel drafters: c is their whole (single) draft forward
         cost_ratio=(draft_ms / b if method in ("dflash", "peagle") else draft_step.total_ms / b) if draft_step else 0.0,
         verify_cost=verify.total_ms / b, overhead_cost=(host + over) / b, cycle_cost=cycle / b,
-        verify_tokens=verify_tokens, path=path,
+        verify_tokens=verify_tokens, path=path, overlapped=overlapped,
     )

@@ -383,6 +383,9 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     t, t_lo, t_hi = acc.tau(shape)
     cc = cost(n, req.batch)
     notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
+    if req.spec_overlap and not cc.overlapped:
+        notes.append(f"{req.harness} overlaps the speculative path for chain drafts only: this tree's per-cycle "
+                     "host work adds to each cycle")
     prior, source = _acceptance_source(req, acc, shape, notes)
     a_out = None
     if not acc.measured:
