@@ -164,6 +164,9 @@ CASES: list[Bad] = [
         spec_overlap="on"),
     spd("overlap value", 2, "'auto', 'on'", spec_overlap="yes"),
     spd("version for the papers' harness", 2, "harness paper has none", harness="paper", engine_version="0.19.0"),
+    spd("version without its engine", 2, "needs --engine", engine_version="0.19.0"),
+    spd("method newer than the release", 2, "vllm 0.10.0 does not run method eagle2", method="eagle2", engine="vllm",
+        engine_version="0.10.0"),
     vrm("draft params >= verifier", 2, "not smaller than the verifier", draft_params_b=9.0),
     vrm("draft model larger", 2, "not smaller than the verifier", draft="llama-3.1-70b"),
     vrm("draft params absurd", 2, "less than or equal to 2000", draft_params_b=1e9),
@@ -242,6 +245,10 @@ CASES: list[Bad] = [
     rec("KV dtype free text", 2, "should match pattern", kv_cache_dtype="a/b/c"),
     rec("engine version text", 2, "is not a release number", engine_version="nightly"),
     rec("overlap value", 2, "'auto', 'on'", spec_overlap="maybe"),
+    rec("overlap without its engine", 2, "--spec-overlap on needs --engine", spec_overlap="on"),
+    rec("overlap on an engine without the mode", 2, "--spec-overlap applies to vllm and sglang", engine="trtllm",
+        spec_overlap="off"),
+    rec("version without its engine", 2, "needs --engine", engine_version="0.19.0"),
 ]
 
 

@@ -88,11 +88,53 @@ def test_engine_rows_read_their_overlap_from_the_version_they_state():
     assert by_version[("sglang", "not stated (Dec 2025)", "eagle3")] is False
 
 
-def test_a_tree_on_sglang_spec_v2_says_the_overlap_does_not_apply_to_it():
+@pytest.mark.parametrize("verify_tokens", [5, 12])  # depth + 1 with top-4 is still no chain to SGLang spec v2
+def test_a_top_k_draft_on_sglang_spec_v2_says_the_overlap_does_not_apply_to_it(verify_tokens):
     base = dict(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat", engine="sglang",
                 spec_overlap="on", tau=3.0, num_draft_tokens=4)
     chain = estimate_speedup(SpeedupInput(**base))
-    tree = estimate_speedup(SpeedupInput(**base, tree_top_k=4, num_verify_tokens=12))
-    assert not any("chain drafts only" in a for a in chain.assumptions)
-    assert any("chain drafts only: this tree's per-cycle host work adds" in a for a in tree.assumptions)
+    tree = estimate_speedup(SpeedupInput(**base, tree_top_k=4, num_verify_tokens=verify_tokens))
+    assert not any("chain drafts (top-k 1) only" in a for a in chain.assumptions)
+    assert any("chain drafts (top-k 1) only: this draft's per-cycle host work adds" in a for a in tree.assumptions)
     assert tree.engine_overhead > chain.engine_overhead
+
+
+def test_spec_v2_users_get_a_chain_not_a_wider_tree():
+    """The wide-tree rule would pick top-4 at high acceptance; with spec v2 on, SGLang has no such tree to offer."""
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    on = plan(PlannerInputs(verifier="vicuna-7b", workload="chat", gpu="H100", engine="sglang", spec_overlap="on"))
+    assert on.tree is None or on.tree.top_k == 1
+    assert "--speculative-eagle-topk 4" not in on.engine_config.config
+    assert any("overlap scheduling runs chains only" in n or "chains of EAGLE" in n
+               for n in [*on.rationale, *on.expected_speedup.assumptions])
+
+
+def test_recommend_applies_the_overlap_setting_to_the_named_engine_only():
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    base = dict(verifier="llama-3.1-8b", workload="chat", gpu="H100", engine="vllm", method="eagle3")
+    auto = plan(PlannerInputs(**base))
+    off = plan(PlannerInputs(**base, spec_overlap="off"))
+    old = plan(PlannerInputs(**base, engine_version="0.10.0"))
+    assert off.expected_speedup.value < auto.expected_speedup.value
+    assert old.expected_speedup.value == off.expected_speedup.value  # 0.10 predates async scheduling with EAGLE
+    # and the same inputs through `speedup` give the same number
+    sp = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat",
+                                       engine="vllm", spec_overlap="off", num_draft_tokens=off.num_draft_tokens))
+    assert round(sp.speedup, 2) == off.expected_speedup.value
+
+
+def test_running_the_overlap_scheduler_raises_the_methods_that_break_with_it():
+    """SGLang's NGRAM path disables the overlap scheduler (engine_support.csv breaks_with overlap_schedule): a user
+    who says they run spec v2 is told, instead of getting the overlap credited."""
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    rec = plan(PlannerInputs(verifier="llama-3.1-8b", workload="rag", gpu="H100", engine="sglang", spec_overlap="on",
+                             method="ngram"))
+    flag = next(f for f in rec.flags if f.id == "engine_breaks_with")
+    assert "overlap_schedule" in flag.message and flag.severity == "warn"
+    assert not any("overlaps the GPU" in a for a in rec.expected_speedup.assumptions)

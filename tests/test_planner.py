@@ -394,3 +394,14 @@ def test_vllm_runs_eagle2_heads_as_eagle_so_both_get_the_same_estimate():
     if rec.strategy in ("eagle", "eagle2"):
         by[rec.strategy] = rec.expected_speedup.value
     assert by["eagle"] == by["eagle2"]
+
+
+def test_a_leader_weakened_by_a_seed_rule_gives_way_to_the_runner_up_and_says_so():
+    """High temperature caps n-gram at N=3 (seed rule); suffix decoding, which sizes its own drafts, then beats it.
+    The answer takes suffix and says why, instead of shipping the weakened leader."""
+    rec = plan(PlannerInputs(verifier="qwen2.5-7b", workload="summarization", gpu="H100", sampling="high-temp"))
+    assert rec.strategy == "suffix"
+    switch = next(r for r in rec.rationale if "ranked first, but its tuned setting" in r)
+    assert "N-gram (prompt lookup) on vllm" in switch and "(N=3)" in switch and "Suffix decoding is chosen" in switch
+    ngram = next(a.speedup for a in rec.alternatives if a.strategy == "ngram")
+    assert rec.expected_speedup.value >= ngram

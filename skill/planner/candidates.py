@@ -191,7 +191,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given.
     """
     from specpick.tools.model.draftshape import tuned_estimate
-    from specpick.tools.model.estimate import ENGINE_HARNESSES, EstimateRequest, TreeShape, estimate_for_specs
+    from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
     from specpick.tools.model.overhead import ENGINE_TO_HARNESS
     from specpick.tools.model.overlap import spec_overlap
     from specpick.tools.vocab import BYTES_PER_PARAM
@@ -207,8 +207,12 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         measured = ctx.measured_method == cand.strategy
     fit = cand.vram
     harness = ENGINE_TO_HARNESS.get(cand.engine, cand.engine)
-    overlap = spec_overlap(harness, ctx.inp.engine_version, cand.strategy, setting=ctx.inp.spec_overlap)
-    notes = (overlap.note,) if harness in ENGINE_HARNESSES else ()
+    # The user's release and overlap setting describe the engine they named; another engine considered for
+    # them runs at its newest release with its defaults.
+    mine = ctx.engine_explicit and cand.engine == ctx.inp.engine
+    overlap = spec_overlap(harness, ctx.inp.engine_version if mine else None, cand.strategy,
+                           setting=ctx.inp.spec_overlap if mine else "auto")
+    notes = (overlap.note,) if overlap.note else ()
     if cand.engine == "llamacpp":
         notes += ("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)",)
     req = EstimateRequest(
@@ -218,7 +222,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         tree=TreeShape(**tree.model_dump()) if tree else None,
         alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
         harness=harness, engine=cand.engine, assumptions=notes,
-        spec_overlap=overlap.overlap and harness in ENGINE_HARNESSES,
+        spec_overlap=overlap.overlap,
         context_tokens=ctx.context_tokens,
         weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
         max_batch=fit.max_concurrency_at_context if fit is not None else None,

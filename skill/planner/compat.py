@@ -97,6 +97,8 @@ def deployment_features(ctx: PlanContext) -> set[str]:
         out.add("quantized_mtp")  # the user quantizes the checkpoint, MTP layer included
     if v.sliding_window:
         out.add("hybrid_attention" if 0.0 < v.sliding_layer_fraction < 1.0 else "sliding_window")
+    if inp.spec_overlap == "on":
+        out.add("overlap_schedule")  # the user runs the engine's overlap scheduler with speculation
     if inp.engine == "llamacpp" and inp.concurrency > 1:
         out.add("parallel_slots")  # llama-server -np: each slot drafts on its own (llama.cpp#27117)
     return out

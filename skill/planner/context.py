@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
+from specpick.tools.model.overlap import OVERLAP_ENGINES
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.hub.resolve import ResolvedModel, resolve_model_spec
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
@@ -94,6 +95,13 @@ def _check_contradictions(inp: PlannerInputs) -> None:
         )
     if inp.engine_version and "engine" not in inp.model_fields_set:
         raise InputError(f"--engine-version {inp.engine_version} needs --engine (which engine runs that release?)")
+    # The overlap setting describes the engine the user runs: without --engine the planner weighs several engines
+    # and the setting would apply to none of them (a silently ignored input).
+    if inp.spec_overlap != "auto" and "engine" not in inp.model_fields_set:
+        raise InputError(f"--spec-overlap {inp.spec_overlap} needs --engine (which engine runs it?)")
+    if inp.spec_overlap != "auto" and inp.engine not in OVERLAP_ENGINES:
+        raise InputError(f"--spec-overlap applies to {' and '.join(OVERLAP_ENGINES)} (their overlap scheduling of "
+                         "the speculative path); leave it at auto for this engine")
     if inp.head and inp.draft:
         raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
 

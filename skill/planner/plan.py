@@ -90,20 +90,28 @@ def _ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
 
 
 def _choose_tuned(ctx: PlanContext, ranked: list[Candidate], rationale: list[str]) -> Candidate:
-    """The best candidate once its parameters are set: a named seed adjustment can move the leader's estimate
-    below the runner-up's, so the runner-up is tuned too and the better of the two (by the same score) is taken,
-    down the ranking until the leader holds."""
+    """The best candidate once its parameters are set.
+
+    A named seed adjustment can move the leader's estimate below the runner-up's; then the runner-up is tuned too
+    and taken if it now scores higher, down the ranking. A leader that tuning did not weaken keeps its place (so
+    the ranking's preference for the user's engine within ``TIE_MARGIN`` stands).
+    """
     workload = ctx.inp.workload
-    chosen = choose_parameters(ctx, ranked[0])
+    leader = ranked[0]
+    before = _score(leader, workload)
+    chosen = choose_parameters(ctx, leader)
+    if _score(chosen, workload) >= before:
+        return chosen
     for nxt in ranked[1:]:
         if _score(chosen, workload) >= _score(nxt, workload):
             break
         tuned = choose_parameters(ctx, nxt)
         if _score(tuned, workload) > _score(chosen, workload):
-            rationale.append(f"{LABEL[chosen.strategy]} ranked first at its model-chosen draft length, but its "
-                             f"tuned setting (N={chosen.num_draft_tokens}) is expected at "
-                             f"{decision_speedup(chosen, workload):.2f}x, below {LABEL[tuned.strategy]}'s "
-                             f"{decision_speedup(tuned, workload):.2f}x: {LABEL[tuned.strategy]} is chosen.")
+            n = f" (N={chosen.num_draft_tokens})" if chosen.num_draft_tokens else ""
+            rationale.append(f"{LABEL[chosen.strategy]} on {chosen.engine} ranked first, but its tuned setting{n} is "
+                             f"expected at {decision_speedup(chosen, workload):.2f}x, below "
+                             f"{LABEL[tuned.strategy]} on {tuned.engine} at {decision_speedup(tuned, workload):.2f}x: "
+                             f"{LABEL[tuned.strategy]} is chosen.")
             chosen = tuned
     return chosen
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, estimate
 from specpick.skill.planner.context import PlanContext
-from specpick.skill.planner.tuning import measured_alpha, seed_adjustment
+from specpick.skill.planner.tuning import lengthening_yields, measured_alpha, seed_adjustment
 from specpick.skill.schema import TreeParams
 
 # Methods whose engines schedule a chain draft length by batch size (trees and copy caps are left alone).
@@ -47,7 +47,10 @@ def draft_schedule(ctx: PlanContext, c: Candidate) -> list[tuple[int, int, int]]
         best = max(p.speedup for p in pts)
         k = choose_draft_length(pts) if best >= 1.0 else 0
         if k:
-            k = min(seed_adjustment(ctx, c.strategy, k, measured_alpha(ctx, c.strategy), concurrency=b)[0], n)
+            adjusted = min(seed_adjustment(ctx, c.strategy, k, measured_alpha(ctx, c.strategy), concurrency=b)[0], n)
+            # the answer's own rule: a lengthening seed rule yields where the model expects a clear loss from it
+            if not lengthening_yields(k, adjusted, by_n[k][b].speedup, by_n[adjusted][b].speedup):
+                k = adjusted
         ks.append(k)
     # Each swept batch's K holds from it up to the next swept batch, so K=0 starts exactly at the break-even
     # concurrency (the first swept batch where speculation stops paying) and the last range ends at the cap.

@@ -19,6 +19,7 @@ from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
+from specpick.tools.model.draftshape import TREE_TOLERANCE
 from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
 # vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
@@ -29,9 +30,16 @@ HIGH_LOAD = 16
 # vllm#21278): no adjustment lengthens N to LONG_DRAFT or more from this concurrency, or for a throughput target.
 LOAD_CONCURRENCY = 8
 LONG_DRAFT = 7
-# A lengthening seed rule yields to the model when the model expects it to lose more than this (the same 6% the
-# wide-tree rule allows, tools/model/draftshape.TREE_TOLERANCE, well inside the model's own error).
-SEED_LENGTHEN_TOLERANCE = 0.06
+# A lengthening seed rule yields to the model when the model expects it to lose more than the 6% the wide-tree
+# rule allows (tools/model/draftshape.TREE_TOLERANCE), well inside the model's own error.
+SEED_LENGTHEN_TOLERANCE = TREE_TOLERANCE
+
+
+def lengthening_yields(n: int, adjusted: int, speedup_at_n: float, speedup_adjusted: float) -> bool:
+    """True when a seed rule that lengthens the draft (n -> adjusted) should yield to the model's sweep: the model
+    expects a clear loss from it. Rules that shorten the draft (load, temperature, MTP) guard against risk and
+    never yield."""
+    return adjusted > n and speedup_adjusted < speedup_at_n * (1 - SEED_LENGTHEN_TOLERANCE)
 TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
@@ -109,12 +117,11 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
         tree = TreeParams(**est.tree.model_dump()) if est.tree is not None else None
         longer = estimate(ctx, c, num_draft_tokens=adjusted, tuned=True,
                           tree=tree.model_copy(update={"depth": adjusted}) if tree else None)
-        if adjusted > n and longer.speedup < est.speedup * (1 - SEED_LENGTHEN_TOLERANCE):
-            # A rule that lengthens the draft on a hope (code accepts well) does not override the model's own
-            # sweep when the model expects a clear loss from it; rules that shorten it (load, temperature, MTP)
-            # guard against risk and always apply.
-            c.notes.append(f"{why} not applied: the model expects {longer.speedup:.2f}x at N={adjusted} against "
-                           f"{est.speedup:.2f}x at N={n}; try N={adjusted} only after measuring tau at N={n}.")
+        if lengthening_yields(n, adjusted, est.speedup, longer.speedup):
+            measured = measured_alpha(ctx, c.strategy) is not None
+            c.notes.append(f"{why} not applied: the model{' (with your measured alpha)' if measured else ''} expects "
+                           f"{longer.speedup:.2f}x at N={adjusted} against {est.speedup:.2f}x at N={n}"
+                           + ("." if measured else f"; try N={adjusted} only after measuring tau at N={n}."))
         else:
             est = longer
             c.notes.append(f"{why}: {est.speedup:.2f}x at N={adjusted} by the model (rule's N={n}).")

@@ -38,7 +38,7 @@ from specpick.tools.catalog.published import MIXED5, PublishedRow, map_workload,
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.model.estimate import TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
-from specpick.tools.model.overlap import spec_overlap
+from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE, spec_overlap
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.vocab import ENGINES
 
@@ -156,6 +156,7 @@ def draft_shape(row: EngineRow) -> tuple[int, TreeShape | None, list[str]]:
 # 2026 (tools/model/overlap.py). SGLang's overlap is opt-in: only rows that name spec v2 had it.
 _RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)")
 _SPEC_V2 = re.compile(r"spec[ _]v2", re.IGNORECASE)
+BEFORE_ASYNC_SPEC = "0.13.0"  # a build named only by a 2025 date: a release before async scheduling with speculation
 
 
 def row_overlap(row: EngineRow) -> tuple[bool, str | None]:
@@ -166,7 +167,7 @@ def row_overlap(row: EngineRow) -> tuple[bool, str | None]:
         version = None
     elif row.engine == "vllm":
         m = _RELEASE.search(version_cell)
-        version = m.group(1) if m else ("0.14.0" if "2026" in version_cell else "0.13.0")
+        version = m.group(1) if m else (VLLM_ASYNC_SPEC_SINCE if "2026" in version_cell else BEFORE_ASYNC_SPEC)
         setting = "auto"
     else:
         return False, None

@@ -119,6 +119,8 @@ class SpeedupInput(BaseModel):
              "path); leave it at auto for this engine or harness"),
             (self.engine_version is not None and self.harness is not None and self.harness not in ENGINE_HARNESSES,
              f"--engine-version sets a serving engine's defaults; harness {self.harness} has none"),
+            (self.engine_version is not None and self.engine is None,
+             f"--engine-version {self.engine_version} needs --engine (which engine runs that release?)"),
         ]
         for bad, message in checks:
             if bad:
@@ -201,10 +203,12 @@ def _user_tree(inp: SpeedupInput, harness: str) -> TreeShape | None:
 
 def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
     if inp.engine:
-        s = get_catalog().support(inp.engine, inp.method)
-        if s is not None and s.support == "no":
-            raise InputError(f"{inp.engine} does not run method {inp.method} ({s.notes or s.source}); "
-                             "pick another engine or method")
+        s = get_catalog().support(inp.engine, inp.method, inp.engine_version)
+        if s is not None and not s.runs_at(inp.engine_version):
+            at = f" {inp.engine_version}" if inp.engine_version else ""
+            why = s.notes or s.source if s.support == "no" else f"from {s.min_version} on"
+            raise InputError(f"{inp.engine}{at} does not run method {inp.method} ({why}); "
+                             "pick another engine, release or method")
     if inp.method == "mtp" and verifier.mtp_layers == 0:
         raise InputError(f"{verifier.repo_id} has no multi-token-prediction layers; choose another method")
 
@@ -273,14 +277,13 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
                          f"(at most {(n or DEFAULT_CHAIN_N) + 1} per cycle)")
     # The overlap follows the overhead set in use (an engine's, or none for the papers' eager harnesses).
     overlap = spec_overlap(harness, inp.engine_version, inp.method, setting=inp.spec_overlap)
-    if harness in ENGINE_HARNESSES:
-        notes.append(overlap.note)
+    notes += [overlap.note] if overlap.note else []
     req = EstimateRequest(
         verifier=verifier, gpu=gpu, method=inp.method, draft=draft, gpus=inp.gpus, workload=inp.workload,
         temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n or DEFAULT_CHAIN_N, alpha=inp.alpha,
         tau=inp.tau, harness=harness, engine=inp.engine, context_tokens=context, weight_bytes_per_param=bpp,
         draft_bytes_per_param=draft_bpp, max_batch=fit.max_concurrency_at_context, assumptions=tuple(notes),
-        spec_overlap=overlap.overlap and harness in ENGINE_HARNESSES,
+        spec_overlap=overlap.overlap,
     )
     return tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
 

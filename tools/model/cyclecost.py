@@ -185,7 +185,8 @@ def cycle_cost(
         draft_ms += _head(kind, verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
         forwards += 1
     over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like)
-    overlapped = overlap and path != "eager" and not (is_tree and overhead.overlap_chains_only)
+    # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2
+    overlapped = overlap and path != "eager" and not (tree_top_k > 1 and overhead.overlap_chains_only)
     if overlapped:
         over = max(0.0, over - (draft_ms + verify.total_ms)) + overhead.overlap_exposed_ms
     cycle = draft_ms + verify.total_ms + host + over

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from specpick.tools.model.constants import get_overhead
 from specpick.tools.model.draftlength import BEST_N_TOLERANCE
 from specpick.tools.model.estimate import (
     TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
@@ -68,7 +69,11 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
             base = replace(base, num_draft_tokens=n, tree=base.tree.model_copy(update={"depth": n}) if base.tree
                            else None)
             result = estimate_for_specs(base)
-    if tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES and base.tree is None:
+    # SGLang's overlap scheduling (spec v2) runs top-k 1 only: a user who runs it has no wider tree to switch to.
+    chains_only = req.spec_overlap and get_overhead(req.harness).overlap_chains_only
+    if chains_only and tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES:
+        notes.append(f"chain drafting (top-1): {req.harness}'s overlap scheduling runs chains only")
+    elif tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES and base.tree is None:
         alpha = result.alpha or 0.0
         if req.batch <= WIDE_TREE_MAX_BATCH and alpha > WIDE_TREE_ALPHA:
             wide = TreeShape(depth=n, top_k=WIDE_TREE_TOP_K, num_verify_tokens=16 if alpha > 0.9 else 8)

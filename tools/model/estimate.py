@@ -384,8 +384,8 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     cc = cost(n, req.batch)
     notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
     if req.spec_overlap and not cc.overlapped:
-        notes.append(f"{req.harness} overlaps the speculative path for chain drafts only: this tree's per-cycle "
-                     "host work adds to each cycle")
+        notes.append(f"{req.harness} overlaps the speculative path for chain drafts (top-k 1) only: this draft's "
+                     "per-cycle host work adds to each cycle")
     prior, source = _acceptance_source(req, acc, shape, notes)
     a_out = None
     if not acc.measured:

@@ -32,7 +32,6 @@ from importlib import resources
 from pydantic import BaseModel, Field
 
 INTERVAL_COVERAGE = 0.80  # the stated coverage of [low, high]
-QUANTILES = (0.10, 0.90)
 
 
 class ResidualBand(BaseModel):
@@ -41,8 +40,8 @@ class ResidualBand(BaseModel):
     group: str
     n_rows: int
     n_sources: int
-    q_low: float = Field(description="10th percentile of log(measured / predicted)")
-    q_high: float = Field(description="90th percentile of log(measured / predicted)")
+    q_low: float = Field(description="lower split-conformal end of log(measured / predicted)")
+    q_high: float = Field(description="upper split-conformal end of log(measured / predicted)")
     rows_used: str = Field(description="which predictions the residuals come from")
 
 
@@ -84,16 +83,8 @@ def conformal_bounds(residuals: list[float], coverage: float = INTERVAL_COVERAGE
         raise ValueError("no residuals")
     a = (1.0 - coverage) / 2.0
     n = len(v)
-    lo = min(max(math.floor((n + 1) * a), 1), n)
-    hi = min(max(math.ceil((n + 1) * (1.0 - a)), 1), n)
+    # rounded before floor/ceil: a = (1 - 0.8) / 2 is 0.09999999999999998 in floating point, so (n + 1) x a at
+    # n + 1 = 30 is 2.9999999999999996 and a bare floor would take rank 2 instead of 3
+    lo = min(max(math.floor(round((n + 1) * a, 9)), 1), n)
+    hi = min(max(math.ceil(round((n + 1) * (1.0 - a), 9)), 1), n)
     return v[lo - 1], v[hi - 1]
-
-
-def quantile(values: list[float], q: float) -> float:
-    """Linear-interpolated quantile (the usual 'type 7' definition), so p90 is never below the median."""
-    v = sorted(values)
-    if not v:
-        raise ValueError("no values")
-    pos = q * (len(v) - 1)
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)

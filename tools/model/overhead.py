@@ -126,11 +126,12 @@ ENGINE_CYCLE_PER_SEQ_MS = 0.2  # execution-path fit: per running request per cyc
 # ~12 kernels per decoder layer x ~3 us launch tail / small-kernel floor inside CUDA graphs (assumption).
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
-# Execution paths (calibrate --fit, 'engine execution paths': coordinate descent on the 34 fit-split engine rows that
+# Execution paths (calibrate --fit, 'engine execution paths': coordinate descent on the 35 fit-split engine rows that
 # state their own tau/alpha, each read with the overlap its engine version had (tools/model/overlap.py): mean APE
-# 12.8%; the 19 holdout rows, never fitted: 17.2%. Before overlap and SGLang's extend forward were modelled: 15.2% /
-# 23.7%. The surface is flat: SGLang per-cycle 1.5-3 ms with spec v2 exposure 1-2 ms and MoE layer 0.06-0.1 ms all
-# score within 0.6 pp on the fit rows, so these few per-engine numbers are not pinned down by 34 rows.)
+# 13.1%; the 21 holdout rows, never fitted: 16.9%. Before overlap and SGLang's extend forward were modelled: 15.2% /
+# 23.7% (34 / 19 rows). The surface is flat: SGLang per-cycle 1.5-3 ms with spec v2 exposure 1-2 ms and MoE layer
+# 0.06-0.1 ms all score within 0.6 pp on the fit rows (the grid's best, MoE 0.1 ms and exposure 2 ms, 12.8% on them
+# and 18.2% on the holdout), so these few per-engine numbers are not pinned down by 35 rows.)
 # MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed ~0.06 ms per layer
 # per forward that a verify pass of a few tokens does not multiply; without it a DeepSeek-V3/R1 step at batch 1 on
 # 8 GPUs is a few bandwidth-milliseconds and each extra verified token looks expensive (measured: TensorRT-LLM MTP

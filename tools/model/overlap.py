@@ -33,24 +33,31 @@ VLLM_ASYNC_SPEC_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})  # "no
 SGLANG_SPEC_V2_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp", "draft_model"})  # STANDALONE = draft model
 SGLANG_SPEC_V2_ENV = "SGLANG_ENABLE_SPEC_V2=1"
 OVERLAP_ENGINES = ("vllm", "sglang")  # the engines with a separate overlap mode in the model
+DEFAULT_ENGINE = "vllm"  # the engine an estimate assumes when none is named (tools/commands/speedup.py)
+SERVING_ENGINES = ("vllm", "sglang", "trtllm")  # runtimes with a speculative scheduler; the rest are eager loops
 
 
 class OverlapDecision(BaseModel):
     """Whether a speculative cycle's host work overlaps the GPU, and the sentence that says why."""
 
     overlap: bool
-    note: str = Field(description="the assumption line for the answer")
+    note: str | None = Field(description="the assumption line for the answer (None: an eager harness, nothing "
+                             "to say)")
 
 
 def spec_overlap(engine: str | None, engine_version: str | None, method: str, *,
                  setting: SpecOverlap = "auto") -> OverlapDecision:
-    """The overlap of ``method`` on ``engine`` at ``engine_version`` (None: the newest release we track).
+    """The overlap of ``method`` on ``engine`` (a runtime/harness name) at ``engine_version`` (None: the newest
+    release we track).
 
     ``setting`` "on"/"off" states what the user runs (SGLang's spec v2 is an environment variable the engine
     version cannot tell); "auto" takes the engine's default for that release. SGLang runs spec v2 for chains only:
-    the cycle cost drops the overlap for a tree (``RuntimeOverhead.overlap_chains_only``).
+    the cycle cost drops the overlap for a tree (``RuntimeOverhead.overlap_chains_only``). The papers' eager
+    harnesses and HF generate have no scheduler: no overlap and no note.
     """
-    engine = engine or OVERLAP_ENGINES[0]
+    engine = engine or DEFAULT_ENGINE
+    if engine not in SERVING_ENGINES:
+        return OverlapDecision(overlap=False, note=None)
     if engine == "vllm":
         since = version_key(VLLM_ASYNC_SPEC_SINCE)
         can = method in VLLM_ASYNC_SPEC_METHODS
