@@ -32,10 +32,6 @@ from specpick.tools.model.intervals import conformal_bounds
 COLUMNS = ("group", "n_rows", "n_sources", "q_low", "q_high", "rows_used")
 
 
-def _own(c: CalibCase) -> bool:
-    return c.tau is not None or c.alpha is not None
-
-
 def _residuals(cases: list[CalibCase], own: bool) -> list[tuple[str, float]]:
     """(source, log(measured / predicted)) per case, out of sample (priors without the row's source)."""
     out = []
@@ -60,11 +56,11 @@ def build_bands() -> list[dict[str, object]]:
     fit = engine_cases("fit")
     return [
         _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
-        _band("paper:cost_model", _residuals([c for c in dev if _own(c)], True),
+        _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
               "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
         _band("engine:end_to_end", _residuals(fit, False),
               "engine rows of the fit split, priors without the row's source"),
-        _band("engine:cost_model", _residuals([c for c in fit if _own(c)], True),
+        _band("engine:cost_model", _residuals([c for c in fit if c.own_acceptance], True),
               "engine rows of the fit split with their own acceptance"),
     ]
 

@@ -47,6 +47,11 @@ class CalibCase(BaseModel):
     notes: list[str]
     spec_overlap: bool = False  # engine rows: async / overlap scheduling of the speculative path (engine_cases.py)
 
+    @property
+    def own_acceptance(self) -> bool:
+        """The row states its own tau or alpha, so it can test the cycle cost alone."""
+        return self.tau is not None or self.alpha is not None
+
 
 def skip_reason(row: PublishedRow) -> str | None:
     """Why a row cannot test the speedup model (None: usable)."""

@@ -85,10 +85,6 @@ def _ape(c: CalibCase, own: bool, constants: ModelConstants) -> float:
     return abs(predict_speedup(c, own=own, constants=constants) / (c.row.speedup or 1.0) - 1.0) * 100
 
 
-def _own(c: CalibCase) -> bool:
-    return c.tau is not None or c.alpha is not None
-
-
 def _median_ape(cases: list[CalibCase], own: bool, constants: ModelConstants, mean: bool = False) -> float:
     errs = [_ape(c, own, constants) for c in cases]
     if not errs:
@@ -122,7 +118,7 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     Smaller grids (same keys) make quick checks possible.
     """
     cases = _cases()
-    paper = [c for c in cases if c.harness == "paper" and (c.tau is not None or c.alpha is not None)]
+    paper = [c for c in cases if c.harness == "paper" and c.own_acceptance]
     batch = [c for c in cases if c.batch > 1]
 
     def paper_score(v: dict[str, float]) -> float:
@@ -138,12 +134,12 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
 
     def batch_score(v: dict[str, float]) -> float:
         constants = batch_constants(v)
-        errs = [_ape(c, False, constants) for c in batch] + [_ape(c, _own(c), constants) for c in fit_half]
+        errs = [_ape(c, False, constants) for c in batch] + [_ape(c, c.own_acceptance, constants) for c in fit_half]
         return statistics.fmean(errs)
 
     def holdout_score(v: dict[str, float]) -> float:
         constants = batch_constants(v)
-        return round(statistics.fmean(_ape(c, _own(c), constants) for c in holdout), 2)
+        return round(statistics.fmean(_ape(c, c.own_acceptance, constants) for c in holdout), 2)
 
     so = DEFAULT_CONSTANTS.overhead("sglang")
     committed = {k: (getattr(so, k.removeprefix(ENGINE_PREFIX)) if k.startswith(ENGINE_PREFIX)
@@ -208,8 +204,8 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
     scored for the committed and the best values but never fitted on."""
     from specpick.tools.calibration.engines import engine_cases
 
-    fit = [c for c in engine_cases("fit") if _own(c)]
-    holdout = [c for c in engine_cases("holdout") if _own(c)]
+    fit = [c for c in engine_cases("fit") if c.own_acceptance]
+    holdout = [c for c in engine_cases("holdout") if c.own_acceptance]
 
     def score(cases: list[CalibCase], values: dict[str, float]) -> float:
         constants = path_constants(values)

@@ -158,7 +158,7 @@ def calibrate(*, loso: bool = True) -> CalibrationReport:
             batch=case.batch, temperature=case.temperature, measured=row.speedup or 0.0, notes=case.notes,
         )
         preds = {}
-        if case.tau is not None or case.alpha is not None:
+        if case.own_acceptance:
             preds["cost_model"] = predict(case, own=True)
         preds["end_to_end"] = predict(case, own=False)
         if loso:
