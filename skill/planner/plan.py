@@ -199,9 +199,10 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
         rationale += [f"Speculation off: {b}." for b in blockers[:1]]
         return _none_candidate(ctx), blockers, None
     switch: list[str] = []
-    chosen = ranked[0] if inp.method else _choose_tuned(ctx, ranked, switch)
-    if inp.method:
-        chosen = choose_parameters(ctx, chosen)
+    if inp.method:  # the user's method: tuned, never swapped for another
+        chosen = choose_parameters(ctx, ranked[0])
+    else:
+        chosen = _choose_tuned(ctx, ranked, switch)
     rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
     rationale += switch
     rationale += chosen.notes

@@ -33,6 +33,7 @@ LONG_DRAFT = 7
 # A lengthening seed rule yields to the model when the model expects it to lose more than the 6% the wide-tree
 # rule allows (tools/model/draftshape.TREE_TOLERANCE), well inside the model's own error.
 SEED_LENGTHEN_TOLERANCE = TREE_TOLERANCE
+TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
 def lengthening_yields(n: int, adjusted: int, speedup_at_n: float, speedup_adjusted: float) -> bool:
@@ -40,7 +41,6 @@ def lengthening_yields(n: int, adjusted: int, speedup_at_n: float, speedup_adjus
     expects a clear loss from it. Rules that shorten the draft (load, temperature, MTP) guard against risk and
     never yield."""
     return adjusted > n and speedup_adjusted < speedup_at_n * (1 - SEED_LENGTHEN_TOLERANCE)
-TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
 def under_load(ctx: PlanContext, concurrency: int | None = None) -> bool:

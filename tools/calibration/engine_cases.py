@@ -40,7 +40,7 @@ from specpick.tools.model.estimate import TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE, spec_overlap
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
-from specpick.tools.vocab import ENGINES
+from specpick.tools.vocab import ENGINES, SpecOverlap
 
 Use = Literal["cost_model", "end_to_end", "acceptance_only", "skipped"]
 # SGLang picks 3/1/4 (steps/topk/draft tokens) for most models when the flags are omitted (ENGINES.md, SGLang).
@@ -162,6 +162,7 @@ BEFORE_ASYNC_SPEC = "0.13.0"  # a build named only by a 2025 date: a release bef
 def row_overlap(row: EngineRow) -> tuple[bool, str | None]:
     """(overlap, note) for an engine row, read from its engine_version cell by the engines' documented defaults."""
     version_cell = row.engine_version
+    setting: SpecOverlap
     if row.engine == "sglang":
         setting = "on" if _SPEC_V2.search(version_cell) else "off"
         version = None
@@ -171,7 +172,7 @@ def row_overlap(row: EngineRow) -> tuple[bool, str | None]:
         setting = "auto"
     else:
         return False, None
-    decision = spec_overlap(row.engine, version, row.method or "", setting=setting)  # type: ignore[arg-type]
+    decision = spec_overlap(row.engine, version, row.method or "", setting=setting)
     return decision.overlap, (f"overlap from engine_version '{version_cell}': on" if decision.overlap else None)
 
 

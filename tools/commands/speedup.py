@@ -24,8 +24,8 @@ from specpick.tools.checks.method_fit import fit_options, method_fit, published_
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
-    DEFAULT_CONTEXT_TOKENS, ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
-    validate_acceptance,
+    DEFAULT_CONTEXT_TOKENS, ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape,
+    estimate_for_specs, validate_acceptance,
 )
 from specpick.tools.validation import (
     OneLineText,

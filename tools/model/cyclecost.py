@@ -32,8 +32,8 @@ LOOKAHEAD_ENGINE_CONFIG = (4, 3, 4)
 DFLASH_DRAFT_LAYERS = 5  # SpecForge configs/qwen3-8b-dflash.json: 5 layers, H=4096 (staging heads_new.csv note)
 PEAGLE_DRAFT_LAYERS = 4  # amazon/gpt-oss-120b-p-eagle card: 4 decoder layers (heads_new.csv method_detail)
 # Autoregressive heads whose draft state an engine may refresh with an extra "extend" forward over the accepted
-# tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does).
-EXTEND_METHODS = ("eagle", "eagle2", "eagle3", "mtp")
+# tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does), by head kind.
+EXTEND_HEAD_KIND: dict[str, str] = {"eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3", "mtp": "mtp"}
 
 
 class CycleCost(BaseModel):
@@ -179,10 +179,9 @@ def cycle_cost(
     tree_like = is_tree or method in ("medusa", "lookahead")
     forwards = steps + 1
     path = execution_path(overhead, method)
-    if path == "one_model" and overhead.one_model_extend_forward and method in EXTEND_METHODS:
+    if path == "one_model" and overhead.one_model_extend_forward and method in EXTEND_HEAD_KIND:
         # the engine's extra draft forward over the accepted tokens (at most N+1; graphs pad to it)
-        kind = "mtp" if method == "mtp" else ("eagle3" if method == "eagle3" else "eagle")
-        draft_ms += _head(kind, verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
+        draft_ms += _head(EXTEND_HEAD_KIND[method], verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
         forwards += 1
     over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like)
     # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2

@@ -70,10 +70,10 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
                            else None)
             result = estimate_for_specs(base)
     # SGLang's overlap scheduling (spec v2) runs top-k 1 only: a user who runs it has no wider tree to switch to.
-    chains_only = req.spec_overlap and get_overhead(req.harness).overlap_chains_only
-    if chains_only and tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES:
+    may_widen = tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES and base.tree is None
+    if may_widen and req.spec_overlap and get_overhead(req.harness).overlap_chains_only:
         notes.append(f"chain drafting (top-1): {req.harness}'s overlap scheduling runs chains only")
-    elif tree is None and req.method in EAGLE_METHODS and req.harness in TREE_ENGINES and base.tree is None:
+    elif may_widen:
         alpha = result.alpha or 0.0
         if req.batch <= WIDE_TREE_MAX_BATCH and alpha > WIDE_TREE_ALPHA:
             wide = TreeShape(depth=n, top_k=WIDE_TREE_TOP_K, num_verify_tokens=16 if alpha > 0.9 else 8)

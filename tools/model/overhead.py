@@ -150,8 +150,8 @@ ENGINE_MOE_LAYER_MS = 0.08
 # least certain.
 # SGLang spec v2 (overlap scheduling, tools/model/overlap.py) still waits on each verify result
 # (sglang#11762: "Remove or make verify_done.synchronize() an option"): execution-path fit, grid 0-3 ms, on its fit
-# rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp. vLLM's stays 0: its 0.19 release describes
-# "zero-bubble async scheduling + speculative decoding" (vllm#32951).
+# rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp. vLLM's stays 0:
+# its 0.19 release describes "zero-bubble async scheduling + speculative decoding" (vllm#32951).
 SGLANG_SPEC_V2_EXPOSED_MS = 1.5
 ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 2.0), "trtllm": (0.5, 0.0)}
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from specpick.tools.catalog.specs import version_key
+from specpick.tools.model.estimate import ENGINE_HARNESSES
 from specpick.tools.vocab import SpecOverlap
 
 VLLM_ASYNC_SPEC_SINCE = "0.14.0"  # vllm#31998
@@ -33,8 +34,6 @@ VLLM_ASYNC_SPEC_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})  # "no
 SGLANG_SPEC_V2_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp", "draft_model"})  # STANDALONE = draft model
 SGLANG_SPEC_V2_ENV = "SGLANG_ENABLE_SPEC_V2=1"
 OVERLAP_ENGINES = ("vllm", "sglang")  # the engines with a separate overlap mode in the model
-DEFAULT_ENGINE = "vllm"  # the engine an estimate assumes when none is named (tools/commands/speedup.py)
-SERVING_ENGINES = ("vllm", "sglang", "trtllm")  # runtimes with a speculative scheduler; the rest are eager loops
 
 
 class OverlapDecision(BaseModel):
@@ -45,7 +44,7 @@ class OverlapDecision(BaseModel):
                              "to say)")
 
 
-def spec_overlap(engine: str | None, engine_version: str | None, method: str, *,
+def spec_overlap(engine: str, engine_version: str | None, method: str, *,
                  setting: SpecOverlap = "auto") -> OverlapDecision:
     """The overlap of ``method`` on ``engine`` (a runtime/harness name) at ``engine_version`` (None: the newest
     release we track).
@@ -55,8 +54,7 @@ def spec_overlap(engine: str | None, engine_version: str | None, method: str, *,
     the cycle cost drops the overlap for a tree (``RuntimeOverhead.overlap_chains_only``). The papers' eager
     harnesses and HF generate have no scheduler: no overlap and no note.
     """
-    engine = engine or DEFAULT_ENGINE
-    if engine not in SERVING_ENGINES:
+    if engine not in ENGINE_HARNESSES:
         return OverlapDecision(overlap=False, note=None)
     if engine == "vllm":
         since = version_key(VLLM_ASYNC_SPEC_SINCE)

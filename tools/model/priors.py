@@ -29,7 +29,7 @@ from importlib import resources
 from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
-from specpick.tools.errors import InputError
+from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.prior_rules import DECAY_METHODS, position_decay, temperature_pairs, tree_factor
 from specpick.tools.vocab import METHOD_FAMILY
 
@@ -422,7 +422,6 @@ def family_key(family: str) -> str:
 def row_family(verifier_model: str) -> str:
     """The catalog family of a prior row's verifier cell ('' when the catalog does not know the model)."""
     from specpick.tools.catalog.tables import get_catalog  # lazy: only MTP priors need it
-    from specpick.tools.errors import PickerError
 
     try:
         return family_key(get_catalog().model(verifier_model.split(" (")[0].strip()).family)
