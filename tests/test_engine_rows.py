@@ -9,7 +9,7 @@ import pytest
 
 from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
 from specpick.tools.calibration.engines import engine_cases, engine_report
-from specpick.tools.calibration.engine_cases import build_case, load_engine_rows, row_use, skip_reason
+from specpick.tools.calibration.engine_cases import build_case, draft_shape, load_engine_rows, row_use, skip_reason
 from specpick.tools.calibration.engine_specs import resolve_engine_gpu, resolve_engine_verifier, weights_bytes_per_param
 from specpick.tools.calibration.split import SALT, parse_split_text, render_split_file, split_of_source, split_text
 from specpick.tools.errors import RemoteDataError
@@ -124,6 +124,30 @@ def test_sglang_tree_flags_become_the_tree_shape(source_id, depth, top_k, tokens
     case = build_case(next(r for r in load_engine_rows() if r.source_id == source_id))
     assert case.tree is not None and (case.tree.depth, case.tree.top_k, case.tree.num_verify_tokens) == (
         depth, top_k, tokens)
+
+
+@pytest.mark.parametrize("config, n", [
+    ("block 16 (num_speculative_tokens=15)", 15),  # DFlash: a block of 16 is the bonus position plus 15 drafts
+    ("steps 4 topk 1 (4-token MTP window)", 4),  # SGLang flags without --speculative-num-draft-tokens
+    ("--draft-max 16 --draft-min 5", 16),  # llama.cpp: the most tokens a cycle may draft
+    ("n_draft 8", 8),
+    ("--spec-draft-n-max 8 --spec-draft-p-min 0.5", 8),
+])
+def test_every_spelling_of_the_draft_length_is_read_not_defaulted(config, n):
+    row = next(r for r in load_engine_rows() if r.source_id == "VLLM-20780").model_copy(update={"config": config})
+    got, tree, notes = draft_shape(row)
+    assert (got, tree) == (n, None)
+    assert not any("not stated" in note for note in notes)
+
+
+def test_no_row_states_more_accepted_tokens_than_its_shape_verifies():
+    # tau counts the bonus token, so a chain of N (or a tree of depth D) accepts at most N + 1 (D + 1) per cycle;
+    # a row above that was read at the wrong draft length.
+    for row in load_engine_rows():
+        if row.tau is None or row.method in ("lookahead", "suffix"):
+            continue
+        n, tree, _ = draft_shape(row)
+        assert row.tau <= (tree.depth if tree else n) + 1, (row.row_id, row.config, row.tau)
 
 
 def test_topk_1_is_a_chain_and_nvfp4_weights_are_4_5_bits():

@@ -135,9 +135,17 @@ def draft_shape(row: EngineRow) -> tuple[int, TreeShape | None, list[str]]:
         if top_k == 1 or method == "mtp":
             return steps, None, []
         return steps, TreeShape(depth=steps, top_k=top_k, num_verify_tokens=tokens), []
-    m = re.search(r"chain (\d+)", cfg) or re.search(r"\bv=(\d+)", cfg) or re.search(r"\bK=(\d+)", cfg)
+    m = re.search(r"steps[= ](\d+)\s+topk[= ]1\b", cfg)
+    if m:  # SGLang's flags with top-k 1 and the draft-token count left out: a chain of the steps
+        return int(m.group(1)), None, []
+    m = (re.search(r"chain (\d+)", cfg) or re.search(r"\bv=(\d+)", cfg) or re.search(r"\bK=(\d+)", cfg)
+         or re.search(r"num_speculative_tokens[= ](\d+)", cfg))
     if m:  # "k=3 v=5" is TensorRT-LLM's n-gram (match size, max draft length): the draft length is v
         return int(m.group(1)), None, []
+    m = re.search(r"(?:--draft(?:-max)?|n_draft|--spec-draft-n-max)[= ](\d+)", cfg)
+    if m:  # llama.cpp's draft flags give the most tokens a cycle may draft; it stops earlier below --draft-p-min
+        return int(m.group(1)), None, [f"llama.cpp draft maximum {m.group(1)} taken as N (drafting stops early "
+                                       "when the draft's confidence falls below p-min)"]
     m = re.search(r"num_steps (\d+)", cfg)
     if m:
         return int(m.group(1)), None, [f"{m.group(1)} steps, top-k not stated: a chain assumed"]
