@@ -102,6 +102,8 @@ def test_weight_format_in_the_verifier_cell_sets_bytes_per_weight(cell, bpp):
 @pytest.mark.parametrize("hardware, expected", [
     ("8x MI300X (TP 8)", ("MI300X", 8)), ("4x GB200 (TP 4, non-disagg)", ("GB200", 4)), ("1x H100 (tp 1)", ("H100-SXM", 1)),
     ("1x MI355X (TP 1)", ("MI355X", 1)), ("Apple M4 Pro 64GB", "has no GPU count"),
+    ("1x GPU (type not stated; tp=1)", "names no catalog GPU model"),
+    ("1x Radeon 8060S (Strix Halo iGPU)", "names no catalog GPU model"),
 ])
 def test_hardware_cells_map_to_catalog_gpus_or_say_why_not(hardware, expected):
     got = resolve_engine_gpu(hardware)

@@ -73,6 +73,8 @@ def resolve_engine_gpu(hardware: str) -> tuple[GpuSpec, int] | str:
     """(catalog GPU, count) from "<count>x <GPU> ...", or why not ("not in catalog: B300", no count)."""
     m = _HW.match(hardware)
     if m is None:
+        if re.match(r"\s*\d+x\s", hardware):  # counted, but not a GPU model the catalog names ("1x GPU", an iGPU)
+            return f"hardware '{hardware}' names no catalog GPU model"
         return f"hardware '{hardware}' has no GPU count"
     name = re.sub(r"\s+", " ", m.group(2)).strip()
     key = GPU_ALIASES.get(name.lower(), name)
