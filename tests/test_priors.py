@@ -140,9 +140,12 @@ def test_mtp_acceptance_rests_on_the_verifiers_own_family_when_it_was_measured()
                           verifier_family=family_key(cat.model("deepseek-v3").family))
     rows = {r.prior_id: r for r in load_prior_rows()}
     assert ds.prior_ids and all(row_family(rows[p].verifier_model) == "deepseek-v3" for p in ds.prior_ids)
+    mimo = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+                            verifier_family=family_key(cat.model("XiaomiMiMo/MiMo-7B-RL").family))
+    assert any("no mtp acceptance measured on mimo models" in a for a in mimo.assumptions)
     glm = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
                            verifier_family=family_key(cat.model("glm-4.6").family))
-    assert any("no mtp acceptance measured on glm-4.5 models" in a for a in glm.assumptions)
+    assert glm.prior_ids and all(row_family(rows[p].verifier_model) == "glm-4.5" for p in glm.prior_ids)
     # other methods pool across models as before: the family does not enter their prior
     e3 = acceptance_prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
                           verifier_family="deepseek-v3")
