@@ -120,13 +120,32 @@ def _none_candidate(ctx: PlanContext) -> Candidate:
     return Candidate("none", ctx.inp.engine, True, "speculation off")
 
 
-def _alternatives(candidates: list[Candidate], chosen: Candidate) -> list[Alternative]:
+def _why_not_chosen(c: Candidate, chosen: Candidate, workload: str) -> str:
+    """Why an alternative whose point estimate beats the choice's still ranks below it ('' when it does not)."""
+    if chosen.estimate is None or c.speedup <= chosen.speedup:
+        return ""
+    decided = decision_speedup(c, workload)
+    if decided < c.speedup:
+        return (f"; decided on the low end of its range ({decided:.2f}x, below the choice's "
+                f"{decision_speedup(chosen, workload):.2f}x): {workload} output does not copy its input, and "
+                "copy-based drafting lost speed on such traffic (vllm#8439)")
+    if c.needs_training:
+        return f"; needs training, so it must beat an option that needs none by more than {TIE_MARGIN:.0%}"
+    if c.strategy == "suffix" and workload != "agentic":
+        return f"; needs the arctic-inference plugin, so near-ties ({TIE_MARGIN:.0%}) go to plain n-gram off agentic work"
+    if c.engine != chosen.engine:
+        return f"; on another engine, within {TIE_MARGIN:.0%} of the choice on the engine you named (or the default)"
+    return "; its figure is before tuning, and the choice's tuned setting scored higher"
+
+
+def _alternatives(candidates: list[Candidate], chosen: Candidate, workload: str) -> list[Alternative]:
     out = []
     for c in sorted(candidates, key=lambda c: -c.speedup):
         if c is chosen or (c.strategy == chosen.strategy and c.engine == chosen.engine):
             continue
         if c.feasible and c.estimate is not None:
-            why = c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})"
+            why = (c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})"
+                   + _why_not_chosen(c, chosen, workload))
             out.append(Alternative(strategy=c.strategy, speedup=round(c.speedup, 2), reason=why))
         else:
             out.append(Alternative(strategy=c.strategy, speedup=None, reason="ruled out: " + c.reason))
@@ -268,7 +287,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     """Engine config, fallback and measurement plan around the decision."""
     inp = ctx.inp
     speed = _speedup_section(chosen, ctx, blockers)
-    alts = _alternatives(candidates, chosen)
+    alts = _alternatives(candidates, chosen, inp.workload)
     # The break-even comes from a batch sweep capped at what fits in memory: None means the deployment never
     # reaches a batch where speculation stops paying, so there is no threshold to set.
     disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
