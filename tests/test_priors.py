@@ -151,3 +151,32 @@ def test_mtp_acceptance_rests_on_the_verifiers_own_family_when_it_was_measured()
                           verifier_family="deepseek-v3")
     assert e3 == acceptance_prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine",
                                   engine="vllm")
+
+
+def test_an_engine_prior_for_a_trained_head_rests_on_the_verifier_familys_own_engine_rows():
+    """Heads differ by verifier and trainer: Qwen3-30B-A3B's SGLang EAGLE-3 heads measure far less than Llama's."""
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.model.priors import row_family, family_key
+
+    rows = {r.prior_id: r for r in load_prior_rows()}
+    fam = family_key(get_catalog().model("Qwen/Qwen3-30B-A3B").family)
+    own = acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="sglang", verifier_family=fam)
+    assert own.prior_ids and all(row_family(rows[p].verifier_model) == fam and rows[p].harness_class == "engine"
+                                 for p in own.prior_ids)
+    assert any("heads differ by verifier and trainer" in a for a in own.assumptions)
+    pooled = acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="sglang")
+    assert own.tau < pooled.tau  # its weak heads (SpecForge#339, AngelSlim#163) pull it below the pool
+    # the papers' harnesses keep pooling across models
+    assert acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="paper", verifier_family=fam) == \
+        acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="paper")
+
+
+def test_tensorrt_llm_shared_pool_ngram_rows_speak_for_tensorrt_llm_only():
+    rows = {r.prior_id: r for r in load_prior_rows()}
+    vllm = acceptance_prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
+                            engine="vllm")
+    assert not any(rows[p].engine == "trtllm" for p in vllm.prior_ids)
+    assert any("is_public_pool" in a for a in vllm.assumptions)
+    trt = acceptance_prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
+                           engine="trtllm")
+    assert any(rows[p].engine == "trtllm" for p in trt.prior_ids) and trt.tau > vllm.tau

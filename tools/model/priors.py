@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
 from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.prior_rules import DECAY_METHODS, position_decay, temperature_pairs, tree_factor
-from specpick.tools.vocab import METHOD_FAMILY
+from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS
 
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
@@ -255,6 +255,17 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
     return rows
 
 
+# Engine rows that measure an engine's own variant of a method and so speak for that engine only. TensorRT-LLM's
+# NGram drafter keeps one n-gram pool for all requests by default (NGramDecodingConfig is_public_pool=True,
+# nvidia.github.io/TensorRT-LLM/1.4.0rc4/llm-api/reference/NGramDecodingConfig.html): on a dataset of similar
+# requests it copies from earlier requests' outputs (TRTLLM-BLOG7-NGRAM: tau 3.4-4.7 on translation), which the
+# per-request prompt lookup of vLLM, SGLang and the papers cannot.
+ENGINE_OWN_VARIANTS: dict[tuple[str, str], str] = {
+    ("trtllm", "ngram"): "TensorRT-LLM's n-gram rows left out: its NGram drafter shares one pool across requests "
+                         "(is_public_pool=True), unlike per-request prompt lookup",
+}
+
+
 def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None, engine: str | None,
                   assumptions: list[str]) -> list[PriorRow]:
     """The rows measured where the estimate is for: engines for an engine, the papers' harnesses for those.
@@ -267,6 +278,11 @@ def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None
     if harness_class != "engine":
         paper = [r for r in rows if r.harness_class == "paper"]
         return paper or rows
+    own_variant = {(r.engine, r.method) for r in rows
+                   if (r.engine, r.method) in ENGINE_OWN_VARIANTS and r.engine != engine}
+    if own_variant and any((r.engine, r.method) not in own_variant for r in rows):
+        rows = [r for r in rows if (r.engine, r.method) not in own_variant]
+        assumptions.extend(ENGINE_OWN_VARIANTS[k] for k in sorted(own_variant))
     measured = [r for r in rows if r.harness_class == "engine"]
     same = [r for r in measured if engine and r.engine == engine]
     paper = [r for r in rows if r.harness_class != "engine"]
@@ -411,6 +427,12 @@ ENGINE_RUNS_AS: dict[tuple[str, str], str] = {("vllm", "eagle2"): "eagle"}
 # rows measure tau 3.2 at N=3 in vLLM, DeepSeek-R1's 2.8 in TensorRT-LLM: rows ROCM-BLOG-DFLASH-MI355X-2026,
 # TRTLLM-BLOG1-DSR1-B200).
 OWN_MODULE_METHODS = frozenset({"mtp"})
+# In serving engines a trained head (EAGLE-3, DFlash, ...) is one of many published for its verifier, by
+# different trainers, and its acceptance follows the (verifier, head) pair: Qwen3-30B-A3B's SGLang heads measure
+# tau 1.9-2.6 at N=3-4 (SpecForge#339, AngelSlim#163) where Llama-3.1-8B's measure 2.9-3.5 (SpecForge SpecBundle).
+# So an engine prior for such a head rests on the verifier family's own engine rows when there are any. The papers'
+# harnesses keep pooling across models: there each paper trained its heads one way on ShareGPT for every model.
+ENGINE_FAMILY_METHODS = TRAINED_HEAD_METHODS
 
 
 def family_key(family: str) -> str:
@@ -430,15 +452,22 @@ def row_family(verifier_model: str) -> str:
 
 
 def _family_rows(rows: list[PriorRow], method: str, verifier_family: str, assumptions: list[str]) -> list[PriorRow]:
-    """For a verifier-owned draft module, the rows of the verifier's own family when any were measured."""
-    if method not in OWN_MODULE_METHODS or not verifier_family:
+    """The rows of the verifier's own family when any were measured: any harness for a verifier-owned module
+    (MTP), engine rows for another trained head (``ENGINE_FAMILY_METHODS``); '' family: all rows."""
+    if not verifier_family:
         return rows
-    own = [r for r in rows if row_family(r.verifier_model) == verifier_family]
+    own = [r for r in rows if row_family(r.verifier_model) == verifier_family
+           and (method in OWN_MODULE_METHODS or r.harness_class == "engine")]
     if own:
+        if method not in OWN_MODULE_METHODS:
+            assumptions.append(f"{method} heads differ by verifier and trainer: the {verifier_family} family's own "
+                               f"engine rows used")
         return own
-    families = sorted({row_family(r.verifier_model) or r.verifier_model.split(" (")[0] for r in rows})
-    assumptions.append(f"no {method} acceptance measured on {verifier_family} models: other models' {method} rows "
-                       f"used ({', '.join(families)}); each model's {method} module is its own, so measure tau")
+    if method in OWN_MODULE_METHODS:
+        families = sorted({row_family(r.verifier_model) or r.verifier_model.split(" (")[0] for r in rows})
+        assumptions.append(f"no {method} acceptance measured on {verifier_family} models: other models' {method} "
+                           f"rows used ({', '.join(families)}); each model's {method} module is its own, so measure "
+                           "tau")
     return rows
 
 
@@ -486,8 +515,9 @@ def acceptance_prior(
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
     runs_as = ENGINE_RUNS_AS.get((engine or "", method)) if harness_class == "engine" else None
+    by_family = method in OWN_MODULE_METHODS or (harness_class == "engine" and method in ENGINE_FAMILY_METHODS)
     cached, used_w, factor, notes = _rows_for(runs_as or method, variant, exclude_sources, workload, harness_class,
-                                              engine, verifier_family if method in OWN_MODULE_METHODS else "")
+                                              engine, verifier_family if by_family else "")
     rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
     if runs_as:
         assumptions.insert(0, f"{engine} runs {method} heads as method {runs_as} (no dynamic tree): {runs_as}'s "
