@@ -409,18 +409,16 @@ def test_a_leader_weakened_by_a_seed_rule_gives_way_to_the_runner_up_and_says_so
 
 def test_an_alternative_above_the_choice_says_why_it_was_not_chosen():
     # Coherence: "considered and not chosen" may list a higher point estimate only with the reason it lost.
-    for inp in (dict(verifier="google/gemma-2-27b-it", workload="translation", gpu="H100-SXM", gpus=1, engine="vllm",
-                     draft="google/gemma-2-2b-it"),
-                dict(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="code", gpu="H100-SXM", gpus=4),
-                dict(verifier="llama-3.1-8b", workload="chat", gpu="H100")):
+    reasons = []
+    for inp in (dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", engine="sglang"),
+                dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", engine="trtllm"),
+                dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", gpus=4, engine="vllm"),
+                dict(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="chat", gpu="H100-SXM", engine="vllm"),
+                dict(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="code", gpu="H100-SXM", gpus=4)):
         rec = plan(PlannerInputs(**inp))
         above = [a for a in rec.alternatives if a.speedup is not None and a.speedup > rec.expected_speedup.value]
         for a in above:
             assert "; " in a.reason.split("(on ")[-1], (inp, a)
-    rec = plan(PlannerInputs(verifier="google/gemma-2-27b-it", workload="translation", gpu="H100-SXM", gpus=1,
-                             engine="vllm", draft="google/gemma-2-2b-it"))
-    # The case's expectation (evals translation-gemma2-27b-draft-2b): the named draft; n-gram's point estimate
-    # is higher, and it loses on the low end of its range because translation does not copy its input.
-    assert rec.strategy == "draft_model"
-    ngram = next(a for a in rec.alternatives if a.strategy == "ngram")
-    assert ngram.speedup > rec.expected_speedup.value and "low end of its range" in ngram.reason
+            reasons.append(a.reason)
+    assert any("low end of its range" in r for r in reasons)  # n-gram decided on its low end off copy work
+    assert any("speculation is off" in r for r in reasons)  # the 70B that does not fit on one H100

@@ -122,6 +122,8 @@ def _none_candidate(ctx: PlanContext) -> Candidate:
 
 def _why_not_chosen(c: Candidate, chosen: Candidate, workload: str) -> str:
     """Why an alternative whose point estimate beats the choice's still ranks below it ('' when it does not)."""
+    if chosen.strategy == "none":
+        return "; not run: speculation is off for this deployment (the recommendation says why)"
     if chosen.estimate is None or c.speedup <= chosen.speedup:
         return ""
     decided = decision_speedup(c, workload)
@@ -132,7 +134,8 @@ def _why_not_chosen(c: Candidate, chosen: Candidate, workload: str) -> str:
     if c.needs_training:
         return f"; needs training, so it must beat an option that needs none by more than {TIE_MARGIN:.0%}"
     if c.strategy == "suffix" and workload != "agentic":
-        return f"; needs the arctic-inference plugin, so near-ties ({TIE_MARGIN:.0%}) go to plain n-gram off agentic work"
+        return (f"; needs the arctic-inference plugin, so near-ties ({TIE_MARGIN:.0%}) go to plain n-gram off "
+                "agentic work")
     if c.engine != chosen.engine:
         return f"; on another engine, within {TIE_MARGIN:.0%} of the choice on the engine you named (or the default)"
     return "; its figure is before tuning, and the choice's tuned setting scored higher"
