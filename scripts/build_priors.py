@@ -19,9 +19,10 @@ from specpick.tools.catalog.published import (
     AGGREGATE, MIXED5, PublishedRow, load_published, read_2026_cells, row_from_cells,
 )
 from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
-from specpick.tools.calibration.engine_cases import ENGINES, EngineRow, draft_shape, load_engine_rows
+from specpick.tools.calibration.engine_cases import draft_shape
+from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
-from specpick.tools.vocab import MEASURED_TAU_METHODS
+from specpick.tools.vocab import ENGINES, MEASURED_TAU_METHODS
 from specpick.tools.model.prior_rules import (
     CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, chain_length, position_decay, tree_factor,
 )

@@ -9,7 +9,8 @@ import pytest
 
 from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
 from specpick.tools.calibration.engines import engine_cases, engine_report
-from specpick.tools.calibration.engine_cases import build_case, draft_shape, load_engine_rows, row_use, skip_reason
+from specpick.tools.calibration.engine_cases import build_case, draft_shape, row_use, skip_reason
+from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.calibration.engine_specs import resolve_engine_gpu, resolve_engine_verifier, weights_bytes_per_param
 from specpick.tools.calibration.split import SALT, parse_split_text, render_split_file, split_of_source, split_text
 from specpick.tools.errors import RemoteDataError

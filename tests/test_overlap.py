@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from specpick.tools.calibration.engine_cases import load_engine_rows, row_overlap
+from specpick.tools.calibration.engine_cases import row_overlap
+from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
 from specpick.tools.model.constants import get_overhead

@@ -26,7 +26,7 @@ def test_priors_csv_is_in_sync_with_the_published_rows():
 
 
 def test_every_prior_row_names_its_source_and_a_real_published_row():
-    from specpick.tools.calibration.engine_cases import load_engine_rows
+    from specpick.tools.calibration.engine_rows import load_engine_rows
 
     ids = {r.row_id: r for r in (*load_published(), *extra_rows(), *load_engine_rows())}
     rows = load_prior_rows()

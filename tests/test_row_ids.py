@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from scripts.build_priors import extra_rows
-from specpick.tools.calibration.engine_cases import engine_rows_from_text, load_engine_rows
+from specpick.tools.calibration.engine_rows import engine_rows_from_text, load_engine_rows
 from specpick.tools.catalog.published import PublishedRow, load_published, read_cells, rows_from_text
 from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
 from specpick.tools.model.priors import load_prior_rows

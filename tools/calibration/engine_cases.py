@@ -1,4 +1,4 @@
-"""Engine-measured speculative-decoding results: loading, usability, and calibration cases.
+"""Engine-measured speculative-decoding results: usability and calibration cases (rows: ``engine_rows.py``).
 
 ``tools/data/engine_measurements.csv`` holds speedups and acceptance figures measured in serving
 engines (vLLM, SGLang, TensorRT-LLM; llama.cpp and transformers rows are kept and counted) from issue
@@ -25,17 +25,15 @@ the source gives a request rate instead of a concurrency.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from importlib import resources
 from typing import Literal
 
 from specpick.tools.calibration.cases import CalibCase
-from specpick.tools.calibration.engine_specs import (NOT_MODELLED_YET, engine_method, engine_workload,
-                                                     resolve_engine_draft, resolve_engine_gpu,
-                                                     resolve_engine_verifier, weights_bytes_per_param)
+from specpick.tools.calibration.engine_rows import EngineRow
+from specpick.tools.calibration.engine_specs import (NOT_MODELLED_YET, engine_workload, resolve_engine_draft,
+                                                     resolve_engine_gpu, resolve_engine_verifier,
+                                                     weights_bytes_per_param)
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
-from specpick.tools.catalog.published import MIXED5, PublishedRow, map_workload, read_cells, row_from_cells
-from specpick.tools.catalog.row_ids import source_ordinal_ids
+from specpick.tools.catalog.published import MIXED5, map_workload
 from specpick.tools.model.estimate import TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE, spec_overlap
@@ -48,56 +46,6 @@ SGLANG_DEFAULT_CHAIN = 3
 DEFAULT_WORKLOAD = "chat"
 # Batch cells that describe a load without a concurrency: the model needs one, so such rows are skipped.
 _NO_CONCURRENCY = re.compile(r"request-rate|offline|range over|high qps", re.IGNORECASE)
-
-
-class EngineRow(PublishedRow):
-    """A published row plus the engine that measured it."""
-
-    engine: str
-    engine_version: str
-    qps: float | None = None
-
-
-# The sources' own workload words (the `workload=` hint of each row's notes) -> our workloads. Synthetic
-# random-token prompts, "mixed" and "unknown" are no workload: such rows keep the benchmark's mapping. Code
-# *editing* (InstructCoder, Blazedit: the answer rewrites the prompt's code) copies far more than code generation
-# (n-gram tau 5.9 vs ~2, vllm#24344), so it is not folded into "code".
-WORKLOAD_HINTS: dict[str, str] = {
-    "chat": "chat", "code": "code", "math": "math", "reasoning": "math",
-    "summarization": "summarization", "translation": "translation", "creative-writing": "creative",
-    "roleplay": "creative", "rag": "rag", "qa-closed": "qa", "qa-doc": "doc-qa", "agentic": "agentic",
-}
-
-
-def _workload_hint(notes: str) -> str | None:
-    m = re.search(r"workload=([a-z-]+)", notes)
-    return WORKLOAD_HINTS.get(m.group(1), "") if m else None
-
-
-def engine_rows_from_text(text: str) -> tuple[EngineRow, ...]:
-    """Parse the text of an engine-measurements CSV (a function of the text alone, so tests can feed an edited
-    copy and check which ids move)."""
-    cells = read_cells(text)
-    ids = source_ordinal_ids(r["source_id"] for r in cells)
-    out = []
-    for row_id, r in zip(ids, cells, strict=True):
-        base = row_from_cells(row_id, r)
-        if base.method is None and engine_method(r["method"]):
-            base = base.model_copy(update={"method": engine_method(r["method"])})
-        hint = _workload_hint(r["notes"])  # None: no hint; "": a hint naming no workload of ours
-        if hint is not None and base.workload != (hint or None):
-            base = base.model_copy(update={"workload": hint or None})
-        m = re.match(r"\s*QPS\s+([0-9.]+)", r["batch_size"])
-        out.append(EngineRow(**base.model_dump(), engine=r["engine"].strip().lower(),
-                             engine_version=r["engine_version"], qps=float(m.group(1)) if m else None))
-    return tuple(out)
-
-
-@lru_cache(maxsize=1)
-def load_engine_rows() -> tuple[EngineRow, ...]:
-    """All engine-measured rows, parsed (cached)."""
-    text = resources.files("specpick.tools").joinpath("data", "engine_measurements.csv").read_text("utf-8")
-    return engine_rows_from_text(text)
 
 
 def is_moe(row: EngineRow) -> bool:

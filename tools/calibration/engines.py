@@ -26,7 +26,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from specpick.tools.calibration.cases import CalibCase, Prediction, predict
-from specpick.tools.calibration.engine_cases import EngineRow, Use, load_engine_rows, row_use
+from specpick.tools.calibration.engine_cases import Use, row_use
+from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.calibration.split import load_split, SPLIT_RULE, Split, constants_saw, split_of_source
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError

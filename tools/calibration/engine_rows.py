@@ -1,0 +1,72 @@
+"""Engine-measured rows: ``tools/data/engine_measurements.csv`` parsed into ``EngineRow`` (a published row plus the
+engine and release that measured it), with source-derived ids ``{source_id}/{n}`` (``tools/catalog/row_ids.py``).
+
+Kept apart from the calibration cases (``engine_cases.py``) so a reader of the rows alone (``evidence.py``, shown
+beside every estimate) does not import the speedup model.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from specpick.tools.calibration.engine_specs import engine_method
+from specpick.tools.catalog.published import PublishedRow, read_cells, row_from_cells
+from specpick.tools.catalog.row_ids import source_ordinal_ids
+
+
+class EngineRow(PublishedRow):
+    """A published row plus the engine that measured it."""
+
+    engine: str
+    engine_version: str
+    qps: float | None = None
+
+
+# The sources' own workload words (the `workload=` hint of each row's notes) -> our workloads. Synthetic
+# random-token prompts, "mixed" and "unknown" are no workload: such rows keep the benchmark's mapping. Code
+# *editing* (InstructCoder, Blazedit: the answer rewrites the prompt's code) copies far more than code generation
+# (n-gram tau 5.9 vs ~2, vllm#24344), so it is not folded into "code".
+WORKLOAD_HINTS: dict[str, str] = {
+    "chat": "chat", "code": "code", "math": "math", "reasoning": "math",
+    "summarization": "summarization", "translation": "translation", "creative-writing": "creative",
+    "roleplay": "creative", "rag": "rag", "qa-closed": "qa", "qa-doc": "doc-qa", "agentic": "agentic",
+}
+
+
+def _workload_hint(notes: str) -> str | None:
+    m = re.search(r"workload=([a-z-]+)", notes)
+    return WORKLOAD_HINTS.get(m.group(1), "") if m else None
+
+
+def engine_rows_from_text(text: str) -> tuple[EngineRow, ...]:
+    """Parse the text of an engine-measurements CSV (a function of the text alone, so tests can feed an edited
+    copy and check which ids move)."""
+    cells = read_cells(text)
+    ids = source_ordinal_ids(r["source_id"] for r in cells)
+    return tuple(engine_row(row_id, r) for row_id, r in zip(ids, cells, strict=True))
+
+
+def engine_row(row_id: str, r: dict[str, str]) -> EngineRow:
+    """One CSV row (its cells by column name) as an ``EngineRow`` named ``row_id``."""
+    base = row_from_cells(row_id, r)
+    if base.method is None and engine_method(r["method"]):
+        base = base.model_copy(update={"method": engine_method(r["method"])})
+    hint = _workload_hint(r["notes"])  # None: no hint; "": a hint naming no workload of ours
+    if hint is not None and base.workload != (hint or None):
+        base = base.model_copy(update={"workload": hint or None})
+    m = re.match(r"\s*QPS\s+([0-9.]+)", r["batch_size"])
+    return EngineRow(**base.model_dump(), engine=r["engine"].strip().lower(), engine_version=r["engine_version"],
+                     qps=float(m.group(1)) if m else None)
+
+
+def engine_measurements_text() -> str:
+    """The committed engine-measurements CSV."""
+    return resources.files("specpick.tools").joinpath("data", "engine_measurements.csv").read_text("utf-8")
+
+
+@lru_cache(maxsize=1)
+def load_engine_rows() -> tuple[EngineRow, ...]:
+    """All engine-measured rows, parsed (cached)."""
+    return engine_rows_from_text(engine_measurements_text())
