@@ -64,6 +64,13 @@ def to_markdown(rec: Recommendation) -> str:
         out.append("- stops paying above concurrency "
                    f"{s.break_even_concurrency}" if s.break_even_concurrency else
                    "- still pays at the highest concurrency swept")
+    if s.measured:
+        out += ["", f"Measured elsewhere ({s.measured_method} on this verifier; engine rows with other hardware, "
+                "releases and loads, not your deployment):"]
+        out += [f"- {m.speedup:.2f}x on {ENGINE_LABEL.get(m.engine, m.engine)} {m.engine_version}, {m.hardware}, "
+                f"batch {m.batch}, draft {m.draft}, shape {m.config}"
+                + (f", tau {m.tau:.2f}" if m.tau is not None else "")
+                + f" ({m.row_id})" for m in s.measured]
     out += ["", "Assumptions:"] + [f"- {a}" for a in s.assumptions]
 
     out += ["", h[2], "", "| check | verdict | why |", "|---|---|---|"]

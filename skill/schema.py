@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from specpick.tools.calibration.evidence import MeasuredSpeedup
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)
 from specpick.tools.validation import (
     OneLineText,
@@ -115,6 +116,11 @@ class SpeedupEstimate(BaseModel):
     )
     engine_overhead: float = Field(description="per-cycle runtime overhead factor used for this engine")
     assumptions: list[str] = Field(default_factory=list)
+    measured_method: str | None = Field(None, description="the method the measured rows are for (the choice, or "
+                                        "with speculation off the option that was turned off)")
+    measured: list[MeasuredSpeedup] = Field(
+        default_factory=list, description="engine rows measured on this verifier with that method: other hardware, "
+        "releases and loads, shown as evidence beside the estimate, not as this deployment's figure")
 
 
 class CompatCheck(BaseModel):

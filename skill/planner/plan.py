@@ -14,6 +14,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
+from specpick.tools.calibration.evidence import measured_speedups, outside_interval
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
@@ -155,6 +156,37 @@ def _alternatives(candidates: list[Candidate], chosen: Candidate, workload: str)
     return out
 
 
+def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candidate, switched_off: Candidate | None,
+                       rationale: list[str]) -> SpeedupEstimate:
+    """The engine rows measured on this verifier with the chosen method (or, with speculation off for low gain,
+    the method turned off), and what they say against the estimate."""
+    basis = chosen if chosen.strategy != "none" else switched_off
+    if basis is None or basis.estimate is None:
+        return speed
+    measured = measured_speedups(ctx.verifier.repo_id, basis.strategy, engine=basis.engine)
+    notes = []
+    if chosen.strategy != "none":
+        out = outside_interval(measured, basis.engine, speed.low, speed.high)
+        if out:
+            lo, hi = min(m.speedup for m in out), max(m.speedup for m in out)
+            releases = "; ".join(sorted({m.engine_version for m in out}))
+            notes.append(f"measured on {basis.engine} for this verifier and method outside this answer's range: "
+                         f"{lo:.2f}-{hi:.2f}x ({', '.join(m.row_id for m in out)}; {releases}): their release, "
+                         "hardware or load differ from yours, and where they match, the model misses this pair by "
+                         "more than its interval, so measure before relying on the estimate (section 5)")
+    else:
+        paid = [m for m in measured if m.engine == basis.engine and m.speedup >= MIN_WORTHWHILE_SPEEDUP]
+        if paid:
+            m = max(paid, key=lambda x: x.speedup)
+            rationale.append(f"But {m.row_id} measured {LABEL[basis.strategy]} at {m.speedup:.2f}x for this "
+                             f"verifier on {basis.engine} ({m.hardware}, batch {m.batch}, draft {m.draft}): the "
+                             "model and that measurement disagree, so measure it before ruling it out (the same "
+                             f"request with --method {basis.strategy} prints its configuration and measurement "
+                             "commands).")
+    return speed.model_copy(update={"measured_method": basis.strategy, "measured": measured,
+                                    "assumptions": speed.assumptions + notes})
+
+
 def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -> SpeedupEstimate:
     if chosen.strategy == "none" or chosen.estimate is None:
         why = blockers[0] if blockers else "no strategy is expected to beat plain decoding here"
@@ -289,7 +321,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
               base_fit: VramResult) -> Recommendation:
     """Engine config, fallback and measurement plan around the decision."""
     inp = ctx.inp
-    speed = _speedup_section(chosen, ctx, blockers)
+    speed = _with_measurements(_speedup_section(chosen, ctx, blockers), ctx, chosen, switched_off, rationale)
     alts = _alternatives(candidates, chosen, inp.workload)
     # The break-even comes from a batch sweep capped at what fits in memory: None means the deployment never
     # reaches a batch where speculation stops paying, so there is no threshold to set.

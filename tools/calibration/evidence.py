@@ -1,0 +1,82 @@
+"""Engine measurements of one verifier and method: what others measured, shown next to the model's estimate.
+
+The estimate is a model; a row of ``tools/data/engine_measurements.csv`` measured on the same verifier with the same
+method is evidence the user should see beside it (other hardware, engine release and load, so not their
+deployment). Where such a row on the user's engine falls outside the estimate's 80% interval, the answer says so.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.calibration.engine_rows import engine_measurements_text, engine_row
+from specpick.tools.calibration.engine_specs import resolve_engine_verifier, verifier_name
+from specpick.tools.catalog.published import read_cells
+from specpick.tools.catalog.row_ids import source_ordinal_ids
+from specpick.tools.catalog.tables import normalize_name
+
+MAX_SHOWN = 5
+
+
+class MeasuredSpeedup(BaseModel):
+    """One engine row measured on the verifier with the method, as its source states it."""
+
+    row_id: str = Field(description="the row's id in tools/data/engine_measurements.csv ({source_id}/{n})")
+    speedup: float = Field(description="measured speedup over plain decoding")
+    engine: str
+    engine_version: str
+    hardware: str = Field(description="hardware cell as the source states it")
+    batch: str = Field(description="batch / concurrency cell as the source states it")
+    config: str = Field(description="draft shape cell as the source states it")
+    draft: str = Field(description="the head or draft model the row measured")
+    tau: float | None = Field(None, description="measured mean accepted tokens per verify step, when stated")
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _cells() -> tuple[tuple[str, dict[str, str]], ...]:
+    cells = read_cells(engine_measurements_text())
+    return tuple(zip(source_ordinal_ids(r["source_id"] for r in cells), cells, strict=True))
+
+
+@lru_cache(maxsize=256)
+def _cell_repo(cell: str) -> str | None:
+    spec, _ = resolve_engine_verifier(cell)
+    return spec.repo_id if spec is not None else None
+
+
+def _rows_on(verifier_repo_id: str) -> list[tuple[str, dict[str, str]]]:
+    """The (row id, cells) measured on ``verifier_repo_id``. A cell is resolved in the catalog only when its name
+    could be this model's (one shares the other's normalised prefix: "DeepSeek-V3 / R1" for DeepSeek-V3), so one
+    answer resolves a handful of cells, not every verifier in the table."""
+    key = normalize_name(verifier_repo_id.split("/")[-1])
+    out = []
+    for row_id, r in _cells():
+        name = normalize_name(verifier_name(r["verifier_model"]))
+        could_be = name and (key.startswith(name) or name.startswith(key))
+        if could_be and _cell_repo(r["verifier_model"]) == verifier_repo_id:
+            out.append((row_id, r))
+    return out
+
+
+def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = None) -> list[MeasuredSpeedup]:
+    """Point speedups measured on ``verifier_repo_id`` with ``method``: the user's engine first, then rows that
+    state their acceptance, in file order; at most ``MAX_SHOWN``."""
+    found = []
+    for row_id, cells in _rows_on(verifier_repo_id):
+        row = engine_row(row_id, cells)
+        if row.method != method or row.speedup is None or row.speedup_is_range:
+            continue
+        found.append(MeasuredSpeedup(row_id=row_id, speedup=row.speedup, engine=row.engine,
+                                     engine_version=row.engine_version, hardware=cells["hardware"],
+                                     batch=cells["batch_size"], config=cells["config"], draft=cells["draft_or_head"],
+                                     tau=row.tau, source=row.source))
+    found.sort(key=lambda m: (m.engine != engine, m.tau is None))
+    return found[:MAX_SHOWN]
+
+
+def outside_interval(measured: list[MeasuredSpeedup], engine: str, low: float, high: float) -> list[MeasuredSpeedup]:
+    """The rows on ``engine`` whose measured speedup lies outside [low, high]."""
+    return [m for m in measured if m.engine == engine and not low <= m.speedup <= high]
