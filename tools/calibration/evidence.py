@@ -42,6 +42,11 @@ def _cells() -> tuple[tuple[str, dict[str, str]], ...]:
 
 
 @lru_cache(maxsize=256)
+def _cell_key(cell: str) -> str:
+    return normalize_name(verifier_name(cell))
+
+
+@lru_cache(maxsize=256)
 def _cell_repo(cell: str) -> str | None:
     spec, _ = resolve_engine_verifier(cell)
     return spec.repo_id if spec is not None else None
@@ -54,7 +59,7 @@ def _rows_on(verifier_repo_id: str) -> list[tuple[str, dict[str, str]]]:
     key = normalize_name(verifier_repo_id.split("/")[-1])
     out = []
     for row_id, r in _cells():
-        name = normalize_name(verifier_name(r["verifier_model"]))
+        name = _cell_key(r["verifier_model"])
         could_be = name and (key.startswith(name) or name.startswith(key))
         if could_be and _cell_repo(r["verifier_model"]) == verifier_repo_id:
             out.append((row_id, r))
