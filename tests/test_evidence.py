@@ -54,3 +54,13 @@ def test_measurements_outside_the_range_are_named_and_the_release_matters():
     assert any("outside this answer's range" in a and "VLLM-20780" in a for a in new.expected_speedup.assumptions)
     assert not any("outside this answer's range" in a for a in old.expected_speedup.assumptions)
     assert {m.row_id for m in new.expected_speedup.measured} == {m.row_id for m in old.expected_speedup.measured}
+
+
+def test_rows_nearest_the_users_concurrency_come_first():
+    import math
+
+    rows = {r.row_id: r for r in load_engine_rows()}
+    got = measured_speedups("moonshotai/Kimi-K2.5", "eagle3", engine="vllm", batch=64)
+    batches = [rows[m.row_id].batch or 1 for m in got]
+    assert batches[0] == 64
+    assert batches == sorted(batches, key=lambda b: abs(math.log(b / 64)))

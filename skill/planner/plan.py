@@ -163,15 +163,16 @@ def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candida
     basis = chosen if chosen.strategy != "none" else switched_off
     if basis is None or basis.estimate is None:
         return speed
-    measured = measured_speedups(ctx.verifier.repo_id, basis.strategy, engine=basis.engine)
+    measured = measured_speedups(ctx.verifier.repo_id, basis.strategy, engine=basis.engine, batch=ctx.concurrency)
     notes = []
     if chosen.strategy != "none":
         out = outside_interval(measured, basis.engine, speed.low, speed.high)
         if out:
             lo, hi = min(m.speedup for m in out), max(m.speedup for m in out)
+            span = f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x"
             releases = "; ".join(sorted({m.engine_version for m in out}))
             notes.append(f"measured on {basis.engine} for this verifier and method outside this answer's range: "
-                         f"{lo:.2f}-{hi:.2f}x ({', '.join(m.row_id for m in out)}; {releases}): their release, "
+                         f"{span} ({', '.join(m.row_id for m in out)}; {releases}): their release, "
                          "hardware or load differ from yours, and where they match, the model misses this pair by "
                          "more than its interval, so measure before relying on the estimate (section 5)")
     else:

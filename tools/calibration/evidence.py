@@ -7,6 +7,7 @@ deployment). Where such a row on the user's engine falls outside the estimate's 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
@@ -66,20 +67,23 @@ def _rows_on(verifier_repo_id: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = None) -> list[MeasuredSpeedup]:
-    """Point speedups measured on ``verifier_repo_id`` with ``method``: the user's engine first, then rows that
-    state their acceptance, in file order; at most ``MAX_SHOWN``."""
-    found = []
+def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = None,
+                      batch: int = 1) -> list[MeasuredSpeedup]:
+    """Point speedups measured on ``verifier_repo_id`` with ``method``: the user's engine first, then the batch
+    nearest ``batch`` (a row that states none counts as batch 1), then rows that state their acceptance; at most
+    ``MAX_SHOWN``."""
+    found: list[tuple[float, MeasuredSpeedup]] = []
     for row_id, cells in _rows_on(verifier_repo_id):
         row = engine_row(row_id, cells)
         if row.method != method or row.speedup is None or row.speedup_is_range:
             continue
-        found.append(MeasuredSpeedup(row_id=row_id, speedup=row.speedup, engine=row.engine,
-                                     engine_version=row.engine_version, hardware=cells["hardware"],
-                                     batch=cells["batch_size"], config=cells["config"], draft=cells["draft_or_head"],
-                                     tau=row.tau, source=row.source))
-    found.sort(key=lambda m: (m.engine != engine, m.tau is None))
-    return found[:MAX_SHOWN]
+        distance = abs(math.log((row.batch or 1) / batch))
+        found.append((distance, MeasuredSpeedup(
+            row_id=row_id, speedup=row.speedup, engine=row.engine, engine_version=row.engine_version,
+            hardware=cells["hardware"], batch=cells["batch_size"], config=cells["config"],
+            draft=cells["draft_or_head"], tau=row.tau, source=row.source)))
+    found.sort(key=lambda dm: (dm[1].engine != engine, dm[0], dm[1].tau is None))
+    return [m for _, m in found[:MAX_SHOWN]]
 
 
 def outside_interval(measured: list[MeasuredSpeedup], engine: str, low: float, high: float) -> list[MeasuredSpeedup]:
