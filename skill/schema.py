@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.evidence import MeasuredSpeedup
 from specpick.tools.checks.engine_config import EngineConfig  # noqa: F401  (re-exported: part of the contract)

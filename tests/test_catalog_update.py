@@ -20,7 +20,7 @@ from specpick.tools.catalog import overlay as ov
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.commands.catalog import (
     HEAD_PUBLISHER_SEARCHES, HEAD_PUBLISHERS, HEAD_SEARCHES, MODEL_PUBLISHERS, CatalogInput, catalog_status,
-    listing_queries, update_overlay,
+    update_overlay,
 )
 from specpick.tools.hub.resolve import resolve_model_spec
 from specpick.tools.errors import EXIT_ACCESS, EXIT_UNAVAILABLE, HubAccessError, UnavailableError
