@@ -7,7 +7,12 @@ For each group (``tools/model/intervals.py``) the calibration rows are predicted
 * ``paper:cost_model`` -- the published rows that state their own tau/alpha, fed that acceptance (the eager
   constants were fitted on these rows, so this band is in-sample for the cycle cost; stated in the file);
 * ``engine:end_to_end`` -- engine-measured rows of the *fit* split only, priors without the row's source;
-* ``engine:cost_model`` -- fit-split engine rows that state their own tau/alpha.
+* ``engine:cost_model`` -- fit-split engine rows that state their own tau/alpha;
+* ``engine:<mode>:draft`` and ``engine:<mode>:model_free`` -- the engine bands for separate draft models and for
+  model-free drafting. The fit split's engine rows are nearly all trained heads (one-model path), whose misses say
+  little about a two-model or host-side path; a family with fewer than ``FAMILY_MIN_ROWS`` fit-split rows from
+  ``FAMILY_MIN_SOURCES`` sources takes the wider of the pooled engine band and the band of the published rows of
+  the same family (``rows_used`` says which).
 
 The ends are split-conformal order statistics (``tools/model/intervals.py conformal_bounds``).
 
@@ -27,9 +32,11 @@ from specpick.tools.calibration.cases import CalibCase, build_case, predict_spee
 from specpick.tools.calibration.engines import engine_cases
 from specpick.tools.catalog.published import load_published
 from specpick.tools.errors import InputError
-from specpick.tools.model.intervals import conformal_bounds
+from specpick.tools.model.intervals import ENVELOPE_FAMILIES, conformal_bounds
+from specpick.tools.vocab import METHOD_FAMILY
 
 COLUMNS = ("group", "n_rows", "n_sources", "q_low", "q_high", "rows_used")
+FAMILY_MIN_ROWS, FAMILY_MIN_SOURCES = 15, 3  # below this a family's own engine band is too thin to stand alone
 
 
 def _residuals(cases: list[CalibCase], own: bool) -> list[tuple[str, float]]:
@@ -50,10 +57,36 @@ def _band(group: str, residuals: list[tuple[str, float]], rows_used: str) -> dic
             "q_low": round(low, 4), "q_high": round(high, 4), "rows_used": rows_used}
 
 
+def _family_band(mode: str, family: str, engine: list[tuple[str, float]], pooled: dict[str, object],
+                 published: list[tuple[str, float]]) -> dict[str, object]:
+    """The engine band of one method family: its own fit-split rows where enough, else the envelope of the pooled
+    engine band and the published rows' band of that family."""
+    group = f"engine:{mode}:{family}"
+    sources = {s for s, _ in engine}
+    if len(engine) >= FAMILY_MIN_ROWS and len(sources) >= FAMILY_MIN_SOURCES:
+        return _band(group, engine, f"engine rows of the fit split, {family} methods")
+    paper = _band(group, published, "")
+    return {"group": group, "n_rows": int(pooled["n_rows"]) + len(published),  # type: ignore[call-overload]
+            "n_sources": int(pooled["n_sources"]) + len({s for s, _ in published}),  # type: ignore[call-overload]
+            "q_low": min(pooled["q_low"], paper["q_low"]), "q_high": max(pooled["q_high"], paper["q_high"]),  # type: ignore[type-var]
+            "rows_used": f"only {len(engine)} fit-split engine rows of {family} methods ({len(sources)} sources): "
+                         f"the wider of the pooled engine band and the published {family} rows' band"}
+
+
 def build_bands() -> list[dict[str, object]]:
     """The residual bands (see module docstring)."""
     dev = [c for c in (build_case(r) for r in load_published()) if isinstance(c, CalibCase)]
     fit = engine_cases("fit")
+    pooled = {"end_to_end": _band("engine:end_to_end", _residuals(fit, False), ""),
+              "cost_model": _band("engine:cost_model", _residuals([c for c in fit if c.own_acceptance], True), "")}
+    families = []
+    for family in ENVELOPE_FAMILIES:
+        for mode, own in (("end_to_end", False), ("cost_model", True)):
+            def mine(cases: list[CalibCase]) -> list[CalibCase]:
+                return [c for c in cases if METHOD_FAMILY.get(c.row.method or "") == family
+                        and (c.own_acceptance or not own)]
+            families.append(_family_band(mode, family, _residuals(mine(fit), own), pooled[mode],
+                                         _residuals(mine(dev), own)))
     return [
         _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
         _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
@@ -62,6 +95,7 @@ def build_bands() -> list[dict[str, object]]:
               "engine rows of the fit split, priors without the row's source"),
         _band("engine:cost_model", _residuals([c for c in fit if c.own_acceptance], True),
               "engine rows of the fit split with their own acceptance"),
+        *families,
     ]
 
 

@@ -24,6 +24,35 @@ def test_every_group_has_a_band_resting_on_several_sources():
             assert band.q_low <= band.q_high
 
 
+@pytest.mark.parametrize("family", ["draft", "model_free"])
+@pytest.mark.parametrize("user", [True, False])
+def test_drafts_and_model_free_methods_on_an_engine_get_a_band_of_their_own(family, user):
+    from scripts.build_intervals import FAMILY_MIN_ROWS
+
+    bands = load_bands()
+    group = interval_group(True, user, family)
+    assert group in bands and group.endswith(family)
+    band, pooled = bands[group], bands[interval_group(True, user)]
+    if not band.rows_used.startswith("engine rows"):  # too few engine rows of the family: never narrower than pooled
+        assert band.q_low <= pooled.q_low and band.q_high >= pooled.q_high
+        assert band.n_rows > pooled.n_rows and "published" in band.rows_used
+    else:
+        assert band.n_rows >= FAMILY_MIN_ROWS
+    # the paper harness and trained heads keep the groups they had
+    assert interval_group(False, user, family) == interval_group(False, user)
+    assert interval_group(True, user, "head") == interval_group(True, user)
+
+
+def test_an_engine_n_gram_estimate_states_the_model_free_band():
+    from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
+
+    res = estimate_speedup(SpeedupInput(verifier="meta-llama/Llama-3.1-8B-Instruct", method="ngram", gpu="H100-SXM",
+                                        workload="chat", engine="vllm"))
+    band = load_bands()["engine:end_to_end:model_free"]
+    assert res.low == pytest.approx(res.speedup * math.exp(band.q_low), rel=1e-9)
+    assert any("engine:end_to_end:model_free" in a for a in res.assumptions)
+
+
 def test_interval_scales_the_estimate_by_the_residual_band():
     band = load_bands()["engine:end_to_end"]
     low, high, note = speedup_interval(2.0, "engine:end_to_end")

@@ -29,6 +29,7 @@ from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, family_key, tree_factor
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
+from specpick.tools.vocab import METHOD_FAMILY
 
 # Typical tokens already in the KV cache while decoding, per workload (assumption: prompt plus half the
 # answer; MT-Bench-style chat is short, summarization/RAG carry long documents, agents long histories).
@@ -393,7 +394,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
-        req.harness in ENGINE_HARNESSES, req.user_acceptance))
+        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
     notes.append(interval_note)
     return SpeedupResult(
         verifier=req.verifier.repo_id, method=req.method, draft=req.draft.repo_id if req.draft else None,
