@@ -14,7 +14,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
-from specpick.tools.calibration.evidence import measured_speedups, outside_interval
+from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_interval
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
@@ -157,13 +157,24 @@ def _alternatives(candidates: list[Candidate], chosen: Candidate, workload: str)
 
 
 def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candidate, switched_off: Candidate | None,
-                       rationale: list[str]) -> SpeedupEstimate:
-    """The engine rows measured on this verifier with the chosen method (or, with speculation off for low gain,
-    the method turned off), and what they say against the estimate."""
+                       candidates: list[Candidate], rationale: list[str]) -> SpeedupEstimate:
+    """The engine rows measured on this verifier with the chosen method and what they say against the estimate.
+
+    With speculation off for low gain, the basis is the option turned off, unless another feasible option measured
+    a worthwhile gain on its engine for this verifier: then that one is named, since it is what a reader should
+    measure before taking "off" for an answer.
+    """
     basis = chosen if chosen.strategy != "none" else switched_off
     if basis is None or basis.estimate is None:
         return speed
     measured = measured_speedups(ctx.verifier.repo_id, basis.strategy, engine=basis.engine, batch=ctx.concurrency)
+    if chosen.strategy == "none" and not _paid(measured, basis.engine):
+        for other in (c for c in candidates if c.feasible and c.estimate is not None and c is not basis):
+            theirs = measured_speedups(ctx.verifier.repo_id, other.strategy, engine=other.engine,
+                                       batch=ctx.concurrency)
+            if _paid(theirs, other.engine):
+                basis, measured = other, theirs
+                break
     notes = []
     if chosen.strategy != "none":
         out = outside_interval(measured, basis.engine, speed.low, speed.high)
@@ -176,7 +187,7 @@ def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candida
                          "hardware or load differ from yours, and where they match, the model misses this pair by "
                          "more than its interval, so measure before relying on the estimate (section 5)")
     else:
-        paid = [m for m in measured if m.engine == basis.engine and m.speedup >= MIN_WORTHWHILE_SPEEDUP]
+        paid = _paid(measured, basis.engine)
         if paid:
             m = max(paid, key=lambda x: x.speedup)
             rationale.append(f"But {m.row_id} measured {LABEL[basis.strategy]} at {m.speedup:.2f}x for this "
@@ -186,6 +197,11 @@ def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candida
                              "commands).")
     return speed.model_copy(update={"measured_method": basis.strategy, "measured": measured,
                                     "assumptions": speed.assumptions + notes})
+
+
+def _paid(measured: list[MeasuredSpeedup], engine: str) -> list[MeasuredSpeedup]:
+    """The measured rows on ``engine`` at a worthwhile gain."""
+    return [m for m in measured if m.engine == engine and m.speedup >= MIN_WORTHWHILE_SPEEDUP]
 
 
 def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -> SpeedupEstimate:
@@ -322,7 +338,8 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
               base_fit: VramResult) -> Recommendation:
     """Engine config, fallback and measurement plan around the decision."""
     inp = ctx.inp
-    speed = _with_measurements(_speedup_section(chosen, ctx, blockers), ctx, chosen, switched_off, rationale)
+    speed = _with_measurements(_speedup_section(chosen, ctx, blockers), ctx, chosen, switched_off, candidates,
+                               rationale)
     alts = _alternatives(candidates, chosen, inp.workload)
     # The break-even comes from a batch sweep capped at what fits in memory: None means the deployment never
     # reaches a batch where speculation stops paying, so there is no threshold to set.
