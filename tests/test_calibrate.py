@@ -146,6 +146,15 @@ def test_committed_constants_are_the_global_fit():
     assert paths.n_rows == len(own) and paths.holdout["n_rows"] == len(own_holdout) >= 10
     # The holdout figure with the committed constants (23.9% mean APE on 2026-11-30, 18 rows) with a little slack.
     assert paths.holdout["committed_mean_ape_pct"] < 27.0
+    # the overlap share sees the fit half's rows that ran with overlap; refitted with each source left out it must
+    # still beat hiding all per-request work (the model before the share existed) on the left-out sources
+    from specpick.tools.calibration.fit import fit_overlap_exposure
+
+    overlap = next(f for f in fits if f.name == "overlap: per-request work exposed")
+    assert overlap.n_rows == sum(1 for c in fit_half if c.spec_overlap) >= 20
+    assert overlap.holdout["n_rows"] == sum(1 for c in holdout if c.spec_overlap)
+    all_hidden = fit_overlap_exposure({"engine.overlap_seq_exposed_fraction": (0.0,)})
+    assert overlap.holdout["loso_mean_ape_pct"] < all_hidden.best_score_pct
 
 
 def test_rows_measured_in_vllm_use_the_vllm_harness():

@@ -32,16 +32,19 @@ def test_the_fit_does_not_mutate_the_default_constants():
     paper_before = get_overhead("paper")
     fits = fit_all(paper_grid={"host_per_layer_ms": (0.6, 1.4), "cycle_ms": (0.0, 2.0)},
                    batch_grid={"FLOPS_EFFICIENCY": (0.3, 0.4), "engine.spec_forward_ms": (0.0, 1.0)},
-                   path_grid={"engine.moe_layer_ms": (0.0, 0.06), "sglang.one_model_cycle_ms": (0.0, 1.0)})
+                   path_grid={"engine.moe_layer_ms": (0.0, 0.06), "sglang.one_model_cycle_ms": (0.0, 1.0)},
+                   overlap_grid={"engine.overlap_seq_exposed_fraction": (0.0, 1.0)})
     assert DEFAULT_CONSTANTS.model_dump() == before
     assert get_overhead("paper") is paper_before
-    paper, batch, paths = fits
+    paper, batch, paths, overlap = fits
     # "committed" is read after the grid ran: had a grid point leaked into the defaults it would show here
     assert paths.committed == {"engine.moe_layer_ms": before["overheads"]["sglang"]["moe_layer_ms"],
                                "sglang.one_model_cycle_ms": before["overheads"]["sglang"]["one_model_cycle_ms"]}
     # the grid points really were scored with other values: committed and grid best differ in score
     assert paper.committed == {"host_per_layer_ms": 0.9, "cycle_ms": 1.0}
     assert batch.committed == {"FLOPS_EFFICIENCY": 0.35, "engine.spec_forward_ms": 0.8}
+    assert overlap.committed == {"engine.overlap_seq_exposed_fraction":
+                                 before["overheads"]["sglang"]["overlap_seq_exposed_fraction"]}
     assert paper.best_score_pct != paper.committed_score_pct or paper.best != paper.committed
 
 

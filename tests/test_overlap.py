@@ -2,7 +2,9 @@
 
 The decisions follow the engines' own records (tools/model/overlap.py): vLLM turned async scheduling on with
 EAGLE/MTP speculation in 0.14.0 (vllm#31998); SGLang's spec v2 is opt-in and runs chains only. The cost side is
-physics, not a fitted number: host work overlapped with the GPU only shows where it outlasts the GPU work.
+physics plus one fitted share: host work overlapped with the GPU only shows where it outlasts the GPU work, except
+the share of per-request work that stays serial (RuntimeOverhead.overlap_seq_exposed_fraction, fitted end to end in
+tools/calibration/fit.py).
 """
 
 from __future__ import annotations
@@ -50,13 +52,33 @@ def _cycle(harness: str, *, overlap: bool, tree: bool = False, batch: int = 8):
 
 
 @pytest.mark.parametrize("harness", ["vllm", "sglang"])
-def test_overlap_shows_only_the_host_work_that_outlasts_the_gpu(harness):
-    serial, overlapped = _cycle(harness, overlap=False), _cycle(harness, overlap=True)
+@pytest.mark.parametrize("batch", [1, 8, 64])
+def test_overlap_shows_only_the_host_work_that_outlasts_the_gpu(harness, batch):
+    serial, overlapped = _cycle(harness, overlap=False, batch=batch), _cycle(harness, overlap=True, batch=batch)
+    o = get_overhead(harness)
     gpu_ms = serial.draft_ms + serial.verify.total_ms
-    exposed = get_overhead(harness).overlap_exposed_ms
-    assert overlapped.overhead_ms == pytest.approx(max(0.0, serial.overhead_ms - gpu_ms) + exposed)
+    serial_seq_ms = o.overlap_seq_exposed_fraction * o.cycle_per_seq_ms * batch
+    assert serial_seq_ms > 0.0
+    hideable_ms = serial.overhead_ms - serial_seq_ms
+    assert overlapped.overhead_ms == pytest.approx(max(0.0, hideable_ms - gpu_ms) + serial_seq_ms
+                                                   + o.overlap_exposed_ms)
     assert overlapped.cycle_cost < serial.cycle_cost
     assert overlapped.draft_ms == serial.draft_ms and overlapped.verify.total_ms == serial.verify.total_ms
+
+
+def test_the_serial_per_request_share_is_what_keeps_overlap_from_hiding_everything_at_high_concurrency():
+    from specpick.tools.calibration.fit import path_constants
+
+    all_hidden = path_constants({"engine.overlap_seq_exposed_fraction": 0.0})
+    kw = dict(gpus=1, batch=64, context_tokens=512, weight_bytes_per_param=2.0, num_draft_tokens=3, overlap=True)
+    hidden = cycle_cost("eagle3", CAT.model("llama-3.1-8b"), CAT.gpu("H100"), overhead=all_hidden.overhead("vllm"),
+                        constants=all_hidden, **kw)
+    committed = cycle_cost("eagle3", CAT.model("llama-3.1-8b"), CAT.gpu("H100"), overhead=get_overhead("vllm"), **kw)
+    # with nothing serial, 64 requests' bookkeeping hides entirely under the cycle's GPU work
+    assert hidden.overhead_ms == pytest.approx(get_overhead("vllm").overlap_exposed_ms)
+    per_request_ms = get_overhead("vllm").cycle_per_seq_ms * 64
+    assert committed.overhead_ms >= get_overhead("vllm").overlap_seq_exposed_fraction * per_request_ms
+    assert committed.cycle_cost > hidden.cycle_cost
 
 
 def test_sglang_runs_spec_v2_for_chains_only():

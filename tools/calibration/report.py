@@ -137,8 +137,14 @@ def constants_used() -> dict[str, str]:
         out[f"overhead[{name}]"] = (f"host/layer {o.host_per_layer_ms} ms, gap/layer {o.gpu_gap_per_layer_ms} ms, "
                                     f"per forward {o.per_forward_ms} ms, draft step {o.draft_step_host_ms} ms, "
                                     f"cycle {o.cycle_ms} ms (+{o.cycle_tree_ms} tree, +{o.cycle_per_seq_ms}/seq, "
-                                    f"+{o.spec_forward_ms}/forward in the cycle); "
-                                    f"{o.source}")
+                                    f"+{o.spec_forward_ms}/forward in the cycle)"
+                                    + (f"; one-model path {o.one_model_spec_forward_ms} ms/forward + "
+                                       f"{o.one_model_cycle_ms} ms/cycle" if o.one_model_spec_forward_ms is not None
+                                       else "")
+                                    + (f"; with overlap scheduling {o.overlap_seq_exposed_fraction:.0%} of the "
+                                       f"per-request work stays serial (+{o.overlap_exposed_ms} ms sync)"
+                                       if o.overlap_seq_exposed_fraction or o.overlap_exposed_ms else "")
+                                    + f"; {o.source}")
     return out
 
 

@@ -112,7 +112,7 @@ def cycle_cost(
     ``overhead`` is the runtime's row of ``constants.overheads``; ``constants`` also supplies the roofline and
     the model-free lookup costs. ``overlap``: the engine prepares the next cycle on the host while the GPU runs
     this one (``tools/model/overlap.py``), so only the per-cycle host work that outlasts the cycle's GPU time
-    (draft + verify) adds to it.
+    (draft + verify) adds to it, plus the per-request share that stays serial.
     """
     c = constants
     n = num_draft_tokens
@@ -187,7 +187,11 @@ def cycle_cost(
     # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2
     overlapped = overlap and path != "eager" and not (tree_top_k > 1 and overhead.overlap_chains_only)
     if overlapped:
-        over = max(0.0, over - (draft_ms + verify.total_ms)) + overhead.overlap_exposed_ms
+        # the per-request share that stays serial (RuntimeOverhead.overlap_seq_exposed_fraction) is paid in full;
+        # the rest hides under the cycle's GPU work, and only what outlasts it shows
+        seq_exposed = overhead.overlap_seq_exposed_fraction * overhead.cycle_per_seq_ms * batch
+        hidden = over - seq_exposed
+        over = max(0.0, hidden - (draft_ms + verify.total_ms)) + seq_exposed + overhead.overlap_exposed_ms
     cycle = draft_ms + verify.total_ms + host + over
     b = base.total_ms
     return CycleCost(
