@@ -422,3 +422,37 @@ def test_an_alternative_above_the_choice_says_why_it_was_not_chosen():
             reasons.append(a.reason)
     assert any("low end of its range" in r for r in reasons)  # n-gram decided on its low end off copy work
     assert any("speculation is off" in r for r in reasons)  # the 70B that does not fit on one H100
+
+
+@pytest.mark.parametrize("inputs", [
+    dict(verifier="Qwen/Qwen2.5-7B-Instruct", workload="chat", gpu="A100-80GB", engine="vllm",
+         draft="Qwen/Qwen2.5-0.5B-Instruct"),
+    dict(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="H100-SXM", engine="sglang"),
+    dict(verifier="meta-llama/Llama-3.2-3B-Instruct", workload="chat", gpu="L4", engine="vllm",
+         draft="meta-llama/Llama-3.2-1B-Instruct"),
+])
+def test_candidates_are_ranked_at_the_draft_length_tuning_gives_them(inputs):
+    """Ranking reads each untuned candidate at its sweep's rule N, the N tuning then sets (no seed adjustment at
+    concurrency 1 for these), not at the default length it was first estimated at."""
+    from specpick.skill.planner.candidates import evaluate_candidates
+    from specpick.skill.planner.context import build_context
+    from specpick.skill.planner.plan import ranking_speedup, decision_speedup
+    from specpick.skill.planner.tuning import choose_parameters
+
+    ctx = build_context(PlannerInputs(**inputs))
+    ranked = [c for c in evaluate_candidates(ctx) if c.feasible and c.estimate is not None
+              and c.strategy in ("draft_model", "ngram", "eagle3")]
+    assert ranked
+    for c in ranked:
+        untuned = ranking_speedup(c, ctx.inp.workload)
+        tuned = choose_parameters(ctx, c)
+        assert tuned.num_draft_tokens == c.estimate.best_num_draft_tokens or tuned.tree is not None
+        assert untuned == pytest.approx(decision_speedup(tuned, ctx.inp.workload), rel=0.02), c.strategy
+
+
+def test_a_draft_model_that_pays_at_its_own_length_is_not_ruled_out_by_its_default_length():
+    # 0.5B drafting 7B: 1.04x at the default N=5, 1.2x at the rule's N=2; n-gram on chat is decided on its low end
+    rec = plan(PlannerInputs(verifier="Qwen/Qwen2.5-7B-Instruct", workload="chat", gpu="A100-80GB", engine="vllm",
+                             draft="Qwen/Qwen2.5-0.5B-Instruct"))
+    assert rec.strategy == "draft_model" and rec.num_draft_tokens < 5
+    assert rec.expected_speedup.value >= 1.1

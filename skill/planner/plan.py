@@ -27,7 +27,7 @@ from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendati
 from specpick.skill.planner.tuning import choose_parameters, under_load
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
-from specpick.tools.vocab import COPY_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
+from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
 from specpick.tools.checks.method_fit import draft_tensor_parallel
 from specpick.tools.checks.engine_setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
@@ -62,6 +62,19 @@ def decision_speedup(c: Candidate, workload: str) -> float:
     return c.speedup
 
 
+def ranking_speedup(c: Candidate, workload: str) -> float:
+    """``decision_speedup`` of a candidate not yet tuned, read at the draft length the shared rule picks from its
+    sweep (what tuning will start from) rather than at the default length it was first estimated at: a 0.5B draft
+    for a 7B verifier is 1.04x at N=5 but 1.20x at the rule's N=2, and ranking it at 5 let n-gram's low end lead and
+    then fall below the worthwhile bar."""
+    e = c.estimate
+    decided = decision_speedup(c, workload)
+    if c.num_draft_tokens is not None or e is None or not e.draft_sweep or e.speedup <= 0:
+        return decided
+    at_rule = next((p.speedup for p in e.draft_sweep if p.num_draft_tokens == e.best_num_draft_tokens), None)
+    return decided if at_rule is None else decided * at_rule / e.speedup
+
+
 def _score(c: Candidate, workload: str) -> float:
     penalty = 1.0 - (TIE_MARGIN if c.needs_training else 0.0)
     # Suffix decoding needs the arctic-inference plugin and has no published acceptance of its own (its
@@ -69,7 +82,11 @@ def _score(c: Candidate, workload: str) -> float:
     # is what it was built for (Arctic Inference). Elsewhere near-ties go to plain n-gram.
     if c.strategy == "suffix" and workload != "agentic":
         penalty -= TIE_MARGIN
-    return decision_speedup(c, workload) * penalty
+    # A separate draft model is a second model to host (its weights and KV cache on every GPU, its tokenizer to
+    # match, its own runner): near-ties go to the option without one.
+    if c.strategy in DRAFT_MODEL_METHODS:
+        penalty -= TIE_MARGIN
+    return ranking_speedup(c, workload) * penalty
 
 
 def _ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
@@ -137,6 +154,9 @@ def _why_not_chosen(c: Candidate, chosen: Candidate, workload: str) -> str:
     if c.strategy == "suffix" and workload != "agentic":
         return (f"; needs the arctic-inference plugin, so near-ties ({TIE_MARGIN:.0%}) go to plain n-gram off "
                 "agentic work")
+    if c.strategy in DRAFT_MODEL_METHODS:
+        return (f"; a second model to host (weights and KV cache on every GPU, a tokenizer to match), so near-ties "
+                f"({TIE_MARGIN:.0%}) go to an option without one")
     if c.engine != chosen.engine:
         return f"; on another engine, within {TIE_MARGIN:.0%} of the choice on the engine you named (or the default)"
     return "; its figure is before tuning, and the choice's tuned setting scored higher"
