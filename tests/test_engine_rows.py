@@ -42,6 +42,18 @@ def test_every_row_names_its_source_engine_and_provenance():
         assert r.provenance in ("primary", "primary-figure", "secondary"), r.row_id
 
 
+def test_a_share_of_drafted_tokens_is_never_stored_as_a_per_position_alpha():
+    """llama.cpp's 'accept' (n_accept / n_drafted) and vLLM's draft acceptance rate are shares of drafted tokens.
+    Read as a per-position alpha over a chain of N > 1 they understate tau badly (llama.cpp#5877: share 0.72 at
+    n_draft 5 is tau 4.58 from n_predict / (n_predict - n_accept), where a chain alpha of 0.72 gives 3.07)."""
+    for r in load_engine_rows():
+        if r.alpha is None:
+            continue
+        depth, _, _ = draft_shape(r)
+        shares = ("n_accept/n_drafted", "accepted/drafted", "share of drafted")
+        assert depth == 1 or not any(s in r.notes for s in shares), r.row_id
+
+
 def test_every_row_is_used_or_skipped_for_a_counted_reason(report):
     uses = [row_use(r)[0] for r in load_engine_rows()]
     assert report.n_rows == len(uses)
