@@ -64,3 +64,28 @@ def test_rows_nearest_the_users_concurrency_come_first():
     batches = [rows[m.row_id].batch or 1 for m in got]
     assert batches[0] == 64
     assert batches == sorted(batches, key=lambda b: abs(math.log(b / 64)))
+
+
+def test_speedup_shows_the_same_measured_rows_and_range_warning_as_recommend():
+    """The same inputs give the same evidence from every verb: `speedup` at recommend's N lists recommend's rows and,
+    where one falls outside the range, the same warning."""
+    from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup, render_text
+
+    rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="H100-SXM",
+                             engine="vllm", method="eagle3"))
+    res = estimate_speedup(SpeedupInput(verifier="meta-llama/Llama-3.1-8B-Instruct", method="eagle3", workload="chat",
+                                        gpu="H100-SXM", engine="vllm", num_draft_tokens=rec.num_draft_tokens))
+    assert (round(res.low, 2), round(res.high, 2)) == (rec.expected_speedup.low, rec.expected_speedup.high)
+    assert [m.row_id for m in res.measured] == [m.row_id for m in rec.expected_speedup.measured]
+    warning = [a for a in res.assumptions if "outside this answer's range" in a]
+    assert len(warning) == 1 and "VLLM-20780" in warning[0]
+    assert any(a.startswith(warning[0]) for a in rec.expected_speedup.assumptions)
+    text = render_text(res)
+    assert "measured elsewhere" in text and res.measured[0].row_id in text
+
+
+def test_speedup_without_an_engine_lists_rows_but_judges_none():
+    from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
+
+    res = estimate_speedup(SpeedupInput(verifier="Qwen/Qwen3-8B", method="eagle3", workload="chat", gpu="H200"))
+    assert res.measured and not any("outside this answer's range" in a for a in res.assumptions)

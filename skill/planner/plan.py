@@ -14,7 +14,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 from __future__ import annotations
 
 from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
-from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_interval
+from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_note
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.fallback import build_fallback
@@ -197,15 +197,9 @@ def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candida
                 break
     notes = []
     if chosen.strategy != "none":
-        out = outside_interval(measured, basis.engine, speed.low, speed.high)
-        if out:
-            lo, hi = min(m.speedup for m in out), max(m.speedup for m in out)
-            span = f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x"
-            releases = "; ".join(sorted({m.engine_version for m in out}))
-            notes.append(f"measured on {basis.engine} for this verifier and method outside this answer's range: "
-                         f"{span} ({', '.join(m.row_id for m in out)}; {releases}): their release, "
-                         "hardware or load differ from yours, and where they match, the model misses this pair by "
-                         "more than its interval, so measure before relying on the estimate (section 5)")
+        note = outside_note(measured, basis.engine, speed.low, speed.high)
+        if note:
+            notes.append(note + " (section 5)")
     else:
         paid = _paid(measured, basis.engine)
         if paid:

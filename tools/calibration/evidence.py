@@ -89,3 +89,25 @@ def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = N
 def outside_interval(measured: list[MeasuredSpeedup], engine: str, low: float, high: float) -> list[MeasuredSpeedup]:
     """The rows on ``engine`` whose measured speedup lies outside [low, high]."""
     return [m for m in measured if m.engine == engine and not low <= m.speedup <= high]
+
+
+def outside_note(measured: list[MeasuredSpeedup], engine: str, low: float, high: float) -> str | None:
+    """The assumption line naming the rows on ``engine`` measured outside [low, high] (None: there are none); the
+    same words in `recommend` and `speedup`."""
+    out = outside_interval(measured, engine, low, high)
+    if not out:
+        return None
+    lo, hi = min(m.speedup for m in out), max(m.speedup for m in out)
+    span = f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x"
+    releases = "; ".join(sorted({m.engine_version for m in out}))
+    return (f"measured on {engine} for this verifier and method outside this answer's range: {span} "
+            f"({', '.join(m.row_id for m in out)}; {releases}): their release, hardware or load differ from yours, "
+            "and where they match, the model misses this pair by more than its interval, so measure before relying "
+            "on the estimate")
+
+
+def measured_line(m: MeasuredSpeedup) -> str:
+    """One measured row in words: speedup, engine release, hardware, batch, draft, shape and id."""
+    tau = f", tau {m.tau:g}" if m.tau is not None else ""
+    return (f"{m.speedup:.2f}x on {m.engine} {m.engine_version}, {m.hardware}, batch {m.batch}, draft {m.draft}, "
+            f"shape {m.config}{tau} ({m.row_id})")

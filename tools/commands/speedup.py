@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
+from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_line, measured_speedups, outside_note
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS, Harness
@@ -45,6 +46,14 @@ DEFAULT_CHAIN_N = 3  # N when --tau is given without a length (a tau fixes no N 
 MAX_BATCH = 4096
 MAX_TREE_TOP_K = 64
 MAX_VERIFY_TOKENS = 1024
+
+
+class SpeedupAnswer(SpeedupResult):
+    """The estimate, with the engine rows measured on this verifier and method beside it (as in `recommend`)."""
+
+    measured: list[MeasuredSpeedup] = Field(
+        default_factory=list, description="engine rows measured on this verifier with this method (other hardware, "
+        "releases and loads): the user's engine first, then the nearest batch; tools/data/engine_measurements.csv")
 
 
 class SpeedupInput(BaseModel):
@@ -236,7 +245,7 @@ def _check_fit(inp: SpeedupInput, verifier: ModelSpec, draft: ModelSpec | None, 
     return fit
 
 
-def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
+def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     """Expected speedup of ``inp.method`` for the named verifier, GPU and workload.
 
     Raises:
@@ -285,13 +294,18 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupResult:
         draft_bytes_per_param=draft_bpp, max_batch=fit.max_concurrency_at_context, assumptions=tuple(notes),
         spec_overlap=overlap.overlap,
     )
-    return tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
+    result = tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
+    measured = measured_speedups(verifier.repo_id, inp.method, engine=inp.engine, batch=inp.batch)
+    outside = outside_note(measured, inp.engine, result.low, result.high) if inp.engine else None
+    return SpeedupAnswer(**result.model_dump(exclude={"assumptions"}),
+                         assumptions=result.assumptions + ([outside] if outside else []), measured=measured)
 
 
-__all__ = ["EstimateRequest", "SpeedupInput", "SpeedupResult", "estimate_for_specs", "estimate_speedup", "render_text"]
+__all__ = ["EstimateRequest", "SpeedupAnswer", "SpeedupInput", "SpeedupResult", "estimate_for_specs",
+           "estimate_speedup", "render_text"]
 
 
-def render_text(result: SpeedupResult) -> str:
+def render_text(result: SpeedupAnswer) -> str:
     """A few lines: the estimate, acceptance, costs, sweeps and the stated assumptions."""
     r = result
     shape = f"N={r.num_draft_tokens}"
@@ -324,6 +338,9 @@ def render_text(result: SpeedupResult) -> str:
             be = (f"{start}, stops paying above ~{r.break_even_concurrency}" if r.break_even_concurrency else
                   f"{start} up to {top}{cap}")
         out.append(f"  concurrency  {be}   (batch:speedup {pts})")
+    if r.measured:
+        out.append("  measured elsewhere (engine rows on this verifier and method; not your deployment):")
+        out += [f"    - {measured_line(m)}" for m in r.measured]
     out.append("  assumptions:")
     out += [f"    - {a}" for a in r.assumptions]
     return "\n".join(out)
