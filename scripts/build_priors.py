@@ -6,6 +6,10 @@ shape it was measured at and the top-1 chain alpha it implies (``alpha_chain``).
 from the source's published defaults, named in ``shape_note``. A prior's id is its row's id behind ``A:``
 (``A:EAGLE3-T1/3``, ``tools/catalog/row_ids.py``), so adding a published row renumbers no prior.
 
+It also writes ``tools/data/prior_rules.json``: the figures every prior applies (position decay, tree factor,
+temperature ratios; ``prior_rules.rule_figures``), so that answering reads them instead of deriving them from the
+published rows in every process.
+
 Run ``python scripts/build_priors.py`` after changing the published copy or the rules.
 """
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 from specpick.tools.catalog.published import (
@@ -24,7 +29,7 @@ from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
 from specpick.tools.vocab import ENGINES, MEASURED_TAU_METHODS
 from specpick.tools.model.prior_rules import (
-    CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, chain_length, position_decay, tree_factor,
+    CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, chain_length, position_decay, rule_figures, tree_factor,
 )
 
 # Draft sizes named in rows (billions).
@@ -199,11 +204,22 @@ def render_csv(rows: list[dict[str, object]]) -> str:
     return buf.getvalue()
 
 
+def render_rules(figures: dict[str, object]) -> str:
+    # json writes each float's shortest repr, which reads back as the same float: answers do not move by a bit.
+    return json.dumps(figures, indent=1, sort_keys=True) + "\n"
+
+
 def csv_path() -> Path:
     """The CSV in the source tree (never the installed package: a build must not write into site-packages)."""
     return Path(__file__).resolve().parent.parent / "tools" / "data" / "acceptance_priors.csv"
 
 
+def rules_path() -> Path:
+    """The rule figures in the source tree, beside the CSV."""
+    return csv_path().with_name("prior_rules.json")
+
+
 if __name__ == "__main__":  # maintenance entry point: python scripts/build_priors.py
     csv_path().write_text(render_csv(build_rows()), encoding="utf-8")
-    print(f"wrote {csv_path()}")
+    rules_path().write_text(render_rules(rule_figures()), encoding="utf-8")
+    print(f"wrote {csv_path()} and {rules_path()}")

@@ -26,6 +26,7 @@ PACKAGE_DIRS = {"tools": "specpick/tools", "skill": "specpick/skill", "evals": "
 # Data files the code reads at run time; each pattern must match something, or the pattern is stale.
 DATA_PATTERNS = [
     "tools/data/*.csv",
+    "tools/data/*.json",
     "tools/data/prompts/*.jsonl",
     "skill/SKILL.md",
     "skill/references/*.md",

@@ -11,8 +11,9 @@ from specpick.tools.errors import InputError
 from specpick.tools.model.priors import (
     Shape, acceptance_prior, decay_for, draft_ratio_slope, load_prior_rows, temperature_rho, tree_factor,
 )
+from specpick.tools.model import prior_rules
 from specpick.tools.model.prior_rules import position_decay_samples, temperature_pairs
-from scripts.build_priors import build_rows, csv_path, extra_rows, render_csv
+from scripts.build_priors import build_rows, csv_path, extra_rows, render_csv, render_rules, rules_path
 from specpick.tools.catalog.published import load_published
 from specpick.tools.catalog.row_ids import prior_id
 
@@ -23,6 +24,19 @@ EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
 def test_priors_csv_is_in_sync_with_the_published_rows():
     assert csv_path().read_text(encoding="utf-8") == render_csv(build_rows()), \
         "run `python scripts/build_priors.py` after changing the published copy or the rules"
+
+
+def test_prior_rule_figures_are_in_sync_with_the_published_rows():
+    assert rules_path().read_text(encoding="utf-8") == render_rules(prior_rules.rule_figures()), \
+        "run `python scripts/build_priors.py` after changing the published copy or the rules"
+
+
+def test_priors_apply_the_derived_rule_figures_exactly():
+    # The built file is read back bit for bit: the same floats the derivation gives, so no answer moves.
+    assert tree_factor() == prior_rules.tree_factor()
+    assert decay_for("eagle") == prior_rules.position_decay()
+    derived = prior_rules.rule_figures()["temperature_rho"]
+    assert temperature_rho() == {fam: (ratio, n) for fam, (ratio, n) in derived.items()}
 
 
 def test_every_prior_row_names_its_source_and_a_real_published_row():

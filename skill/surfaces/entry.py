@@ -1,4 +1,5 @@
-"""The ``specpick`` console script: process settings that must come before the first pydantic model, then the CLI.
+"""The ``specpick`` console script: process settings that must come before the first pydantic model, the CLI, and
+one for the exit that follows it.
 
 Kept apart from ``cli.py`` so that importing the CLI (tests, harnesses) changes no environment; only the
 installed command does.
@@ -6,6 +7,7 @@ installed command does.
 
 from __future__ import annotations
 
+import gc
 import os
 
 
@@ -17,4 +19,10 @@ def main() -> int:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from specpick.skill.surfaces.cli import main as cli_main
 
-    return cli_main()
+    code = cli_main()
+    # The process ends next. At exit the interpreter's last garbage collection walks and frees every object the
+    # imports built (~40k: pydantic schemas and validators, module dicts), memory the OS takes back anyway: 50 ms
+    # of a 0.3 s offline answer. gc.freeze() leaves the objects that exist now out of that pass. Nothing else
+    # changes: the answer is written, stdout and stderr are flushed and atexit handlers run as before.
+    gc.freeze()
+    return code

@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from specpick.tools.catalog.overlay_location import DISABLE_ENV, overlay_disabled, overlay_path  # noqa: F401 (re-export)
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 
 if TYPE_CHECKING:  # tables imports this module lazily; no import cycle at run time
     from specpick.tools.catalog.tables import Catalog
 
 OVERLAY_FORMAT = 1
-OVERLAY_FILENAME = "catalog-overlay.json"
 # A refresh bounded by the update's total cap (2,000 repos) stays far below this; anything larger is not ours.
 MAX_OVERLAY_BYTES = 20_000_000
-DISABLE_ENV = "SPECPICK_CATALOG_OVERLAY"  # "off": ignore the overlay (reproducible runs, bisecting an answer)
 
 
 class SkippedRow(BaseModel):
@@ -76,23 +75,6 @@ def snapshot_date() -> str:
 
     text = resources.files("specpick.tools").joinpath("data", "snapshot.json").read_text(encoding="utf-8")
     return str(json.loads(text)["snapshot_date"])
-
-
-def overlay_dir() -> Path:
-    """``$HF_HOME/specpick``; else next to ``$HF_HUB_CACHE``; else ``~/.cache/huggingface/specpick``."""
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]) / "specpick"
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).parent / "specpick"
-    return Path.home() / ".cache" / "huggingface" / "specpick"
-
-
-def overlay_path() -> Path:
-    return overlay_dir() / OVERLAY_FILENAME
-
-
-def overlay_disabled() -> bool:
-    return os.environ.get(DISABLE_ENV, "").strip().lower() in ("off", "0", "no", "false")
 
 
 def read_overlay() -> OverlayState:

@@ -4,7 +4,7 @@
 schedule, a disable threshold. ``EngineConfig`` is one engine's spelling of it. Ids are checked here,
 before any emitter sees them: every id that reaches a launch command or a YAML file is a catalog alias
 resolved to its repo id, or a string that passes the Hub's own repo-id rules
-(``tools/hub/client.validate_repo_id``), so no shell metacharacter, newline or YAML syntax can get in.
+(``tools/hub/repo_ids.validate_repo_id``), so no shell metacharacter, newline or YAML syntax can get in.
 The emitters quote and serialise anyway (``shlex.quote``, ``yaml.safe_dump``, ``json.dumps``).
 """
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.hub.client import validate_repo_id
+from specpick.tools.hub.repo_ids import validate_repo_id
 from specpick.tools.validation import MAX_CONCURRENCY, EngineVersion, Probability
 from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
 

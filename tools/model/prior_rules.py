@@ -6,13 +6,16 @@ from it: the draft shape it was measured at and the top-1 chain alpha it
 implies (``alpha_chain``). Shapes not stated in a row come from the source's
 published defaults, named in ``shape_note``.
 
-``scripts/build_priors.py`` applies them to write ``tools/data/acceptance_priors.csv``;
-``tests/test_priors.py`` fails if the CSV and the rules drift apart.
+``scripts/build_priors.py`` applies them to write ``tools/data/acceptance_priors.csv``, and writes the figures
+every prior applies (position decay, tree factor, temperature ratios: ``rule_figures``) to
+``tools/data/prior_rules.json``, so that answering reads three numbers instead of parsing and pairing the
+published rows; ``tests/test_priors.py`` fails if either file and the rules drift apart.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from functools import lru_cache
 
 from specpick.tools.model.acceptance import (
@@ -144,3 +147,18 @@ def temperature_pairs() -> list[dict[str, object]]:
                         "ratio_at_t1": ratio ** (1.0 / t)})
             break
     return out
+
+
+def rule_figures() -> dict[str, object]:
+    """The figures the priors apply, derived here; ``scripts/build_priors.py`` writes them to prior_rules.json.
+
+    ``temperature_rho``: family -> [median sampled/greedy tau ratio at T=1, number of pairs], the median over all
+    pairs for a family without pairs of its own (``tools/model/priors.py`` rule 3).
+    """
+    pairs = temperature_pairs()
+    pooled = statistics.median(p["ratio_at_t1"] for p in pairs)
+    rho: dict[str, list[float | int]] = {}
+    for fam in sorted(set(METHOD_FAMILY.values())):
+        ratios = [p["ratio_at_t1"] for p in pairs if p["family"] == fam]
+        rho[fam] = [statistics.median(ratios), len(ratios)] if ratios else [pooled, 0]
+    return {"position_decay": position_decay(), "tree_factor": tree_factor(), "temperature_rho": rho}

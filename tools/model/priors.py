@@ -21,6 +21,7 @@ the median is taken:
 from __future__ import annotations
 
 import csv
+import json
 import math
 import statistics
 from functools import lru_cache, cache
@@ -30,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
 from specpick.tools.errors import InputError, PickerError
-from specpick.tools.model.prior_rules import DECAY_METHODS, position_decay, temperature_pairs, tree_factor
+from specpick.tools.model.prior_rules import DECAY_METHODS
 from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS
 
 # Nearest workloads to borrow rows from, in order.
@@ -161,22 +162,27 @@ def load_prior_rows() -> tuple[PriorRow, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def _rule_figures() -> dict:
+    """``prior_rules.rule_figures()`` as ``scripts/build_priors.py`` wrote it (the test suite checks they agree)."""
+    return json.loads(resources.files("specpick.tools").joinpath("data", "prior_rules.json").read_text("utf-8"))
+
+
 @cache
 def decay_for(method: str) -> float:
     """Per-position acceptance decay along a chain for ``method`` (1.0: independent tokens)."""
-    return position_decay() if method in DECAY_METHODS else 1.0
+    return _rule_figures()["position_decay"] if method in DECAY_METHODS else 1.0
+
+
+def tree_factor() -> float:
+    """F of tools/model/acceptance.py, derived from the published EAGLE-1 chain/tree pairs (``prior_rules``)."""
+    return _rule_figures()["tree_factor"]
 
 
 @lru_cache(maxsize=1)
 def temperature_rho() -> dict[str, tuple[float, int]]:
     """Family -> (median sampled/greedy tau ratio at T=1, number of pairs); pooled for families without pairs."""
-    pairs = temperature_pairs()
-    out: dict[str, tuple[float, int]] = {}
-    pooled = statistics.median(p["ratio_at_t1"] for p in pairs)
-    for fam in set(METHOD_FAMILY.values()):
-        ratios = [p["ratio_at_t1"] for p in pairs if p["family"] == fam]
-        out[fam] = (statistics.median(ratios), len(ratios)) if ratios else (pooled, 0)
-    return out
+    return {fam: (ratio, n) for fam, (ratio, n) in _rule_figures()["temperature_rho"].items()}
 
 
 @lru_cache(maxsize=1)
