@@ -144,7 +144,7 @@ def _mode(name: Mode, results: list[EngineRowResult]) -> EngineModeReport:
 
 
 @lru_cache(maxsize=1)
-def _holdout_sources() -> frozenset[str]:
+def holdout_sources() -> frozenset[str]:
     return frozenset(sid for sid, half in load_split().items() if half == "holdout")
 
 
@@ -160,7 +160,7 @@ def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
     # A holdout row's priors leave out every holdout source, not just its own: the holdout half then rests on
     # nothing derived from the holdout half (engine rows are acceptance priors for engine estimates).
     if res.split == "holdout":
-        own_source = own_source | _holdout_sources()
+        own_source = own_source | holdout_sources()
     if use == "cost_model":
         res.cost_model = predict(case, own=True, exclude=own_source)
     res.end_to_end = predict(case, own=False)

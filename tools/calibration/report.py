@@ -142,7 +142,8 @@ def constants_used() -> dict[str, str]:
                                        f"{o.one_model_cycle_ms} ms/cycle" if o.one_model_spec_forward_ms is not None
                                        else "")
                                     + (f"; with overlap scheduling {o.overlap_seq_exposed_fraction:.0%} of the "
-                                       f"per-request work stays serial (+{o.overlap_exposed_ms} ms sync)"
+                                       f"per-request work stays serial on MoE verifiers (+{o.overlap_exposed_ms} ms "
+                                       "sync)"
                                        if o.overlap_seq_exposed_fraction or o.overlap_exposed_ms else "")
                                     + f"; {o.source}")
     return out

@@ -17,8 +17,8 @@ request (the per-cycle terms of ``tools/model/overhead.py``). Engines have moved
 With the overlap on, the host work of cycle i+1 runs while the GPU works on cycle i, so only the part of it that
 outlasts the cycle's GPU time (draft steps + verify) shows: ``exposed = max(0, host - GPU)``
 (``tools/model/cyclecost.py``), except a fitted share of the per-request work that stays serial
-(``RuntimeOverhead.overlap_seq_exposed_fraction``): with all of it hidden, predicted speedup rose with concurrency on
-the MoE rows that ran with overlap while the measured speedup fell. Measured, the difference is large: vLLM MTP on DeepSeek-V3.2 (May 2026, 8x B300,
+(``RuntimeOverhead.overlap_seq_exposed_fraction``, MoE verifiers): with all of it hidden, predicted speedup rose
+with concurrency on the MoE rows that ran with overlap while the measured speedup fell. Measured, the difference is large: vLLM MTP on DeepSeek-V3.2 (May 2026, 8x B300,
 MTP=1) delivers 1.87x at tau 1.90, a cycle barely longer than one decode step (engine row VLLM-BLOG-AA-2026/1),
 where vLLM V1 in July 2025 left 2-6 ms per EAGLE-3 cycle on Llama-3.1-8B (vllm#20780).
 """
@@ -76,9 +76,10 @@ def spec_overlap(engine: str, engine_version: str | None, method: str, *,
         return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} {why}")
     if setting == "on" or default:
         return OverlapDecision(overlap=True, note=f"speculative host work overlaps the GPU: {what}; only the part "
-                               "that outlasts a cycle's draft + verify time is added, plus the per-request share "
-                               "that stays serial (fitted on the engine rows that ran with overlap, "
-                               "tools/model/overhead.py)")
+                               "that outlasts a cycle's draft + verify time is added, plus, for a MoE verifier, the "
+                               "per-request share that stays serial (fitted on the MoE engine rows that ran with "
+                               "overlap, tools/model/overhead.py; no dense verifier was measured with overlap, so a "
+                               "dense one's host work is taken as hidden)")
     version = f" {engine_version}" if engine_version else ""
     return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} is not on by "
                            f"default in {engine}{version}" + (f"; set {SGLANG_SPEC_V2_ENV} and --spec-overlap on"
