@@ -32,6 +32,7 @@ from specpick.tools.calibration.cases import CalibCase, build_case, predict_spee
 from specpick.tools.calibration.engines import engine_cases
 from specpick.tools.catalog.published import load_published
 from specpick.tools.errors import InputError
+from specpick.tools.model import intervals
 from specpick.tools.model.intervals import ENVELOPE_FAMILIES, conformal_bounds
 from specpick.tools.vocab import METHOD_FAMILY
 
@@ -66,37 +67,44 @@ def _family_band(mode: str, family: str, engine: list[tuple[str, float]], pooled
     if len(engine) >= FAMILY_MIN_ROWS and len(sources) >= FAMILY_MIN_SOURCES:
         return _band(group, engine, f"engine rows of the fit split, {family} methods")
     paper = _band(group, published, "")
+    in_sample = "; the published rows' cycle cost is in-sample (eager constants fitted on them)" \
+        if mode == "cost_model" else ""
     return {"group": group, "n_rows": int(pooled["n_rows"]) + len(published),  # type: ignore[call-overload]
             "n_sources": int(pooled["n_sources"]) + len({s for s, _ in published}),  # type: ignore[call-overload]
             "q_low": min(pooled["q_low"], paper["q_low"]), "q_high": max(pooled["q_high"], paper["q_high"]),  # type: ignore[type-var]
-            "rows_used": f"only {len(engine)} fit-split engine rows of {family} methods ({len(sources)} sources): "
-                         f"the wider of the pooled engine band and the published {family} rows' band"}
+            "rows_used": f"envelope of the pooled engine band ({pooled['n_rows']} fit-split engine predictions) and "
+                         f"the {family} published rows' band ({len(published)} predictions): only {len(engine)} "
+                         f"fit-split engine rows of {family} methods ({len(sources)} sources){in_sample}"}
+
+
+def _of_family(cases: list[CalibCase], family: str, own: bool) -> list[CalibCase]:
+    """The cases of one method family (with their own acceptance, for a cost-model band)."""
+    return [c for c in cases if METHOD_FAMILY.get(c.row.method or "") == family and (c.own_acceptance or not own)]
 
 
 def build_bands() -> list[dict[str, object]]:
     """The residual bands (see module docstring)."""
-    dev = [c for c in (build_case(r) for r in load_published()) if isinstance(c, CalibCase)]
-    fit = engine_cases("fit")
-    pooled = {"end_to_end": _band("engine:end_to_end", _residuals(fit, False), ""),
-              "cost_model": _band("engine:cost_model", _residuals([c for c in fit if c.own_acceptance], True), "")}
-    families = []
-    for family in ENVELOPE_FAMILIES:
-        for mode, own in (("end_to_end", False), ("cost_model", True)):
-            def mine(cases: list[CalibCase]) -> list[CalibCase]:
-                return [c for c in cases if METHOD_FAMILY.get(c.row.method or "") == family
-                        and (c.own_acceptance or not own)]
-            families.append(_family_band(mode, family, _residuals(mine(fit), own), pooled[mode],
-                                         _residuals(mine(dev), own)))
-    return [
-        _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
-        _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
-              "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
-        _band("engine:end_to_end", _residuals(fit, False),
-              "engine rows of the fit split, priors without the row's source"),
-        _band("engine:cost_model", _residuals([c for c in fit if c.own_acceptance], True),
-              "engine rows of the fit split with their own acceptance"),
-        *families,
-    ]
+    intervals.BUILDING = True  # family groups borrow their pooled band while this predicts (only points are read)
+    try:
+        dev = [c for c in (build_case(r) for r in load_published()) if isinstance(c, CalibCase)]
+        fit = engine_cases("fit")
+        pooled = {
+            "end_to_end": _band("engine:end_to_end", _residuals(fit, False),
+                                "engine rows of the fit split, priors without the row's source"),
+            "cost_model": _band("engine:cost_model", _residuals([c for c in fit if c.own_acceptance], True),
+                                "engine rows of the fit split with their own acceptance"),
+        }
+        families = [_family_band(mode, family, _residuals(_of_family(fit, family, own), own), pooled[mode],
+                                 _residuals(_of_family(dev, family, own), own))
+                    for family in ENVELOPE_FAMILIES for mode, own in (("end_to_end", False), ("cost_model", True))]
+        return [
+            _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
+            _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
+                  "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
+            pooled["end_to_end"], pooled["cost_model"], *families,
+        ]
+    finally:
+        intervals.BUILDING = False
 
 
 def render_csv(rows: list[dict[str, object]]) -> str:
