@@ -8,6 +8,7 @@ Claude to use them and the evals check them. JSON output is
 from __future__ import annotations
 
 from specpick.skill.schema import SECTION_HEADINGS, Recommendation
+from specpick.tools.calibration.evidence import measured_line
 from specpick.tools.vocab import ENGINE_LABEL
 
 _MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
@@ -67,10 +68,7 @@ def to_markdown(rec: Recommendation) -> str:
     if s.measured:
         out += ["", f"Measured elsewhere ({s.measured_method} on this verifier; engine rows with other hardware, "
                 "releases and loads, not your deployment):"]
-        out += [f"- {m.speedup:.2f}x on {ENGINE_LABEL.get(m.engine, m.engine)} {m.engine_version}, {m.hardware}, "
-                f"batch {m.batch}, draft {m.draft}, shape {m.config}"
-                + (f", tau {m.tau:.2f}" if m.tau is not None else "")
-                + f" ({m.row_id})" for m in s.measured]
+        out += [f"- {measured_line(m, ENGINE_LABEL.get(m.engine))}" for m in s.measured]
     out += ["", "Assumptions:"] + [f"- {a}" for a in s.assumptions]
 
     out += ["", h[2], "", "| check | verdict | why |", "|---|---|---|"]

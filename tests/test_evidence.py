@@ -89,3 +89,15 @@ def test_speedup_without_an_engine_lists_rows_but_judges_none():
 
     res = estimate_speedup(SpeedupInput(verifier="Qwen/Qwen3-8B", method="eagle3", workload="chat", gpu="H200"))
     assert res.measured and not any("outside this answer's range" in a for a in res.assumptions)
+
+
+def test_a_gain_measured_at_another_load_does_not_argue_against_speculation_off():
+    """EAGLE-211/1 measured Qwen3-8B EAGLE-3 on SGLang at batch 1: it is named for concurrency 1-2, where the model
+    turns speculation off against it, but not at concurrency 64, where a batch-1 gain says nothing."""
+    near = plan(PlannerInputs(verifier="Qwen/Qwen3-8B", workload="chat", gpu="H200", engine="sglang", concurrency=2))
+    far = plan(PlannerInputs(verifier="Qwen/Qwen3-8B", workload="chat", gpu="H200", engine="sglang", concurrency=64))
+    assert near.strategy == far.strategy == "none"
+    assert any(r.startswith("But EAGLE-211/1 measured") for r in near.rationale)
+    assert not any(r.startswith("But ") for r in far.rationale)
+    # the option turned off at concurrency 1 is the model's best guess; the measured gain belongs to another method
+    assert near.expected_speedup.measured_method == "eagle3"

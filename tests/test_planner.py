@@ -430,24 +430,73 @@ def test_an_alternative_above_the_choice_says_why_it_was_not_chosen():
     dict(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="H100-SXM", engine="sglang"),
     dict(verifier="meta-llama/Llama-3.2-3B-Instruct", workload="chat", gpu="L4", engine="vllm",
          draft="meta-llama/Llama-3.2-1B-Instruct"),
+    # a stated tau keeps tuning at its start length; suffix is tuned to its cap, past the sweep
+    dict(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="H100-SXM", engine="vllm",
+         draft="meta-llama/Llama-3.2-1B-Instruct", tau=3.0),
+    dict(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="agentic", gpu="H100-SXM", engine="vllm",
+         concurrency=2),
 ])
 def test_candidates_are_ranked_at_the_draft_length_tuning_gives_them(inputs):
-    """Ranking reads each untuned candidate at its sweep's rule N, the N tuning then sets (no seed adjustment at
-    concurrency 1 for these), not at the default length it was first estimated at."""
+    """Ranking reads each untuned candidate at the length tuning then sets, not at the default length it was first
+    estimated at. Chains only, at concurrencies where no seed adjustment moves N (trees widen after ranking)."""
     from specpick.skill.planner.candidates import evaluate_candidates
     from specpick.skill.planner.context import build_context
-    from specpick.skill.planner.plan import ranking_speedup, decision_speedup
+    from specpick.skill.planner.ranking import decision_speedup, ranking_point, ranking_speedup
     from specpick.skill.planner.tuning import choose_parameters
 
     ctx = build_context(PlannerInputs(**inputs))
-    ranked = [c for c in evaluate_candidates(ctx) if c.feasible and c.estimate is not None
-              and c.strategy in ("draft_model", "ngram", "eagle3")]
-    assert ranked
-    for c in ranked:
-        untuned = ranking_speedup(c, ctx.inp.workload)
+    cands = [c for c in evaluate_candidates(ctx) if c.feasible and c.estimate is not None
+             and c.strategy in ("draft_model", "ngram", "suffix", "eagle3")]
+    assert cands
+    for c in cands:
+        untuned, (_, n) = ranking_speedup(ctx, c), ranking_point(ctx, c)
         tuned = choose_parameters(ctx, c)
-        assert tuned.num_draft_tokens == c.estimate.best_num_draft_tokens or tuned.tree is not None
-        assert untuned == pytest.approx(decision_speedup(tuned, ctx.inp.workload), rel=0.02), c.strategy
+        assert not any("adjustment" in note for note in tuned.notes), tuned.notes
+        decided = decision_speedup(tuned, ctx.inp.workload)
+        if tuned.tree is not None and tuned.tree.top_k > 1:
+            # tuning may widen a chain into a tree after ranking: the ranked figure is the chain's, a near-tie
+            assert untuned == pytest.approx(decided, rel=0.05), c.strategy
+        else:
+            assert tuned.num_draft_tokens == n, c.strategy
+            assert untuned == pytest.approx(decided, rel=1e-6), c.strategy
+
+
+QWEN_AGENTIC = dict(verifier="Qwen/Qwen2.5-7B-Instruct", workload="agentic", gpu="A100-80GB", engine="vllm",
+                    concurrency=16)
+
+
+@pytest.mark.parametrize("extra", [dict(draft="Qwen/Qwen2.5-0.5B-Instruct"), dict(method="draft_model", alpha=0.7)])
+def test_a_draft_the_user_named_or_measured_pays_no_second_model_margin(extra):
+    """The tie margin against a second model is for drafts the planner proposes: a draft the user named, or whose
+    method they named with a measured acceptance, is what they run, so it competes on its figure alone. (An alpha
+    given without a method belongs to every model-based drafter and exempts none: evals case
+    sglang-eagle2-alpha-060-narrow-tree.)"""
+    from specpick.skill.planner.candidates import evaluate_candidates
+    from specpick.skill.planner.context import build_context
+    from specpick.skill.planner.ranking import ranking_speedup, score
+
+    ctx = build_context(PlannerInputs(**QWEN_AGENTIC, **extra))
+    drafts = [c for c in evaluate_candidates(ctx) if c.strategy == "draft_model" and c.feasible]
+    assert drafts
+    assert all(score(ctx, c) == pytest.approx(ranking_speedup(ctx, c)) for c in drafts)
+
+
+def test_a_proposed_draft_must_beat_an_option_without_one_by_the_margin_and_the_answer_says_so():
+    from specpick.skill.planner.candidates import evaluate_candidates
+    from specpick.skill.planner.context import build_context
+    from specpick.skill.planner.ranking import TIE_MARGIN, ranking_speedup, score
+
+    ctx = build_context(PlannerInputs(**QWEN_AGENTIC))
+    drafts = [c for c in evaluate_candidates(ctx) if c.strategy == "draft_model" and c.feasible]
+    assert drafts
+    assert all(score(ctx, c) == pytest.approx(ranking_speedup(ctx, c) * (1 - TIE_MARGIN)) for c in drafts)
+    # 0.5B draft 1.17x against n-gram 1.12x at N=2 (agentic work copies its input): within 5%, n-gram is chosen
+    proposed = plan(PlannerInputs(**QWEN_AGENTIC))
+    named = plan(PlannerInputs(**QWEN_AGENTIC, draft="Qwen/Qwen2.5-0.5B-Instruct"))
+    assert (proposed.strategy, named.strategy) == ("ngram", "draft_model")
+    shown = next(a for a in proposed.alternatives if a.strategy == "draft_model")
+    assert shown.speedup == named.expected_speedup.value > proposed.expected_speedup.value
+    assert "a second model to host" in shown.reason and "N=2" in shown.reason
 
 
 def test_a_draft_model_that_pays_at_its_own_length_is_not_ruled_out_by_its_default_length():

@@ -13,10 +13,16 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 
 from __future__ import annotations
 
+import math
+
 from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
 from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_note
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
+from specpick.skill.planner.labels import LABEL
+from specpick.skill.planner.ranking import (
+    choose_tuned, decision_speedup, ranked, ranking_point, why_not_chosen,
+)
 from specpick.skill.planner.fallback import build_fallback
 from specpick.skill.planner.flags import (
     blocker_flags, deployment_flags, engine_flags, load_flags, rejected_flags, tokenizer_flags,
@@ -27,20 +33,13 @@ from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendati
 from specpick.skill.planner.tuning import choose_parameters, under_load
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
-from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, INPUT_GROUNDED_WORKLOADS, MEASURED_TAU_METHODS
+from specpick.tools.vocab import MEASURED_TAU_METHODS
 from specpick.tools.checks.method_fit import draft_tensor_parallel
 from specpick.tools.checks.engine_setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
 
-LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
-         "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
-         "suffix": "Suffix decoding", "dflash": "DFlash (block-diffusion drafter)",
-         "peagle": "P-EAGLE (parallel-drafting EAGLE-3)", "pard": "PARD (parallel draft model)",
-         "none": "No speculative decoding"}
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it.
 MIN_WORTHWHILE_SPEEDUP = 1.1
-# Near-ties go to the option that needs no training, then to the user's/default engine.
-TIE_MARGIN = 0.05
 # Deployment facts that switch speculation off whatever the method (skill/planner/flags.py blocker_flags).
 BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1"})
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
@@ -48,162 +47,57 @@ BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_qua
 TRTLLM_AUTO_OFF_ABOVE = 32
 
 
-def decision_speedup(c: Candidate, workload: str) -> float:
-    """The speedup a choice is made on.
-
-    Copy-based drafting (n-gram, suffix) on work that does not copy its input is decided on the low end
-    of its range: its acceptance prior comes from papers' own harnesses on MT-Bench, while an engine
-    measured a loss on such traffic (vllm#8439: 69.8 -> 61.8 tok/s).
-    """
-    if c.estimate is None:
-        return 0.0
-    if c.strategy in COPY_METHODS and workload not in INPUT_GROUNDED_WORKLOADS:
-        return c.estimate.low
-    return c.speedup
-
-
-def ranking_speedup(c: Candidate, workload: str) -> float:
-    """``decision_speedup`` of a candidate not yet tuned, read at the draft length the shared rule picks from its
-    sweep (what tuning will start from) rather than at the default length it was first estimated at: a 0.5B draft
-    for a 7B verifier is 1.04x at N=5 but 1.20x at the rule's N=2, and ranking it at 5 let n-gram's low end lead and
-    then fall below the worthwhile bar."""
-    e = c.estimate
-    decided = decision_speedup(c, workload)
-    if c.num_draft_tokens is not None or e is None or not e.draft_sweep or e.speedup <= 0:
-        return decided
-    at_rule = next((p.speedup for p in e.draft_sweep if p.num_draft_tokens == e.best_num_draft_tokens), None)
-    return decided if at_rule is None else decided * at_rule / e.speedup
-
-
-def _score(c: Candidate, workload: str) -> float:
-    penalty = 1.0 - (TIE_MARGIN if c.needs_training else 0.0)
-    # Suffix decoding needs the arctic-inference plugin and has no published acceptance of its own (its
-    # prior is prompt lookup's); it earns its place on agentic traffic, where its cache of earlier outputs
-    # is what it was built for (Arctic Inference). Elsewhere near-ties go to plain n-gram.
-    if c.strategy == "suffix" and workload != "agentic":
-        penalty -= TIE_MARGIN
-    # A separate draft model is a second model to host (its weights and KV cache on every GPU, its tokenizer to
-    # match, its own runner): near-ties go to the option without one.
-    if c.strategy in DRAFT_MODEL_METHODS:
-        penalty -= TIE_MARGIN
-    return ranking_speedup(c, workload) * penalty
-
-
-def _ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
-    """Feasible candidates, best first; the user's (or default) engine first when another engine's option is only
-    marginally faster."""
-    feasible = [c for c in candidates if c.feasible and c.estimate is not None]
-    if not feasible:
-        return []
-    def score(c: Candidate) -> float:
-        return _score(c, ctx.inp.workload)
-
-    feasible.sort(key=score, reverse=True)
-    best = feasible[0]
-    same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
-    if same_engine and best.engine != ctx.inp.engine and score(same_engine[0]) >= score(best) * (1 - TIE_MARGIN):
-        feasible.remove(same_engine[0])
-        feasible.insert(0, same_engine[0])
-    return feasible
-
-
-def _choose_tuned(ctx: PlanContext, ranked: list[Candidate], rationale: list[str]) -> Candidate:
-    """The best candidate once its parameters are set.
-
-    A named seed adjustment can move the leader's estimate below the runner-up's; then the runner-up is tuned too
-    and taken if it now scores higher, down the ranking. A leader that tuning did not weaken keeps its place (so
-    the ranking's preference for the user's engine within ``TIE_MARGIN`` stands).
-    """
-    workload = ctx.inp.workload
-    leader = ranked[0]
-    before = _score(leader, workload)
-    chosen = choose_parameters(ctx, leader)
-    if _score(chosen, workload) >= before:
-        return chosen
-    for nxt in ranked[1:]:
-        if _score(chosen, workload) >= _score(nxt, workload):
-            break
-        tuned = choose_parameters(ctx, nxt)
-        if _score(tuned, workload) > _score(chosen, workload):
-            n = f" (N={chosen.num_draft_tokens})" if chosen.num_draft_tokens else ""
-            rationale.append(f"{LABEL[chosen.strategy]} on {chosen.engine} ranked first, but its tuned setting{n} is "
-                             f"expected at {decision_speedup(chosen, workload):.2f}x, below "
-                             f"{LABEL[tuned.strategy]} on {tuned.engine} at {decision_speedup(tuned, workload):.2f}x: "
-                             f"{LABEL[tuned.strategy]} is chosen.")
-            chosen = tuned
-    return chosen
-
-
 def _none_candidate(ctx: PlanContext) -> Candidate:
     return Candidate("none", ctx.inp.engine, True, "speculation off")
 
 
-def _why_not_chosen(c: Candidate, chosen: Candidate, workload: str) -> str:
-    """Why an alternative whose point estimate beats the choice's still ranks below it ('' when it does not)."""
-    if chosen.strategy == "none":
-        return "; not run: speculation is off for this deployment (the recommendation says why)"
-    if chosen.estimate is None or c.speedup <= chosen.speedup:
-        return ""
-    decided = decision_speedup(c, workload)
-    if decided < c.speedup:
-        return (f"; decided on the low end of its range ({decided:.2f}x, below the choice's "
-                f"{decision_speedup(chosen, workload):.2f}x): {workload} output does not copy its input, and "
-                "copy-based drafting lost speed on such traffic (vllm#8439)")
-    if c.needs_training:
-        return f"; needs training, so it must beat an option that needs none by more than {TIE_MARGIN:.0%}"
-    if c.strategy == "suffix" and workload != "agentic":
-        return (f"; needs the arctic-inference plugin, so near-ties ({TIE_MARGIN:.0%}) go to plain n-gram off "
-                "agentic work")
-    if c.strategy in DRAFT_MODEL_METHODS:
-        return (f"; a second model to host (weights and KV cache on every GPU, a tokenizer to match), so near-ties "
-                f"({TIE_MARGIN:.0%}) go to an option without one")
-    if c.engine != chosen.engine:
-        return f"; on another engine, within {TIE_MARGIN:.0%} of the choice on the engine you named (or the default)"
-    return "; its figure is before tuning, and the choice's tuned setting scored higher"
-
-
-def _alternatives(candidates: list[Candidate], chosen: Candidate, workload: str) -> list[Alternative]:
+def _alternatives(ctx: PlanContext, candidates: list[Candidate], chosen: Candidate) -> list[Alternative]:
+    """Every other candidate: a feasible one with its figure at the draft length tuning would give it (what it was
+    ranked on) and why it was not chosen; a ruled-out one with the reason."""
+    points = {id(c): ranking_point(ctx, c) for c in candidates if c.feasible and c.estimate is not None}
     out = []
-    for c in sorted(candidates, key=lambda c: -c.speedup):
+    for c in sorted(candidates, key=lambda c: -points.get(id(c), (0.0, None))[0]):
         if c is chosen or (c.strategy == chosen.strategy and c.engine == chosen.engine):
             continue
-        if c.feasible and c.estimate is not None:
-            why = (c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})"
-                   + _why_not_chosen(c, chosen, workload))
-            out.append(Alternative(strategy=c.strategy, speedup=round(c.speedup, 2), reason=why))
+        if id(c) in points:
+            point, n = points[id(c)]
+            at = f"; {point:.2f}x at N={n}, the length tuning would give it" if n != c.estimate.num_draft_tokens \
+                else ""
+            why = (c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})" + at
+                   + why_not_chosen(ctx, c, chosen))
+            out.append(Alternative(strategy=c.strategy, speedup=round(point, 2), reason=why))
         else:
             out.append(Alternative(strategy=c.strategy, speedup=None, reason="ruled out: " + c.reason))
     return out
 
 
 def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candidate, switched_off: Candidate | None,
-                       candidates: list[Candidate], rationale: list[str]) -> SpeedupEstimate:
+                       candidates: list[Candidate], rationale: list[str], low_gain: bool) -> SpeedupEstimate:
     """The engine rows measured on this verifier with the chosen method and what they say against the estimate.
 
-    With speculation off for low gain, the basis is the option turned off, unless another feasible option measured
-    a worthwhile gain on its engine for this verifier: then that one is named, since it is what a reader should
-    measure before taking "off" for an answer.
+    With speculation off for low gain (``low_gain``; not when the engine's own rule turned it off), the rows of the
+    option turned off are listed, and the rationale names the best worthwhile gain any feasible option measured on
+    its engine near this concurrency: what a reader should measure before taking "off" for an answer.
     """
     basis = chosen if chosen.strategy != "none" else switched_off
     if basis is None or basis.estimate is None:
         return speed
     measured = measured_speedups(ctx.verifier.repo_id, basis.strategy, engine=basis.engine, batch=ctx.concurrency)
-    if chosen.strategy == "none" and not _paid(measured, basis.engine):
-        for other in (c for c in candidates if c.feasible and c.estimate is not None and c is not basis):
-            theirs = measured_speedups(ctx.verifier.repo_id, other.strategy, engine=other.engine,
-                                       batch=ctx.concurrency)
-            if _paid(theirs, other.engine):
-                basis, measured = other, theirs
-                break
     notes = []
     if chosen.strategy != "none":
         note = outside_note(measured, basis.engine, speed.low, speed.high)
         if note:
             notes.append(note + " (section 5)")
-    else:
-        paid = _paid(measured, basis.engine)
-        if paid:
-            m = max(paid, key=lambda x: x.speedup)
+    elif low_gain:
+        best: tuple[MeasuredSpeedup, Candidate, list[MeasuredSpeedup]] | None = None
+        for c in [basis] + [c for c in candidates if c.feasible and c.estimate is not None and c is not basis]:
+            rows = measured if c is basis else measured_speedups(ctx.verifier.repo_id, c.strategy, engine=c.engine,
+                                                                 batch=ctx.concurrency)
+            for m in _paid(rows, c.engine, ctx.concurrency):
+                if best is None or m.speedup > best[0].speedup:
+                    best = (m, c, rows)
+        if best is not None:
+            m, basis, measured = best
             rationale.append(f"But {m.row_id} measured {LABEL[basis.strategy]} at {m.speedup:.2f}x for this "
                              f"verifier on {basis.engine} ({m.hardware}, batch {m.batch}, draft {m.draft}): the "
                              "model and that measurement disagree, so measure it before ruling it out (the same "
@@ -213,9 +107,11 @@ def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candida
                                     "assumptions": speed.assumptions + notes})
 
 
-def _paid(measured: list[MeasuredSpeedup], engine: str) -> list[MeasuredSpeedup]:
-    """The measured rows on ``engine`` at a worthwhile gain."""
-    return [m for m in measured if m.engine == engine and m.speedup >= MIN_WORTHWHILE_SPEEDUP]
+def _paid(measured: list[MeasuredSpeedup], engine: str, concurrency: int) -> list[MeasuredSpeedup]:
+    """The measured rows on ``engine`` at a worthwhile gain, at a concurrency within a factor of 2 of the user's (a
+    row that states none counts as 1): a batch-1 gain says little about a deployment at concurrency 64."""
+    return [m for m in measured if m.engine == engine and m.speedup >= MIN_WORTHWHILE_SPEEDUP
+            and abs(math.log((m.concurrency or 1) / concurrency)) <= math.log(2)]
 
 
 def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -> SpeedupEstimate:
@@ -279,15 +175,15 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     inp = ctx.inp
     blockers = [f.message for f in flags if f.severity == "fail" and (
         f.id in BLOCKERS or (f.id == "verifier_does_not_fit" and ctx.nothing_fits))]
-    ranked = [] if blockers else _ranked(ctx, candidates)
-    if not ranked:
+    order = [] if blockers else ranked(ctx, candidates)
+    if not order:
         rationale += [f"Speculation off: {b}." for b in blockers[:1]]
         return _none_candidate(ctx), blockers, None
     switch: list[str] = []
     if inp.method:  # the user's method: tuned, never swapped for another
-        chosen = choose_parameters(ctx, ranked[0])
+        chosen = choose_parameters(ctx, order[0])
     else:
-        chosen = _choose_tuned(ctx, ranked, switch)
+        chosen = choose_tuned(ctx, order, switch)
     rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
     rationale += switch
     rationale += chosen.notes
@@ -352,9 +248,11 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
               base_fit: VramResult) -> Recommendation:
     """Engine config, fallback and measurement plan around the decision."""
     inp = ctx.inp
+    low_gain = switched_off is not None and not (switched_off.engine == "trtllm"
+                                                 and ctx.concurrency > TRTLLM_AUTO_OFF_ABOVE)
     speed = _with_measurements(_speedup_section(chosen, ctx, blockers), ctx, chosen, switched_off, candidates,
-                               rationale)
-    alts = _alternatives(candidates, chosen, inp.workload)
+                               rationale, low_gain)
+    alts = _alternatives(ctx, candidates, chosen)
     # The break-even comes from a batch sweep capped at what fits in memory: None means the deployment never
     # reaches a batch where speculation stops paying, so there is no threshold to set.
     disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and

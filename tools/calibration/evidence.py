@@ -30,6 +30,7 @@ class MeasuredSpeedup(BaseModel):
     engine_version: str
     hardware: str = Field(description="hardware cell as the source states it")
     batch: str = Field(description="batch / concurrency cell as the source states it")
+    concurrency: int | None = Field(None, description="the batch / concurrency the row was measured at, when stated")
     config: str = Field(description="draft shape cell as the source states it")
     draft: str = Field(description="the head or draft model the row measured")
     tau: float | None = Field(None, description="measured mean accepted tokens per verify step, when stated")
@@ -80,7 +81,7 @@ def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = N
         distance = abs(math.log((row.batch or 1) / batch))
         found.append((distance, MeasuredSpeedup(
             row_id=row_id, speedup=row.speedup, engine=row.engine, engine_version=row.engine_version,
-            hardware=cells["hardware"], batch=cells["batch_size"], config=cells["config"],
+            hardware=cells["hardware"], batch=cells["batch_size"], concurrency=row.batch, config=cells["config"],
             draft=cells["draft_or_head"], tau=row.tau, source=row.source)))
     found.sort(key=lambda dm: (dm[1].engine != engine, dm[0], dm[1].tau is None))
     return [m for _, m in found[:MAX_SHOWN]]
@@ -106,8 +107,9 @@ def outside_note(measured: list[MeasuredSpeedup], engine: str, low: float, high:
             "on the estimate")
 
 
-def measured_line(m: MeasuredSpeedup) -> str:
-    """One measured row in words: speedup, engine release, hardware, batch, draft, shape and id."""
-    tau = f", tau {m.tau:g}" if m.tau is not None else ""
-    return (f"{m.speedup:.2f}x on {m.engine} {m.engine_version}, {m.hardware}, batch {m.batch}, draft {m.draft}, "
-            f"shape {m.config}{tau} ({m.row_id})")
+def measured_line(m: MeasuredSpeedup, engine_label: str | None = None) -> str:
+    """One measured row in words: speedup, engine release, hardware, batch, draft, shape and id (the same line in
+    `speedup` and in `recommend`, which passes the engine's display name)."""
+    tau = f", tau {m.tau:.2f}" if m.tau is not None else ""
+    return (f"{m.speedup:.2f}x on {engine_label or m.engine} {m.engine_version}, {m.hardware}, batch {m.batch}, "
+            f"draft {m.draft}, shape {m.config}{tau} ({m.row_id})")

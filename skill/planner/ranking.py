@@ -1,0 +1,159 @@
+"""Ranking the feasible candidates: the figure each is compared on, the tie margins, the tuned choice, and why an
+option that looks faster was not chosen.
+
+Candidates are first estimated at a default draft length; only the leader is tuned. So each untuned candidate is
+compared at the length tuning will give it (``ranking_point``): its sweep's rule N, the tuned estimate itself when the
+user stated tau (the sweep cannot move a measured tau), and suffix decoding's fixed cap. Near-ties (``TIE_MARGIN``) go to
+the option with fewer moving parts: no training, no plugin, no second model to host, the engine the user named.
+"""
+
+from __future__ import annotations
+
+from specpick.skill.planner.candidates import Candidate, estimate
+from specpick.skill.planner.context import PlanContext
+from specpick.skill.planner.labels import LABEL
+from specpick.skill.planner.tuning import SUFFIX_MAX_TOKENS, choose_parameters
+from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, INPUT_GROUNDED_WORKLOADS
+
+# Near-ties go to the option that needs no training, no plugin, no second model, then to the user's/default engine.
+TIE_MARGIN = 0.05
+
+
+def decision_speedup(c: Candidate, workload: str) -> float:
+    """The speedup a choice is made on.
+
+    Copy-based drafting (n-gram, suffix) on work that does not copy its input is decided on the low end
+    of its range: its acceptance prior comes from papers' own harnesses on MT-Bench, while an engine
+    measured a loss on such traffic (vllm#8439: 69.8 -> 61.8 tok/s).
+    """
+    if c.estimate is None:
+        return 0.0
+    if c.strategy in COPY_METHODS and workload not in INPUT_GROUNDED_WORKLOADS:
+        return c.estimate.low
+    return c.speedup
+
+
+def ranking_point(ctx: PlanContext, c: Candidate) -> tuple[float, int | None]:
+    """(point speedup, N) of a candidate at the draft length tuning will give it; a tuned candidate's own."""
+    e = c.estimate
+    if e is None:
+        return 0.0, None
+    if c.num_draft_tokens is not None:
+        return c.speedup, c.num_draft_tokens
+    if c.strategy == "suffix":
+        # tuning sets suffix's cap (tuning.SUFFIX_MAX_TOKENS), past the sweep's reach
+        return estimate(ctx, c, num_draft_tokens=SUFFIX_MAX_TOKENS, sweep=False).speedup, SUFFIX_MAX_TOKENS
+    if ctx.inp.tau is not None and e.prior is None:
+        # a stated tau is a figure at one length: tuning keeps its start length and holds tau there, where the sweep
+        # re-expands it per N, so read the tuned estimate itself (a rare path: one more estimate per drafter)
+        tuned = estimate(ctx, c, tuned=True)
+        return tuned.speedup, tuned.num_draft_tokens
+    if not e.draft_sweep:
+        return e.speedup, e.num_draft_tokens  # no sweep (lookahead), no other length
+    at_rule = next((p.speedup for p in e.draft_sweep if p.num_draft_tokens == e.best_num_draft_tokens), e.speedup)
+    return at_rule, e.best_num_draft_tokens
+
+
+def ranking_speedup(ctx: PlanContext, c: Candidate) -> float:
+    """``decision_speedup`` read at ``ranking_point`` (the low end scales with the point)."""
+    e = c.estimate
+    if e is None or e.speedup <= 0:
+        return 0.0
+    point, _ = ranking_point(ctx, c)
+    return decision_speedup(c, ctx.inp.workload) * point / e.speedup
+
+
+def _second_model_margin(ctx: PlanContext, c: Candidate) -> bool:
+    """A separate draft model pays the tie margin unless the user named it, or named its method with a measured
+    acceptance (then it is what they run, as the named engine is). An alpha given without a method belongs to every
+    model-based drafter (``context.MODEL_BASED_MEASURED``) and exempts none of them."""
+    if c.strategy not in DRAFT_MODEL_METHODS:
+        return False
+    named = ctx.draft is not None and c.draft is not None and c.draft.repo_id == ctx.draft.repo_id
+    return not named and ctx.measured_method != c.strategy
+
+
+def score(ctx: PlanContext, c: Candidate) -> float:
+    """What candidates are ranked by: ``ranking_speedup`` less the tie margins that apply."""
+    penalty = 1.0 - (TIE_MARGIN if c.needs_training else 0.0)
+    # Suffix decoding needs the arctic-inference plugin and has no published acceptance of its own (its
+    # prior is prompt lookup's); it earns its place on agentic traffic, where its cache of earlier outputs
+    # is what it was built for (Arctic Inference). Elsewhere near-ties go to plain n-gram.
+    if c.strategy == "suffix" and ctx.inp.workload != "agentic":
+        penalty -= TIE_MARGIN
+    # A separate draft model is a second model to host (its weights and KV cache on every GPU, its tokenizer to
+    # match, its own runner): near-ties go to the option without one.
+    if _second_model_margin(ctx, c):
+        penalty -= TIE_MARGIN
+    return ranking_speedup(ctx, c) * penalty
+
+
+def ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
+    """Feasible candidates, best first; the user's (or default) engine first when another engine's option is only
+    marginally faster."""
+    feasible = [c for c in candidates if c.feasible and c.estimate is not None]
+    if not feasible:
+        return []
+    scores = {id(c): score(ctx, c) for c in feasible}  # some points cost an estimate: score each once
+    feasible.sort(key=lambda c: scores[id(c)], reverse=True)
+    best = feasible[0]
+    same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
+    if same_engine and best.engine != ctx.inp.engine and \
+            scores[id(same_engine[0])] >= scores[id(best)] * (1 - TIE_MARGIN):
+        feasible.remove(same_engine[0])
+        feasible.insert(0, same_engine[0])
+    return feasible
+
+
+def choose_tuned(ctx: PlanContext, order: list[Candidate], rationale: list[str]) -> Candidate:
+    """The best candidate once its parameters are set.
+
+    A named seed adjustment can move the leader's estimate below the runner-up's; then the runner-up is tuned too
+    and taken if it now scores higher, down the ranking. A leader that tuning did not weaken keeps its place (so
+    the ranking's preference for the user's engine within ``TIE_MARGIN`` stands).
+    """
+    workload = ctx.inp.workload
+    leader = order[0]
+    before = score(ctx, leader)
+    chosen = choose_parameters(ctx, leader)
+    if score(ctx, chosen) >= before:
+        return chosen
+    for nxt in order[1:]:
+        if score(ctx, chosen) >= score(ctx, nxt):
+            break
+        tuned = choose_parameters(ctx, nxt)
+        if score(ctx, tuned) > score(ctx, chosen):
+            n = f" (N={chosen.num_draft_tokens})" if chosen.num_draft_tokens else ""
+            rationale.append(f"{LABEL[chosen.strategy]} on {chosen.engine} ranked first, but its tuned setting{n} is "
+                             f"expected at {decision_speedup(chosen, workload):.2f}x, below "
+                             f"{LABEL[tuned.strategy]} on {tuned.engine} at {decision_speedup(tuned, workload):.2f}x: "
+                             f"{LABEL[tuned.strategy]} is chosen.")
+            chosen = tuned
+    return chosen
+
+
+def why_not_chosen(ctx: PlanContext, c: Candidate, chosen: Candidate) -> str:
+    """Why an alternative whose figure (at the length tuning would give it) beats the choice's still ranks below it
+    ('' when it does not)."""
+    workload = ctx.inp.workload
+    if chosen.strategy == "none":
+        return "; not run: speculation is off for this deployment (the recommendation says why)"
+    point, _ = ranking_point(ctx, c)
+    if chosen.estimate is None or point <= chosen.speedup:
+        return ""
+    decided = ranking_speedup(ctx, c)
+    if decided < point:
+        return (f"; decided on the low end of its range ({decided:.2f}x, below the choice's "
+                f"{decision_speedup(chosen, workload):.2f}x): {workload} output does not copy its input, and "
+                "copy-based drafting lost speed on such traffic (vllm#8439)")
+    if c.needs_training:
+        return f"; needs training, so it must beat an option that needs none by more than {TIE_MARGIN:.0%}"
+    if c.strategy == "suffix" and workload != "agentic":
+        return (f"; needs the arctic-inference plugin, so near-ties ({TIE_MARGIN:.0%}) go to plain n-gram off "
+                "agentic work")
+    if _second_model_margin(ctx, c):
+        return (f"; a second model to host (weights and KV cache on every GPU, a tokenizer to match), so near-ties "
+                f"({TIE_MARGIN:.0%}) go to an option without one")
+    if c.engine != chosen.engine:
+        return f"; on another engine, within {TIE_MARGIN:.0%} of the choice on the engine you named (or the default)"
+    return "; the choice's tuned setting scored higher"
