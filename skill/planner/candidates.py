@@ -76,6 +76,8 @@ class Candidate:
     # exists but does not load in this engine)
     rejected_for: str | None = None
     rejected_drafts: list[str] = field(default_factory=list)  # draft_model: drafts ruled out, with reasons
+    # (speedup, N) at the length tuning will give it, once computed (skill/planner/ranking.py ranking_point)
+    ranking_point: tuple[float, int | None] | None = None
 
     @property
     def speedup(self) -> float:

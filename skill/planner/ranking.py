@@ -9,11 +9,16 @@ the option with fewer moving parts: no training, no plugin, no second model to h
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from specpick.skill.planner.candidates import Candidate, estimate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.planner.labels import LABEL
 from specpick.skill.planner.tuning import SUFFIX_MAX_TOKENS, choose_parameters
 from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, INPUT_GROUNDED_WORKLOADS
+
+if TYPE_CHECKING:  # the model layer loads with the first estimate, not with the planner's modules
+    from specpick.tools.model.estimate import SpeedupResult
 
 # Near-ties go to the option that needs no training, no plugin, no second model, then to the user's/default engine.
 TIE_MARGIN = 0.05
@@ -34,12 +39,19 @@ def decision_speedup(c: Candidate, workload: str) -> float:
 
 
 def ranking_point(ctx: PlanContext, c: Candidate) -> tuple[float, int | None]:
-    """(point speedup, N) of a candidate at the draft length tuning will give it; a tuned candidate's own."""
+    """(point speedup, N) of a candidate at the draft length tuning will give it; a tuned candidate's own. Computed
+    once per untuned candidate (two of the cases cost an estimate)."""
     e = c.estimate
     if e is None:
         return 0.0, None
     if c.num_draft_tokens is not None:
         return c.speedup, c.num_draft_tokens
+    if c.ranking_point is None:
+        c.ranking_point = _untuned_point(ctx, c, e)
+    return c.ranking_point
+
+
+def _untuned_point(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> tuple[float, int | None]:
     if c.strategy == "suffix":
         # tuning sets suffix's cap (tuning.SUFFIX_MAX_TOKENS), past the sweep's reach
         return estimate(ctx, c, num_draft_tokens=SUFFIX_MAX_TOKENS, sweep=False).speedup, SUFFIX_MAX_TOKENS
@@ -94,7 +106,7 @@ def ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
     feasible = [c for c in candidates if c.feasible and c.estimate is not None]
     if not feasible:
         return []
-    scores = {id(c): score(ctx, c) for c in feasible}  # some points cost an estimate: score each once
+    scores = {id(c): score(ctx, c) for c in feasible}
     feasible.sort(key=lambda c: scores[id(c)], reverse=True)
     best = feasible[0]
     same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
