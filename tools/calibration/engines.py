@@ -29,6 +29,7 @@ from specpick.tools.calibration.cases import CalibCase, Prediction, predict
 from specpick.tools.calibration.engine_cases import Use, row_use
 from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.calibration.split import load_split, SPLIT_RULE, Split, constants_saw, split_of_source
+from specpick.tools.calibration.baselines import PlainStepReport, plain_step_report
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError
 
@@ -102,6 +103,8 @@ class EngineReport(BaseModel):
     cost_model: EngineModeReport
     end_to_end: EngineModeReport
     acceptance_loso: AcceptanceReport
+    plain_step: PlainStepReport = Field(description="the model's plain decode step against the rows' measured "
+                                        "no-speculation baselines, absolute ms (tools/calibration/baselines.py)")
     rows: list[EngineRowResult]
 
 
@@ -219,5 +222,6 @@ def engine_report() -> EngineReport:
         n_rows=len(rows), n_used=len(results), usable=dict(sorted(usable.items())),
         skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
         loso=_mode("loso", results), cost_model=_mode("cost_model", results),
-        end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), rows=results,
+        end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), plain_step=plain_step_report(),
+        rows=results,
     )

@@ -1,0 +1,36 @@
+"""The plain decode step against the engine rows' own no-speculation baselines (tools/calibration/baselines.py)."""
+
+from __future__ import annotations
+
+import re
+
+from specpick.tools.calibration.baselines import MAX_BASELINE_BATCH, load_baselines, plain_step_report
+from specpick.tools.calibration.engine_rows import load_engine_rows
+
+
+def test_every_baseline_quotes_its_rows_own_figure():
+    """Each line names an engine row, and the figure it converts is quoted word for word from that row's notes."""
+    rows = {r.row_id: r for r in load_engine_rows()}
+    baselines = load_baselines()
+    assert len(baselines) >= 40
+    assert len({b.row_id for b in baselines}) == len(baselines)
+    for b in baselines:
+        row = rows[b.row_id]
+        quoted = re.findall(r"'([^']+)'", b.derivation)
+        assert quoted and quoted[0] in row.notes + " " + row.source, b.row_id
+        assert "->" in b.derivation and b.baseline_ms_per_token > 0, b.row_id
+
+
+def test_only_low_concurrency_baselines_are_compared():
+    report = plain_step_report()
+    assert report.rows and all(p.batch <= MAX_BASELINE_BATCH for p in report.rows)
+    assert sum(report.skipped.values()) + len(report.rows) == len(load_baselines())
+
+
+def test_the_dense_plain_step_matches_its_baselines_and_the_moe_miss_is_reported():
+    """A claim about the model, not a pinned output: the roofline plain step of a dense verifier lands within 10% of
+    what engines measured without speculation (median), while the MoE figure is printed for what it is."""
+    report = plain_step_report()
+    assert report.dense is not None and report.dense.n >= 5 and report.dense.median_ape_pct <= 10.0
+    assert report.moe is not None and report.moe.n >= 10
+    assert {p.split for p in report.rows} == {"fit", "holdout"}

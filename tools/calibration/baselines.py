@@ -1,0 +1,97 @@
+"""The plain decode step, absolute: engine rows' no-speculation baselines against the model's step time.
+
+A speedup is a ratio, and a ratio can come out right with both of its terms wrong. Many engine rows also state the
+speed they measured *without* speculation (a TPOT, or single-user tokens per second); ``tools/data/
+engine_baselines.csv`` holds those figures converted to milliseconds per output token of one sequence, one line per
+distinct baseline, with the quoted figure and the arithmetic. Only concurrency <= 4 is kept: aggregate throughput at
+higher load in these sources includes prefill time and says little about one decode step.
+
+Nothing is fitted on these figures; ``specpick calibrate --engines`` prints how far the model's plain step
+(``tools/model/steptime.py``, with the row's engine overheads, GPUs, weight format and batch) is from each.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, Field
+
+from specpick.tools.calibration.engine_cases import row_use
+from specpick.tools.calibration.engine_rows import load_engine_rows
+from specpick.tools.calibration.split import split_of_source
+from specpick.tools.calibration.stats import Stats, error_stats
+from specpick.tools.model.constants import DEFAULT_CONSTANTS
+from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
+from specpick.tools.model.steptime import step_time
+
+MAX_BASELINE_BATCH = 4  # above this the sources' aggregate throughput includes prefill (module docstring)
+
+
+class Baseline(BaseModel):
+    """One measured no-speculation decode speed, as ``engine_baselines.csv`` states it."""
+
+    row_id: str = Field(description="the engine row whose notes state it (tools/data/engine_measurements.csv)")
+    baseline_ms_per_token: float = Field(gt=0, description="one sequence's time per output token, no speculation")
+    metric: str
+    derivation: str = Field(description="the quoted figure and the arithmetic")
+    caveats: str
+
+
+class PlainStep(BaseModel):
+    """The model's plain decode step for one baseline's deployment, beside the measurement."""
+
+    row_id: str
+    verifier: str
+    moe: bool
+    hardware: str
+    batch: int
+    split: str
+    measured_ms: float
+    predicted_ms: float
+    error_pct: float = Field(description="(predicted / measured - 1) x 100")
+
+
+class PlainStepReport(BaseModel):
+    rows: list[PlainStep]
+    skipped: dict[str, int] = Field(description="baselines whose row the model cannot run, by reason")
+    dense: Stats | None
+    moe: Stats | None
+
+
+@lru_cache(maxsize=1)
+def load_baselines() -> tuple[Baseline, ...]:
+    """The committed baselines (package data)."""
+    text = resources.files("specpick.tools").joinpath("data", "engine_baselines.csv").read_text("utf-8")
+    return tuple(Baseline(row_id=r["row_id"], baseline_ms_per_token=float(r["baseline_ms_per_token"]),
+                          metric=r["metric"], derivation=r["derivation"], caveats=r["caveats"])
+                 for r in csv.DictReader(text.splitlines()))
+
+
+def plain_step_report() -> PlainStepReport:
+    """Every baseline whose engine row the model can run, predicted at the row's deployment (see module docstring)."""
+    rows = {r.row_id: r for r in load_engine_rows()}
+    out: list[PlainStep] = []
+    skipped: dict[str, int] = {}
+    for b in load_baselines():
+        use, case = row_use(rows[b.row_id])
+        if isinstance(case, str) or case is None:
+            reason = case if isinstance(case, str) else use
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        context = DEFAULT_CONTEXT_TOKENS.get(case.workloads[0], 1024)
+        step = step_time(case.verifier, case.gpu, gpus=case.gpus, batch=case.batch, tokens_per_seq=1,
+                         context_tokens=context, weight_bytes_per_param=case.bpp,
+                         overhead=DEFAULT_CONSTANTS.overhead(case.harness))
+        out.append(PlainStep(
+            row_id=b.row_id, verifier=case.verifier.repo_id, moe=case.verifier.is_moe,
+            hardware=f"{case.gpus}x {case.gpu.key}", batch=case.batch, split=split_of_source(case.row.source_id),
+            measured_ms=b.baseline_ms_per_token, predicted_ms=round(step.total_ms, 2),
+            error_pct=round((step.total_ms / b.baseline_ms_per_token - 1.0) * 100, 1)))
+
+    def stats(group: list[PlainStep]) -> Stats | None:
+        return error_stats([(p.predicted_ms, p.measured_ms) for p in group]) if group else None
+
+    return PlainStepReport(rows=out, skipped=skipped, dense=stats([p for p in out if not p.moe]),
+                           moe=stats([p for p in out if p.moe]))
