@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.calibration.cases import CalibCase, build_case, predict_speedup
 from specpick.tools.catalog.published import load_published
+from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import ENGINE_HARNESSES
 
@@ -90,6 +91,15 @@ def _ape(c: CalibCase, own: bool, constants: ModelConstants) -> float:
     return abs(predict_speedup(c, own=own, constants=constants) / (c.row.speedup or 1.0) - 1.0) * 100
 
 
+def _ape_out_of_sample(c: CalibCase, own: bool, constants: ModelConstants, exclude: frozenset[str]) -> float | None:
+    """APE with priors that leave out ``exclude`` (a row's own acceptance needs none); None: no prior remains."""
+    try:
+        return abs(predict_speedup(c, own=own, exclude=frozenset() if own else exclude, constants=constants)
+                   / (c.row.speedup or 1.0) - 1.0) * 100
+    except InputError:
+        return None
+
+
 def _median_ape(cases: list[CalibCase], own: bool, constants: ModelConstants, mean: bool = False) -> float:
     errs = [_ape(c, own, constants) for c in cases]
     if not errs:
@@ -135,24 +145,33 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     r1 = _grid("eager paper harness", "median APE, cost model (rows' own tau/alpha)", paper_grid, paper_score,
                {k: getattr(po, k) for k in paper_grid})
 
-    from specpick.tools.calibration.engines import engine_cases
+    from specpick.tools.calibration.engines import engine_cases, holdout_sources
 
     fit_half, holdout = engine_cases("fit"), engine_cases("holdout")
+    held_out = holdout_sources()
 
     def batch_score(v: dict[str, float]) -> float:
+        # acceptance from priors without the row's own source (and, for engine rows, without any holdout source), so
+        # neither the holdout half nor a row's own acceptance leaks into the roofline it helps choose
         constants = batch_constants(v)
-        errs = [_ape(c, False, constants) for c in batch] + [_ape(c, c.own_acceptance, constants) for c in fit_half]
+        errs = [e for c in batch if (e := _ape_out_of_sample(c, False, constants, frozenset({c.row.source_id})))
+                is not None]
+        errs += [e for c in fit_half if (e := _ape_out_of_sample(c, c.own_acceptance, constants,
+                                                                  held_out | {c.row.source_id})) is not None]
         return statistics.fmean(errs)
 
     def holdout_score(v: dict[str, float]) -> float:
         constants = batch_constants(v)
-        return round(statistics.fmean(_ape(c, c.own_acceptance, constants) for c in holdout), 2)
+        errs = [e for c in holdout if (e := _ape_out_of_sample(c, c.own_acceptance, constants,
+                                                                 held_out | {c.row.source_id})) is not None]
+        return round(statistics.fmean(errs), 2)
 
     so = DEFAULT_CONSTANTS.overhead("sglang")
     committed = {k: (getattr(so, k.removeprefix(ENGINE_PREFIX)) if k.startswith(ENGINE_PREFIX)
                      else getattr(DEFAULT_CONSTANTS, ROOFLINE_FIELDS[k])) for k in batch_grid}
-    r2 = _grid("roofline", "mean APE over the dev batch > 1 rows (end to end) and the engine "
-               "rows' fit half (own tau/alpha where stated)", batch_grid, batch_score, committed)
+    r2 = _grid("roofline", "mean APE over the dev batch > 1 rows (end to end, priors without the row's source) and "
+               "the engine rows' fit half (own tau/alpha where stated, else priors without the row's source or any "
+               "holdout source)", batch_grid, batch_score, committed)
     r2 = r2.model_copy(update={"n_rows": len(batch) + len(fit_half), "holdout": {
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
