@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.model.overlap import OVERLAP_ENGINES
+from specpick.tools.model.overlap import overlap_setting_error
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.hub.resolve import ResolvedModel, resolve_model_spec
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
@@ -99,9 +99,9 @@ def _check_contradictions(inp: PlannerInputs) -> None:
     # and the setting would apply to none of them (a silently ignored input).
     if inp.spec_overlap != "auto" and "engine" not in inp.model_fields_set:
         raise InputError(f"--spec-overlap {inp.spec_overlap} needs --engine (which engine runs it?)")
-    if inp.spec_overlap != "auto" and inp.engine not in OVERLAP_ENGINES:
-        raise InputError(f"--spec-overlap applies to {' and '.join(OVERLAP_ENGINES)} (their overlap scheduling of "
-                         "the speculative path); leave it at auto for this engine")
+    overlap_bad = overlap_setting_error(inp.engine, inp.spec_overlap)
+    if overlap_bad:
+        raise InputError(overlap_bad)
     if inp.head and inp.draft:
         raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
 

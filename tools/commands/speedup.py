@@ -38,7 +38,7 @@ from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.vocab import (
     BYTES_PER_PARAM, DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, Workload,
 )
-from specpick.tools.model.overlap import OVERLAP_ENGINES, spec_overlap
+from specpick.tools.model.overlap import overlap_setting_error, spec_overlap
 
 DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
 DEFAULT_CHAIN_N = 3  # N when --tau is given without a length (a tau fixes no N to sweep over)
@@ -108,6 +108,7 @@ class SpeedupInput(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> SpeedupInput:
+        overlap_bad = overlap_setting_error(self.harness or self.engine or DEFAULT_HARNESS, self.spec_overlap)
         checks: list[tuple[bool, str]] = [
             ((self.draft or self.draft_params_b) is not None and self.method not in DRAFT_MODEL_METHODS,
              f"--draft/--draft-params-b only apply to method draft_model or pard, not {self.method}"),
@@ -123,9 +124,7 @@ class SpeedupInput(BaseModel):
              f"--kv-cache-dtype must be one of {', '.join(KV_DTYPE_BYTES)}, got {self.kv_cache_dtype}"),
             (self.engine == "transformers" and self.batch > 1,
              "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
-            (self.spec_overlap != "auto" and (self.harness or self.engine or DEFAULT_HARNESS) not in OVERLAP_ENGINES,
-             f"--spec-overlap applies to {' and '.join(OVERLAP_ENGINES)} (their overlap scheduling of the speculative "
-             "path); leave it at auto for this engine or harness"),
+            (overlap_bad is not None, overlap_bad or ""),
             (self.engine_version is not None and self.harness is not None and self.harness not in ENGINE_HARNESSES,
              f"--engine-version sets a serving engine's defaults; harness {self.harness} has none"),
             (self.engine_version is not None and self.engine is None,

@@ -32,7 +32,6 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from specpick.tools.errors import (
     HubAccessError,
-    InputError,
     NotFoundError,
     PickerError,
     RemoteDataError,

@@ -12,8 +12,8 @@ held-out rows fall inside.
 Groups: the runtime class (``engine``: vLLM / SGLang / TensorRT-LLM; ``paper``: the papers' eager harnesses and
 HF generate) times whether the acceptance was given (``cost_model``: the user's measured tau/alpha, so only the
 cycle cost can miss) or came from the priors (``end_to_end``); on an engine, separate draft models and
-model-free drafting have bands of their own (``ENVELOPE_FAMILIES``): the engine rows are nearly all trained heads. One band per engine was tried (vLLM and SGLang
-have 33 fit-split rows each) and rejected: vLLM's rests on 5 sources, 27 of its rows from two of them, and its
+model-free drafting have bands of their own (``ENVELOPE_FAMILIES``): the engine rows are nearly all trained heads.
+One band per engine was tried (vLLM and SGLang have 33 fit-split rows each) and rejected: vLLM's rests on 5 sources, 27 of its rows from two of them, and its
 narrow band held 64% of the holdout engine rows against 72% for the pooled band; spread across sources is what a
 band must carry, and no single engine has enough sources yet.
 

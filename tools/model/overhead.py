@@ -152,6 +152,7 @@ ENGINE_MOE_LAYER_MS = 0.08
 # EAGLE-3 paper's dense SGLang table (dev rows EAGLE3-T5) measures far less: dense SGLang estimates run low.
 # TensorRT-LLM's C++ loop has no fixed per-cycle cost in the fit; its few fit rows (TensorRT-LLM#5146) make it the
 # least certain.
+ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 2.0), "trtllm": (0.5, 0.0)}
 # SGLang spec v2 (overlap scheduling, tools/model/overlap.py) still waits on each verify result
 # (sglang#11762: "Remove or make verify_done.synchronize() an option"): execution-path fit, grid 0-3 ms, on its fit
 # rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp. vLLM's stays 0:
@@ -170,7 +171,6 @@ SGLANG_SPEC_V2_EXPOSED_MS = 1.5
 # so the share is applied to MoE verifiers only (tools/model/cyclecost.py); for a dense verifier no row ran with
 # overlap, and all of its host work is still taken as hidden (stated in the answer).
 OVERLAP_SEQ_EXPOSED_FRACTION = 0.8
-ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 2.0), "trtllm": (0.5, 0.0)}
 
 
 class OverheadTable(BaseModel):

@@ -18,9 +18,10 @@ With the overlap on, the host work of cycle i+1 runs while the GPU works on cycl
 outlasts the cycle's GPU time (draft steps + verify) shows: ``exposed = max(0, host - GPU)``
 (``tools/model/cyclecost.py``), except a fitted share of the per-request work that stays serial
 (``RuntimeOverhead.overlap_seq_exposed_fraction``, MoE verifiers): with all of it hidden, predicted speedup rose
-with concurrency on the MoE rows that ran with overlap while the measured speedup fell. Measured, the difference is large: vLLM MTP on DeepSeek-V3.2 (May 2026, 8x B300,
-MTP=1) delivers 1.87x at tau 1.90, a cycle barely longer than one decode step (engine row VLLM-BLOG-AA-2026/1),
-where vLLM V1 in July 2025 left 2-6 ms per EAGLE-3 cycle on Llama-3.1-8B (vllm#20780).
+with concurrency on the MoE rows that ran with overlap while the measured speedup fell. Measured, the difference
+is large: vLLM MTP on DeepSeek-V3.2 (May 2026, 8x B300, MTP=1) delivers 1.87x at tau 1.90, a cycle barely longer
+than one decode step (engine row VLLM-BLOG-AA-2026/1), where vLLM V1 in July 2025 left 2-6 ms per EAGLE-3 cycle on
+Llama-3.1-8B (vllm#20780).
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ VLLM_ASYNC_SPEC_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})  # "no
 SGLANG_SPEC_V2_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp", "draft_model"})  # STANDALONE = draft model
 SGLANG_SPEC_V2_ENV = "SGLANG_ENABLE_SPEC_V2=1"
 OVERLAP_ENGINES = ("vllm", "sglang")  # the engines with a separate overlap mode in the model
+
+
+def overlap_setting_error(engine: str, setting: SpecOverlap) -> str | None:
+    """Why a stated overlap setting cannot apply to ``engine`` (a runtime/harness name), or None: "on"/"off" describe
+    an engine's own overlap mode, which only ``OVERLAP_ENGINES`` have (one rule for `speedup` and `recommend`)."""
+    if setting == "auto" or engine in OVERLAP_ENGINES:
+        return None
+    return (f"--spec-overlap applies to {' and '.join(OVERLAP_ENGINES)} (their overlap scheduling of the speculative "
+            "path); leave it at auto for this engine or harness")
 
 
 class OverlapDecision(BaseModel):
