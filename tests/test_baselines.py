@@ -34,3 +34,12 @@ def test_the_dense_plain_step_matches_its_baselines_and_the_moe_miss_is_reported
     assert report.dense is not None and report.dense.n >= 5 and report.dense.median_ape_pct <= 10.0
     assert report.moe is not None and report.moe.n >= 10
     assert {p.split for p in report.rows} == {"fit", "holdout"}
+
+
+def test_a_16bit_moe_plain_step_is_fast_out_of_sample():
+    """Qwen3-30B-A3B in bf16 ran 4.57 ms per token at batch 1 on 4x H100 in SGLang without speculation (AngelSlim#163,
+    a holdout source: never fitted on). With one MoE layer term for every weight format the model said 7.2 ms (+57%);
+    the 16-bit experts' own term (fitted on the fit split's rows and baselines only) must keep it within 15%."""
+    step = next(p for p in plain_step_report().rows if p.row_id == "ANGELSLIM-163/1")
+    assert step.split == "holdout" and step.moe and step.batch == 1
+    assert abs(step.error_pct) <= 15.0

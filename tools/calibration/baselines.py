@@ -6,8 +6,10 @@ engine_baselines.csv`` holds those figures converted to milliseconds per output 
 distinct baseline, with the quoted figure and the arithmetic. Only concurrency <= 4 is kept: aggregate throughput at
 higher load in these sources includes prefill time and says little about one decode step.
 
-Nothing is fitted on these figures; ``specpick calibrate --engines`` prints how far the model's plain step
-(``tools/model/steptime.py``, with the row's engine overheads, GPUs, weight format and batch) is from each.
+``specpick calibrate --engines`` prints how far the model's plain step (``tools/model/steptime.py``, with the row's
+engine overheads, GPUs, weight format and batch) is from each. The baselines of *fit*-split sources join the engine
+execution-path fit (``fit.py``), so the MoE layer terms answer to absolute step times and not only to ratios; the
+holdout split's are scored, never fitted on (``holdout`` below).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from specpick.tools.calibration.engine_cases import row_use
 from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.calibration.split import split_of_source
 from specpick.tools.calibration.stats import Stats, error_stats
-from specpick.tools.model.constants import DEFAULT_CONSTANTS
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
 from specpick.tools.model.steptime import step_time
 
@@ -58,6 +60,7 @@ class PlainStepReport(BaseModel):
     skipped: dict[str, int] = Field(description="baselines whose row the model cannot run, by reason")
     dense: Stats | None
     moe: Stats | None
+    holdout: Stats | None = Field(description="baselines of holdout-split sources (dense and MoE; never fitted on)")
 
 
 @lru_cache(maxsize=1)
@@ -69,8 +72,9 @@ def load_baselines() -> tuple[Baseline, ...]:
                  for r in csv.DictReader(text.splitlines()))
 
 
-def plain_step_report() -> PlainStepReport:
-    """Every baseline whose engine row the model can run, predicted at the row's deployment (see module docstring)."""
+def plain_step_report(constants: ModelConstants = DEFAULT_CONSTANTS) -> PlainStepReport:
+    """Every baseline whose engine row the model can run, predicted at the row's deployment (see module docstring)
+    with ``constants`` (a fit varies a copy)."""
     rows = {r.row_id: r for r in load_engine_rows()}
     out: list[PlainStep] = []
     skipped: dict[str, int] = {}
@@ -83,7 +87,7 @@ def plain_step_report() -> PlainStepReport:
         context = DEFAULT_CONTEXT_TOKENS.get(case.workloads[0], 1024)
         step = step_time(case.verifier, case.gpu, gpus=case.gpus, batch=case.batch, tokens_per_seq=1,
                          context_tokens=context, weight_bytes_per_param=case.bpp,
-                         overhead=DEFAULT_CONSTANTS.overhead(case.harness))
+                         overhead=constants.overhead(case.harness), constants=constants)
         out.append(PlainStep(
             row_id=b.row_id, verifier=case.verifier.repo_id, moe=case.verifier.is_moe,
             hardware=f"{case.gpus}x {case.gpu.key}", batch=case.batch, split=split_of_source(case.row.source_id),
@@ -94,4 +98,5 @@ def plain_step_report() -> PlainStepReport:
         return error_stats([(p.predicted_ms, p.measured_ms) for p in group]) if group else None
 
     return PlainStepReport(rows=out, skipped=skipped, dense=stats([p for p in out if not p.moe]),
-                           moe=stats([p for p in out if p.moe]))
+                           moe=stats([p for p in out if p.moe]),
+                           holdout=stats([p for p in out if p.split == "holdout"]))

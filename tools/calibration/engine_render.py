@@ -55,8 +55,10 @@ def render_engine_text(report: EngineReport, *, rows: bool = False, in_sample: b
         out.append(f"  not covered (no prior without the source): {acc.not_covered}")
     step = report.plain_step
     out.append("\nengines, plain decode step without speculation, absolute ms (the rows' own no-spec baselines at "
-               "concurrency <= 4, tools/data/engine_baselines.csv; not fitted on):")
-    out += [format_stats_line(name, s) for name, s in (("dense", step.dense), ("MoE", step.moe)) if s is not None]
+               "concurrency <= 4, tools/data/engine_baselines.csv; the fit half's join the execution-path fit, the "
+               "holdout half's never do):")
+    out += [format_stats_line(name, s) for name, s in (("dense", step.dense), ("MoE", step.moe),
+                                                       ("holdout half", step.holdout)) if s is not None]
     out.append(f"  baselines skipped (row not runnable): {sum(step.skipped.values())}")
     if in_sample:
         out.append(render_engine_in_sample(report))

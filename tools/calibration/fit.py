@@ -18,7 +18,8 @@ model; no module state is patched.
   by pooled mean APE (a median over one curve's 18 points is too flat to pick from;
   rows without acceptance absorb prior bias, reported as such). The engine rows'
   *holdout* half is scored for the committed and the best values but never fitted on;
-* the engines' execution-path costs on the fit half's rows that state their own acceptance;
+* the engines' execution-path costs on the fit half's rows that state their own acceptance, pooled with the fit
+  half's no-speculation baselines (the absolute plain step);
 * the share of per-request work that overlap scheduling leaves on the critical path, end to end on the fit half's
   rows that ran with overlap (acceptance from priors without the row's source), refitted leave-one-source-out.
 """
@@ -191,7 +192,8 @@ if __name__ == "__main__":  # pragma: no cover - maintenance entry point
 # (too few rows per engine to fit them apart).
 # The shared MoE term comes first: it moves every MoE row, and coordinate descent is order-sensitive.
 PATH_GRID: dict[str, tuple[float, ...]] = {
-    "engine.moe_layer_ms": (0.0, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1),
+    "engine.moe_layer_ms": (0.0, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15),
+    "engine.moe_layer_16bit_ms": (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1),
     **{f"{h}.one_model_spec_forward_ms": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8) for h in ENGINE_HARNESSES},
     **{f"{h}.one_model_cycle_ms": (0.0, 0.25, 0.5, 1.0, 2.0) for h in ENGINE_HARNESSES},
     "engine.spec_forward_ms": (0.2, 0.4, 0.6, 0.8, 1.0),
@@ -226,35 +228,50 @@ def _committed_path_values(grid: dict[str, tuple[float, ...]]) -> dict[str, floa
 
 
 def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int = PATH_ROUNDS) -> FitResult:
-    """Coordinate descent over ``grid`` on the engine rows of the *fit* split that state their own acceptance
-    (the cost model alone, so acceptance priors cannot absorb cost errors), by mean APE; the holdout split is
-    scored for the committed and the best values but never fitted on."""
+    """Coordinate descent over ``grid`` on the *fit* split: the engine rows that state their own acceptance (the
+    cost model alone, so acceptance priors cannot absorb cost errors) pooled with the no-speculation baselines of
+    fit-split rows (``baselines.py``: the absolute plain step, so a ratio cannot come out right with both of its
+    terms wrong), each one row, by mean APE. The holdout split (rows and baselines) is scored for the committed and
+    the best values but never fitted on."""
+    from specpick.tools.calibration.baselines import plain_step_report
     from specpick.tools.calibration.engines import engine_cases
 
     fit = [c for c in engine_cases("fit") if c.own_acceptance]
     holdout = [c for c in engine_cases("holdout") if c.own_acceptance]
 
-    def score(cases: list[CalibCase], values: dict[str, float]) -> float:
+    def errors(cases: list[CalibCase], split: str, values: dict[str, float]) -> tuple[list[float], list[float]]:
         constants = path_constants(values)
-        return statistics.fmean(_ape(c, True, constants) for c in cases) if cases else float("nan")
+        steps = [abs(p.error_pct) for p in plain_step_report(constants).rows if p.split == split]
+        return [_ape(c, True, constants) for c in cases], steps
+
+    def score(cases: list[CalibCase], split: str, values: dict[str, float]) -> float:
+        rows, steps = errors(cases, split, values)
+        return statistics.fmean(rows + steps) if rows or steps else float("nan")
 
     committed = _committed_path_values(grid)
-    best, best_err = dict(committed), score(fit, committed)
+    best, best_err = dict(committed), score(fit, "fit", committed)
     for _ in range(rounds):
         moved = False
         for key, options in grid.items():
             for v in options:
                 trial = {**best, key: v}
-                err = score(fit, trial)
+                err = score(fit, "fit", trial)
                 if err < best_err - 1e-9:
                     best, best_err, moved = trial, err, True
         if not moved:
             break
-    return FitResult(name="engine execution paths", objective="mean APE, cost model (fit-split engine rows' own "
-                     "tau/alpha), coordinate descent", best=best, best_score_pct=round(best_err, 2), n_rows=len(fit),
-                     committed=committed, committed_score_pct=round(score(fit, committed), 2),
-                     holdout={"n_rows": float(len(holdout)), "committed_mean_ape_pct": round(score(holdout, committed), 2),
-                              "best_mean_ape_pct": round(score(holdout, best), 2)})
+    held: dict[str, float] = {"n_rows": float(len(holdout))}
+    for label, values in (("committed", committed), ("best", best)):
+        rows, steps = errors(holdout, "holdout", values)
+        held |= {f"{label}_mean_ape_pct": round(statistics.fmean(rows + steps), 2),
+                 f"{label}_rows_mean_ape_pct": round(statistics.fmean(rows), 2),
+                 f"{label}_plain_step_mean_ape_pct": round(statistics.fmean(steps), 2)}
+    held["n_plain_steps"] = float(len(errors(holdout, "holdout", committed)[1]))
+    n_steps = len(errors(fit, "fit", committed)[1])
+    return FitResult(name="engine execution paths", objective="mean APE, coordinate descent: cost model (fit-split "
+                     f"engine rows' own tau/alpha) pooled with the plain decode step of {n_steps} fit-split baselines",
+                     best=best, best_score_pct=round(best_err, 2), n_rows=len(fit) + n_steps,
+                     committed=committed, committed_score_pct=round(score(fit, "fit", committed), 2), holdout=held)
 
 
 # --- overlap scheduling: the per-request work that stays serial -----------------------------------------------

@@ -86,6 +86,9 @@ class RuntimeOverhead(BaseModel):
     moe_layer_ms: float = Field(
         0.0, description="fixed GPU time per MoE layer per forward (router, top-k, grouped-GEMM launches, expert "
         "dispatch/combine) that does not grow with the tokens of a small verify pass")
+    moe_layer_16bit_ms: float | None = Field(
+        None, description="moe_layer_ms for experts kept in 16-bit weights (None: the same); quantized experts "
+        "(FP8/FP4/INT4) add activation-quantisation and scale kernels to every MoE layer")
     source: str
 
 
@@ -130,34 +133,43 @@ ENGINE_CYCLE_PER_SEQ_MS = 0.2  # execution-path fit: per running request per cyc
 # ~12 kernels per decoder layer x ~3 us launch tail / small-kernel floor inside CUDA graphs (assumption).
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
-# Execution paths (calibrate --fit, 'engine execution paths': coordinate descent on the 35 fit-split engine rows that
-# state their own tau/alpha, each read with the overlap its engine version had (tools/model/overlap.py): mean APE
-# 13.1%; the 21 holdout rows, never fitted: 16.9%. Before overlap and SGLang's extend forward were modelled: 15.2% /
-# 23.7% (34 / 19 rows). The surface is flat: SGLang per-cycle 1.5-3 ms with spec v2 exposure 1-2 ms and MoE layer
-# 0.06-0.1 ms all score within 0.6 pp on the fit rows (the grid's best, MoE 0.1 ms and exposure 2 ms, 12.8% on them
-# and 18.2% on the holdout), so these few per-engine numbers are not pinned down by 35 rows.)
-# MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed ~0.06 ms per layer
-# per forward that a verify pass of a few tokens does not multiply; without it a DeepSeek-V3/R1 step at batch 1 on
+# Execution paths (calibrate --fit, 'engine execution paths'): coordinate descent on the fit split only: the 35
+# engine rows that state their own tau/alpha (each read with the overlap its engine version had, tools/model/
+# overlap.py) pooled with the 15 no-speculation baselines of fit-split rows (tools/data/engine_baselines.csv, the
+# absolute plain step), mean APE 13.2% on those 50. The holdout half, never fitted: its 21 rows 15.1% and its 7
+# plain steps 11.9% (before the baselines joined the objective and 16-bit MoE layers had their own term: 16.7% and
+# 14.3%). The surface is flat in the per-engine cycle terms (SGLang per-cycle 1.5-3 ms, spec v2 exposure 1-2 ms
+# within 0.6 pp), so those few numbers are not pinned down by 35 rows.
+# MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed time per layer per
+# forward that a verify pass of a few tokens does not multiply; without it a DeepSeek-V3/R1 step at batch 1 on
 # 8 GPUs is a few bandwidth-milliseconds and each extra verified token looks expensive (measured: TensorRT-LLM MTP
 # on 8x B200 holds ~2.2x from N=2 to 5, TensorRT-LLM DeepSeek-R1 blog; SGLang 2.1x at concurrency 1, sglang#20809).
-ENGINE_MOE_LAYER_MS = 0.08
+# Quantized experts (FP8, MXFP4, NVFP4, INT4: every MoE engine row but one family) pay ~0.1 ms; experts kept in
+# 16-bit weights pay far less, 0.02 ms (fitted; our reading of why: a 16-bit grouped GEMM needs no activation
+# quantisation, dequantisation or block-scale kernels around it). Evidence: Qwen3-30B-A3B in bf16 measured 4.5 ms
+# per token at batch 1 without speculation in SGLang (SpecForge#339 on 2x H100, fit split; AngelSlim#163 on 4x
+# H100, holdout) where one shared 0.08 ms term predicted 7.7 and 7.2 ms; with the 16-bit term 4.9 and 4.3 ms.
+# Caveat: Qwen3-30B-A3B is the only 16-bit MoE family among the engine rows, so its small hidden size (2048) is
+# confounded with its weight format.
+ENGINE_MOE_LAYER_MS = 0.1
+ENGINE_MOE_LAYER_16BIT_MS = 0.02
 # One-model path (heads inside the verifier's runner): per draft/verify forward and per cycle, per engine.
 # (per draft/verify forward ms, per cycle ms): SGLang's per-forward cost is the generic one and its per-cycle cost
 # the largest, 2 ms: after every verify SGLang's EAGLE/MTP worker runs one more draft forward, an "extend" over
 # the accepted tokens with its own graph runner (sgl-project/sglang python/sglang/srt/speculative/eagle_worker.py
 # forward_draft_extend_after_decode; eagle_draft_extend_cuda_graph_runner.py), where vLLM and TensorRT-LLM fold
 # the accepted tokens into the first draft step (that forward is costed in cyclecost.py; this is the host work
-# around it). Its fit rows are all MoE and span ~2 ms (gpt-oss, SpecDrift cards) to ~10 ms (Qwen3-30B-A3B,
-# SpecForge#339: slower than no speculation at every draft shape) per cycle beyond bytes and FLOPs, while the
-# EAGLE-3 paper's dense SGLang table (dev rows EAGLE3-T5) measures far less: dense SGLang estimates run low.
+# around it). Its fit rows are all MoE (gpt-oss SpecDrift cards, Qwen3-30B-A3B SpecForge#339: slower than no
+# speculation at every draft shape). Its per-forward cost fell from 0.8 to 0.3 ms once the 16-bit MoE layer term
+# let the Qwen3-30B-A3B plain step be fast: the per-forward term had been carrying that verifier's cost.
 # TensorRT-LLM's C++ loop has no fixed per-cycle cost in the fit; its few fit rows (TensorRT-LLM#5146) make it the
 # least certain.
-ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.8, 2.0), "trtllm": (0.5, 0.0)}
+ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.3, 2.0), "trtllm": (0.5, 0.0)}
 # SGLang spec v2 (overlap scheduling, tools/model/overlap.py) still waits on each verify result
 # (sglang#11762: "Remove or make verify_done.synchronize() an option"): execution-path fit, grid 0-3 ms, on its fit
-# rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp. vLLM's stays 0:
-# its 0.19 release describes "zero-bubble async scheduling + speculative decoding" (vllm#32951).
-SGLANG_SPEC_V2_EXPOSED_MS = 1.5
+# rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp (2 ms best). vLLM's
+# stays 0: its 0.19 release describes "zero-bubble async scheduling + speculative decoding" (vllm#32951).
+SGLANG_SPEC_V2_EXPOSED_MS = 2.0
 # Overlap scheduling hides the speculative path's per-forward and per-cycle host work, but most of its per-request
 # work stays on the critical path: fitted (tools/calibration/fit.py, 'overlap: per-request work exposed') end to end
 # on the 26 fit-split rows that ran with overlap (vLLM >= 0.14 EAGLE-3 on Kimi-K2.5/K2.6 and MiniMax-M2.5/M3, AMD and
@@ -254,6 +266,7 @@ DEFAULT_OVERHEADS = OverheadTable(
         one_model_cycle_ms=ONE_MODEL["vllm"][1],
         overlap_seq_exposed_fraction=OVERLAP_SEQ_EXPOSED_FRACTION,
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
+        moe_layer_16bit_ms=ENGINE_MOE_LAYER_16BIT_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
         "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); "
@@ -278,6 +291,7 @@ DEFAULT_OVERHEADS = OverheadTable(
         overlap_seq_exposed_fraction=OVERLAP_SEQ_EXPOSED_FRACTION,
         overlap_chains_only=True,  # spec v2 "requires --speculative-eagle-topk 1" (sglang docs, PR #20210)
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
+        moe_layer_16bit_ms=ENGINE_MOE_LAYER_16BIT_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
         "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); SGLang "
@@ -296,6 +310,7 @@ DEFAULT_OVERHEADS = OverheadTable(
         one_model_spec_forward_ms=ONE_MODEL["trtllm"][0],
         one_model_cycle_ms=ONE_MODEL["trtllm"][1],
         moe_layer_ms=ENGINE_MOE_LAYER_MS,
+        moe_layer_16bit_ms=ENGINE_MOE_LAYER_16BIT_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
         "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); AUTO "

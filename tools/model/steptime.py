@@ -150,7 +150,10 @@ def forward_time(
     gf, af = gemm_flops / split, attn_flops / split
     m_w, m_kv = w / bw * 1e3, kv / bw * 1e3
     c_g, c_a = gf / peak * 1e3, af / peak * 1e3
-    gaps = overhead.gpu_gap_per_layer_ms * layers + overhead.moe_layer_ms * moe_layers
+    moe_ms = overhead.moe_layer_ms  # quantized experts; 16-bit ones have their own fitted term (overhead.py)
+    if weight_dtype == "bf16" and overhead.moe_layer_16bit_ms is not None:
+        moe_ms = overhead.moe_layer_16bit_ms
+    gaps = overhead.gpu_gap_per_layer_ms * layers + moe_ms * moe_layers
     p = constants.roofline_sharpness
     gpu_ms = _smax(m_w, c_g, p) + _smax(m_kv, c_a, p) + gaps
     allreduce = 0.0
