@@ -54,6 +54,23 @@ def test_a_share_of_drafted_tokens_is_never_stored_as_a_per_position_alpha():
         assert depth == 1 or not any(s in r.notes for s in shares), r.row_id
 
 
+def test_acceptance_from_another_run_never_tests_the_cycle_cost():
+    """Each cycle costs at least one plain step, so no run is faster than its own tau: a row whose speedup exceeds its
+    tau must say its acceptance came from another run (TensorRT-LLM tech blog 7: AL over 3000 sampled conversations,
+    speedups over 20 x batch requests), and such a row is predicted end to end, with the priors' acceptance."""
+    from specpick.tools.calibration.engine_rows import OTHER_RUN_TAG
+
+    rows = load_engine_rows()
+    for r in rows:
+        if r.speedup is not None and r.tau is not None and r.speedup > r.tau:
+            assert OTHER_RUN_TAG in r.notes, r.row_id
+    tagged = [r for r in rows if OTHER_RUN_TAG in r.notes and r.speedup is not None]
+    assert {r.row_id for r in tagged} >= {"TRTLLM-BLOG7-NGRAM/1", "TRTLLM-BLOG7-NGRAM/2", "TRTLLM-BLOG7-NGRAM/3"}
+    for r in tagged:
+        use, case = row_use(r)
+        assert use == "end_to_end" and case.tau is None and case.alpha is None and r.tau is not None, r.row_id
+
+
 def test_every_row_is_used_or_skipped_for_a_counted_reason(report):
     uses = [row_use(r)[0] for r in load_engine_rows()]
     assert report.n_rows == len(uses)

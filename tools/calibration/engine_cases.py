@@ -10,7 +10,8 @@ file order (``tools/catalog/row_ids.py``); new rows are appended, so earlier ids
 These rows are *not* part of the dev set: ``specpick calibrate --engines`` reports them separately.
 Each row is used for what it can test (``row_use``):
 
-* ``cost_model``: a point speedup and the row's own tau/alpha (tests the cycle cost alone, and end to end);
+* ``cost_model``: a point speedup and the row's own tau/alpha from the same run (tests the cycle cost alone, and end
+  to end; acceptance from another run, ``OTHER_RUN_TAG``, makes the row ``end_to_end``);
 * ``end_to_end``: a point speedup without acceptance (tests priors + cost model);
 * ``acceptance_only``: tau/alpha without a speedup (tests the acceptance priors only);
 * ``skipped``: with a counted reason (engine or method outside the vocabulary, model or GPU not in the
@@ -185,15 +186,22 @@ def resolve_case(row: EngineRow) -> CalibCase | str:
     )
 
 
+def own_acceptance(row: EngineRow) -> bool:
+    """The row states tau/alpha measured on its speedup's own run (so it can test the cycle cost alone)."""
+    return (row.tau is not None or row.alpha is not None) and (row.speedup is None or row.acceptance_from_speedup_run)
+
+
 def row_use(row: EngineRow) -> tuple[Use, CalibCase | str]:
     """What the row can test, and its case (or the skip reason)."""
     case = resolve_case(row)
     if isinstance(case, str):
         return "skipped", case
-    own = row.tau is not None or row.alpha is not None
     if row.speedup is None:
+        own = row.tau is not None or row.alpha is not None
         return ("acceptance_only", case) if own else ("skipped", "neither a speedup nor an acceptance figure")
-    return ("cost_model" if own else "end_to_end"), case
+    if not own_acceptance(row):  # the priors supply acceptance, as for a row that states none
+        return "end_to_end", case.model_copy(update={"tau": None, "alpha": None})
+    return "cost_model", case
 
 
 def build_case(row: EngineRow) -> CalibCase | str:

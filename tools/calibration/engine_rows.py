@@ -16,12 +16,24 @@ from specpick.tools.catalog.published import PublishedRow, read_cells, row_from_
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 
 
+# A row whose acceptance figure was measured on another run than its speedup (another sample, another batch): the
+# figure still tells the acceptance priors what the engine accepts, but cannot test the cycle cost of the speedup's
+# run. A source that says so gets this tag in the row's notes (a data test requires it wherever speedup > tau, which
+# no run can show: each cycle costs at least one plain step).
+OTHER_RUN_TAG = "[acceptance from another run]"
+
+
 class EngineRow(PublishedRow):
     """A published row plus the engine that measured it."""
 
     engine: str
     engine_version: str
     qps: float | None = None
+
+    @property
+    def acceptance_from_speedup_run(self) -> bool:
+        """The row's tau/alpha was measured on the same run as its speedup (see ``OTHER_RUN_TAG``)."""
+        return OTHER_RUN_TAG not in self.notes
 
 
 # The sources' own workload words (the `workload=` hint of each row's notes) -> our workloads. Synthetic
