@@ -36,10 +36,20 @@ def test_the_dense_plain_step_matches_its_baselines_and_the_moe_miss_is_reported
     assert {p.split for p in report.rows} == {"fit", "holdout"}
 
 
-def test_a_16bit_moe_plain_step_is_fast_out_of_sample():
-    """Qwen3-30B-A3B in bf16 ran 4.57 ms per token at batch 1 on 4x H100 in SGLang without speculation (AngelSlim#163,
-    a holdout source: never fitted on). With one MoE layer term for every weight format the model said 7.2 ms (+57%);
-    the 16-bit experts' own term (fitted on the fit split's rows and baselines only) must keep it within 15%."""
-    step = next(p for p in plain_step_report().rows if p.row_id == "ANGELSLIM-163/1")
-    assert step.split == "holdout" and step.moe and step.batch == 1
-    assert abs(step.error_pct) <= 15.0
+def test_the_16bit_moe_term_helps_the_holdout_plain_steps():
+    """Take the 16-bit MoE layer term away (16-bit experts then pay the quantized experts' time, as before the term
+    existed) and the holdout baselines (never fitted on) must get worse. Not a clean test of the idea: the term was
+    proposed after seeing the holdout Qwen3-30B-A3B baselines too (tools/model/overhead.py says so); it does test the
+    fitted value against every holdout baseline, including AngelSlim#163 at batch 4, which the term makes worse."""
+    from specpick.tools.calibration.fit import path_constants, committed_path_values, PATH_GRID
+    from specpick.tools.model.constants import DEFAULT_CONSTANTS
+
+    committed = committed_path_values(PATH_GRID)
+    shared = path_constants({**committed, "engine.moe_layer_16bit_ms": committed["engine.moe_layer_ms"]})
+
+    def holdout_mean(constants) -> float:
+        steps = [abs(p.error_pct) for p in plain_step_report(constants).rows if p.split == "holdout"]
+        assert len(steps) >= 5
+        return sum(steps) / len(steps)
+
+    assert holdout_mean(DEFAULT_CONSTANTS) < holdout_mean(shared)

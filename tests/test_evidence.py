@@ -45,7 +45,8 @@ def test_speculation_off_against_a_measured_gain_says_so_and_how_to_measure():
     assert any(r.startswith("But SPECDRIFT-GPTOSS120B-CARD/3 measured") and "--method eagle3" in r
                for r in rec.rationale)
     assert "Measured elsewhere (eagle3 on this verifier" in to_markdown(rec)
-    assert plan(PlannerInputs(verifier="Qwen/Qwen3-8B", workload="chat", gpu="H200", engine="sglang")).strategy == "eagle3"
+    qwen3_8b = plan(PlannerInputs(verifier="Qwen/Qwen3-8B", workload="chat", gpu="H200", engine="sglang"))
+    assert qwen3_8b.strategy == "eagle3"
 
 
 def test_measurements_outside_the_range_are_named_and_the_release_matters():

@@ -82,7 +82,9 @@ def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = N
         found.append((distance, MeasuredSpeedup(
             row_id=row_id, speedup=row.speedup, engine=row.engine, engine_version=row.engine_version,
             hardware=cells["hardware"], batch=cells["batch_size"], concurrency=row.batch, config=cells["config"],
-            draft=cells["draft_or_head"], tau=row.tau, source=row.source)))
+            # a tau measured on another run than this speedup is not shown beside it (engine_rows.OTHER_RUN_TAG)
+            draft=cells["draft_or_head"], tau=row.tau if row.acceptance_from_speedup_run else None,
+            source=row.source)))
     found.sort(key=lambda dm: (dm[1].engine != engine, dm[0], dm[1].tau is None))
     return [m for _, m in found[:MAX_SHOWN]]
 

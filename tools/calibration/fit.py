@@ -216,7 +216,7 @@ def path_constants(values: dict[str, float], base: ModelConstants = DEFAULT_CONS
     return out
 
 
-def _committed_path_values(grid: dict[str, tuple[float, ...]]) -> dict[str, float]:
+def committed_path_values(grid: dict[str, tuple[float, ...]]) -> dict[str, float]:
     def value(key: str) -> float:
         who, field = key.split(".", 1)
         o = DEFAULT_CONSTANTS.overhead("sglang" if who == "engine" else who)
@@ -239,39 +239,39 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
     fit = [c for c in engine_cases("fit") if c.own_acceptance]
     holdout = [c for c in engine_cases("holdout") if c.own_acceptance]
 
-    def errors(cases: list[CalibCase], split: str, values: dict[str, float]) -> tuple[list[float], list[float]]:
+    def errors(cases: list[CalibCase], split: str, values: dict[str, float]) -> list[float]:
+        """APE of each row of ``cases``, then of each plain step of ``split``."""
         constants = path_constants(values)
         steps = [abs(p.error_pct) for p in plain_step_report(constants).rows if p.split == split]
-        return [_ape(c, True, constants) for c in cases], steps
+        return [_ape(c, True, constants) for c in cases] + steps
 
-    def score(cases: list[CalibCase], split: str, values: dict[str, float]) -> float:
-        rows, steps = errors(cases, split, values)
-        return statistics.fmean(rows + steps) if rows or steps else float("nan")
+    def mean(values: list[float]) -> float:
+        return statistics.fmean(values) if values else float("nan")
 
-    committed = _committed_path_values(grid)
-    best, best_err = dict(committed), score(fit, "fit", committed)
+    committed = committed_path_values(grid)
+    best, best_err = dict(committed), mean(errors(fit, "fit", committed))
+    committed_err = best_err
     for _ in range(rounds):
         moved = False
         for key, options in grid.items():
             for v in options:
                 trial = {**best, key: v}
-                err = score(fit, "fit", trial)
+                err = mean(errors(fit, "fit", trial))
                 if err < best_err - 1e-9:
                     best, best_err, moved = trial, err, True
         if not moved:
             break
+    n_fit_steps = len(errors([], "fit", committed))
     held: dict[str, float] = {"n_rows": float(len(holdout))}
     for label, values in (("committed", committed), ("best", best)):
-        rows, steps = errors(holdout, "holdout", values)
-        held |= {f"{label}_mean_ape_pct": round(statistics.fmean(rows + steps), 2),
-                 f"{label}_rows_mean_ape_pct": round(statistics.fmean(rows), 2),
-                 f"{label}_plain_step_mean_ape_pct": round(statistics.fmean(steps), 2)}
-    held["n_plain_steps"] = float(len(errors(holdout, "holdout", committed)[1]))
-    n_steps = len(errors(fit, "fit", committed)[1])
+        errs = errors(holdout, "holdout", values)
+        rows, steps = errs[:len(holdout)], errs[len(holdout):]
+        held |= {f"{label}_mean_ape_pct": round(mean(errs), 2), f"{label}_rows_mean_ape_pct": round(mean(rows), 2),
+                 f"{label}_plain_step_mean_ape_pct": round(mean(steps), 2), "n_plain_steps": float(len(steps))}
     return FitResult(name="engine execution paths", objective="mean APE, coordinate descent: cost model (fit-split "
-                     f"engine rows' own tau/alpha) pooled with the plain decode step of {n_steps} fit-split baselines",
-                     best=best, best_score_pct=round(best_err, 2), n_rows=len(fit) + n_steps,
-                     committed=committed, committed_score_pct=round(score(fit, "fit", committed), 2), holdout=held)
+                     f"engine rows' own tau/alpha) pooled with the plain decode step of {n_fit_steps} fit-split "
+                     "baselines", best=best, best_score_pct=round(best_err, 2), n_rows=len(fit) + n_fit_steps,
+                     committed=committed, committed_score_pct=round(committed_err, 2), holdout=held)
 
 
 # --- overlap scheduling: the per-request work that stays serial -----------------------------------------------
@@ -295,7 +295,7 @@ def fit_overlap_exposure(grid: dict[str, tuple[float, ...]] = OVERLAP_GRID) -> F
     holdout = [c for c in engine_cases("holdout") if c.spec_overlap]
     held_out = holdout_sources()
     points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
-    committed = _committed_path_values(grid)
+    committed = committed_path_values(grid)
 
     def errors(cases: list[CalibCase], values: dict[str, float]) -> dict[str, float]:
         constants = path_constants(values)

@@ -145,8 +145,9 @@ def constants_used() -> dict[str, str]:
                                        f"per-request work stays serial on MoE verifiers (+{o.overlap_exposed_ms} ms "
                                        "sync)"
                                        if o.overlap_seq_exposed_fraction or o.overlap_exposed_ms else "")
-                                    + (f"; MoE layer {o.moe_layer_ms} ms/forward ({o.moe_layer_16bit_ms} ms with "
-                                       "16-bit experts)" if o.moe_layer_ms else "")
+                                    + (f"; MoE layer {o.moe_layer_ms} ms/forward" if o.moe_layer_ms else "")
+                                    + (f" ({o.moe_layer_16bit_ms} ms with 16-bit experts)"
+                                       if o.moe_layer_ms and o.moe_layer_16bit_ms is not None else "")
                                     + f"; {o.source}")
     return out
 

@@ -87,8 +87,8 @@ class RuntimeOverhead(BaseModel):
         0.0, description="fixed GPU time per MoE layer per forward (router, top-k, grouped-GEMM launches, expert "
         "dispatch/combine) that does not grow with the tokens of a small verify pass")
     moe_layer_16bit_ms: float | None = Field(
-        None, description="moe_layer_ms for experts kept in 16-bit weights (None: the same); quantized experts "
-        "(FP8/FP4/INT4) add activation-quantisation and scale kernels to every MoE layer")
+        None, description="moe_layer_ms for experts kept in 16-bit weights (None: the same); fitted apart because "
+        "16-bit MoE verifiers measure a much faster plain step (ENGINE_MOE_LAYER_16BIT_MS)")
     source: str
 
 
@@ -134,54 +134,60 @@ ENGINE_CYCLE_PER_SEQ_MS = 0.2  # execution-path fit: per running request per cyc
 # This floor is what makes a many-layer tiny draft cost nearly as much as its verifier (vllm#15025).
 ENGINE_GAP_PER_LAYER_MS = 0.035
 # Execution paths (calibrate --fit, 'engine execution paths'): coordinate descent on the fit split only: the 35
-# engine rows that state their own tau/alpha (each read with the overlap its engine version had, tools/model/
-# overlap.py) pooled with the 15 no-speculation baselines of fit-split rows (tools/data/engine_baselines.csv, the
-# absolute plain step), mean APE 13.2% on those 50. The holdout half, never fitted: its 21 rows 15.1% and its 7
-# plain steps 11.9% (before the baselines joined the objective and 16-bit MoE layers had their own term: 16.7% and
-# 14.3%). The surface is flat in the per-engine cycle terms (SGLang per-cycle 1.5-3 ms, spec v2 exposure 1-2 ms
-# within 0.6 pp), so those few numbers are not pinned down by 35 rows.
+# engine rows that state their own tau/alpha from the speedup's own run (each read with the overlap its engine
+# version had, tools/model/overlap.py) pooled with the 15 no-speculation baselines of fit-split rows (tools/data/
+# engine_baselines.csv, the absolute plain step): mean APE 13.2% on those 50 (15.7% with the constants before the
+# 16-bit MoE term). The holdout half, never fitted: its 18 rows 12.3% and its 7 plain steps 11.9% (before: 13.8% and
+# 14.3%; with the refitted constants but no 16-bit term: 24.2% and 19.3%). The surface is flat in the per-engine
+# cycle terms (SGLang per-cycle 1.5-3 ms, spec v2 exposure 1-2 ms within 0.6 pp), so those few numbers are not
+# pinned down by 35 rows.
 # MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed time per layer per
 # forward that a verify pass of a few tokens does not multiply; without it a DeepSeek-V3/R1 step at batch 1 on
 # 8 GPUs is a few bandwidth-milliseconds and each extra verified token looks expensive (measured: TensorRT-LLM MTP
 # on 8x B200 holds ~2.2x from N=2 to 5, TensorRT-LLM DeepSeek-R1 blog; SGLang 2.1x at concurrency 1, sglang#20809).
-# Quantized experts (FP8, MXFP4, NVFP4, INT4: every MoE engine row but one family) pay ~0.1 ms; experts kept in
-# 16-bit weights pay far less, 0.02 ms (fitted; our reading of why: a 16-bit grouped GEMM needs no activation
-# quantisation, dequantisation or block-scale kernels around it). Evidence: Qwen3-30B-A3B in bf16 measured 4.5 ms
-# per token at batch 1 without speculation in SGLang (SpecForge#339 on 2x H100, fit split; AngelSlim#163 on 4x
-# H100, holdout) where one shared 0.08 ms term predicted 7.7 and 7.2 ms; with the 16-bit term 4.9 and 4.3 ms.
-# Caveat: Qwen3-30B-A3B is the only 16-bit MoE family among the engine rows, so its small hidden size (2048) is
-# confounded with its weight format.
+# Quantized experts (FP8, MXFP4, NVFP4, INT4: every MoE engine row but one family) pay 0.1 ms; experts kept in
+# 16-bit weights 0.02 ms, both fitted. The fit's evidence for the 16-bit term is one source, SpecForge#339
+# (Qwen3-30B-A3B in bf16 on 2x H100, SGLang: 4.49 ms per token at batch 1 without speculation, where one shared
+# 0.08 ms term predicted 7.73 ms; now 4.85 ms). Our reading of why, not measured: a 16-bit grouped GEMM needs no
+# activation quantisation, dequantisation or block-scale kernels around it. Caveats: the term was proposed after
+# seeing the holdout AngelSlim#163 baselines of the same model as well (4.57 ms at batch 1: now -6%, was +57%; 7.88
+# ms at batch 4: now -34%, was +2%: small-batch expert GEMMs cost more than their bytes, which is not modelled);
+# and Qwen3-30B-A3B is the only 16-bit MoE family among the engine rows, so its small hidden size (2048) is
+# confounded with its weight format. Answers that use the 16-bit term say so (tools/model/steptime.py).
 ENGINE_MOE_LAYER_MS = 0.1
 ENGINE_MOE_LAYER_16BIT_MS = 0.02
-# One-model path (heads inside the verifier's runner): per draft/verify forward and per cycle, per engine.
-# (per draft/verify forward ms, per cycle ms): SGLang's per-forward cost is the generic one and its per-cycle cost
-# the largest, 2 ms: after every verify SGLang's EAGLE/MTP worker runs one more draft forward, an "extend" over
-# the accepted tokens with its own graph runner (sgl-project/sglang python/sglang/srt/speculative/eagle_worker.py
-# forward_draft_extend_after_decode; eagle_draft_extend_cuda_graph_runner.py), where vLLM and TensorRT-LLM fold
-# the accepted tokens into the first draft step (that forward is costed in cyclecost.py; this is the host work
-# around it). Its fit rows are all MoE (gpt-oss SpecDrift cards, Qwen3-30B-A3B SpecForge#339: slower than no
-# speculation at every draft shape). Its per-forward cost fell from 0.8 to 0.3 ms once the 16-bit MoE layer term
-# let the Qwen3-30B-A3B plain step be fast: the per-forward term had been carrying that verifier's cost.
-# TensorRT-LLM's C++ loop has no fixed per-cycle cost in the fit; its few fit rows (TensorRT-LLM#5146) make it the
-# least certain.
+# The line an answer carries when its MoE step used the 16-bit term (tools/model/steptime.py).
+MOE_16BIT_NOTE = ("MoE layers with 16-bit expert weights are costed with their own fitted fixed time "
+                  f"({ENGINE_MOE_LAYER_16BIT_MS} ms per layer per forward against {ENGINE_MOE_LAYER_MS} ms for "
+                  "quantized experts), fitted on one model family (Qwen3-30B-A3B in SGLang, SpecForge#339): measure "
+                  "the plain step of yours before trusting the absolute figures")
+# One-model path (heads inside the verifier's runner): per draft/verify forward and per cycle, per engine. (per
+# draft/verify forward ms, per cycle ms): SGLang's per-cycle cost is the largest, 2 ms: after every verify SGLang's
+# EAGLE/MTP worker runs one more draft forward, an "extend" over the accepted tokens with its own graph runner
+# (sgl-project/sglang python/sglang/srt/speculative/eagle_worker.py forward_draft_extend_after_decode;
+# eagle_draft_extend_cuda_graph_runner.py), where vLLM and TensorRT-LLM fold the accepted tokens into the first draft
+# step (that forward is costed in cyclecost.py; this is the host work around it). Its fit rows are all MoE (gpt-oss
+# SpecDrift cards, Qwen3-30B-A3B SpecForge#339: slower than no speculation at every draft shape). Its per-forward cost
+# fell from the generic 0.8 ms to 0.3 ms once the 16-bit MoE layer term let the Qwen3-30B-A3B plain step be fast: the
+# per-forward term had been carrying that verifier's cost. TensorRT-LLM's C++ loop has no fixed per-cycle cost in the
+# fit; its few fit rows (TensorRT-LLM#5146) make it the least certain.
 ONE_MODEL: dict[str, tuple[float, float]] = {"vllm": (0.5, 0.5), "sglang": (0.3, 2.0), "trtllm": (0.5, 0.0)}
 # SGLang spec v2 (overlap scheduling, tools/model/overlap.py) still waits on each verify result
 # (sglang#11762: "Remove or make verify_done.synchronize() an option"): execution-path fit, grid 0-3 ms, on its fit
 # rows that ran spec v2 (SpecDrift gpt-oss-20b/120b cards); 1.5 and 2 ms score within 0.2 pp (2 ms best). vLLM's
 # stays 0: its 0.19 release describes "zero-bubble async scheduling + speculative decoding" (vllm#32951).
 SGLANG_SPEC_V2_EXPOSED_MS = 2.0
-# Overlap scheduling hides the speculative path's per-forward and per-cycle host work, but most of its per-request
-# work stays on the critical path: fitted (tools/calibration/fit.py, 'overlap: per-request work exposed') end to end
-# on the 26 fit-split rows that ran with overlap (vLLM >= 0.14 EAGLE-3 on Kimi-K2.5/K2.6 and MiniMax-M2.5/M3, AMD and
-# NVIDIA, batch 1-64, 15 of them from one ROCm blog; SGLang spec v2 gpt-oss cards), acceptance from priors without
-# the row's own source or any holdout source. Mean APE on them 13.5% with everything hidden (0) -> 7.7% at 0.8 (0.7
-# ties); refitted with each of the 5 sources left out, the grid picks 0.7-0.9 and no left-out source gets worse (ROCm
-# MI355X blog 13.3% -> 7.0%, gpt-oss-120b card 18.4% -> 10.7%). What it fixes is a trend: with all of it hidden,
-# speedup *rose* from concurrency 16 to 64 on these MoE verifiers (Kimi-K2.5 on 4x MI355X: 1.75x -> 2.29x predicted,
-# 1.81x -> 1.69x measured). vLLM's async scheduling PR measured only 3.4% lower TPOT for EAGLE-3 at concurrency 1
-# (vllm#25872), consistent with most speculative host work staying serial. Every one of those rows is a MoE verifier,
-# so the share is applied to MoE verifiers only (tools/model/cyclecost.py); for a dense verifier no row ran with
-# overlap, and all of its host work is still taken as hidden (stated in the answer).
+# Overlap scheduling hides the speculative path's per-forward and per-cycle host work, but most of its per-request work
+# stays on the critical path: fitted (tools/calibration/fit.py, 'overlap: per-request work exposed') end to end on the
+# 26 fit-split rows that ran with overlap (vLLM >= 0.14 EAGLE-3 on Kimi-K2.5/K2.6 and MiniMax-M2.5/M3, AMD and NVIDIA,
+# batch 1-64, 15 of them from one ROCm blog; SGLang spec v2 gpt-oss cards), acceptance from priors without the row's own
+# source or any holdout source. Mean APE on them 13.6% with everything hidden (0) -> 6.5% at 0.8; refitted with each of
+# the 5 sources left out and scored on the left-out one, 6.6%. What it fixes is a trend: with all of it hidden, speedup
+# *rose* from concurrency 16 to 64 on these MoE verifiers (Kimi-K2.5 on 4x MI355X: 1.75x -> 2.29x predicted, 1.81x ->
+# 1.69x measured). vLLM's async scheduling PR measured only 3.4% lower TPOT for EAGLE-3 at concurrency 1 (vllm#25872),
+# consistent with most speculative host work staying serial. Every one of those rows is a MoE verifier, so the share is
+# applied to MoE verifiers only (tools/model/cyclecost.py); for a dense verifier no row ran with overlap, and all of its
+# host work is still taken as hidden (stated in the answer).
 OVERLAP_SEQ_EXPOSED_FRACTION = 0.8
 
 
@@ -269,7 +275,8 @@ DEFAULT_OVERHEADS = OverheadTable(
         moe_layer_16bit_ms=ENGINE_MOE_LAYER_16BIT_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
-        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); "
+        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer times shared, with plain-step "
+        "baselines); "
         "vllm#26191 reports acceptance drifting below earlier measurements (ENGINES.md issue 18)",
     ),
     sglang=RuntimeOverhead(
@@ -294,7 +301,8 @@ DEFAULT_OVERHEADS = OverheadTable(
         moe_layer_16bit_ms=ENGINE_MOE_LAYER_16BIT_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
-        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); SGLang "
+        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer times shared, with plain-step "
+        "baselines); SGLang "
         "spec loses above concurrency ~32 (sglang#4759)",
     ),
     trtllm=RuntimeOverhead(
@@ -313,7 +321,8 @@ DEFAULT_OVERHEADS = OverheadTable(
         moe_layer_16bit_ms=ENGINE_MOE_LAYER_16BIT_MS,
         layer_split=False,
         source="engine costs: calibrate --fit on the fixed fit split of tools/data/engine_measurements.csv "
-        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer time shared); AUTO "
+        "(execution paths: one-model per engine, two-model/model-free shared; MoE layer times shared, with plain-step "
+        "baselines); AUTO "
         "mode turns speculation off above concurrency 32 (ENGINES.md)",
     ),
 )

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import kv_bytes_per_sequence, kv_bytes_per_token_per_layer
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, routing_reuse_note
-from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.model.overhead import MOE_16BIT_NOTE, RuntimeOverhead
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 
@@ -151,8 +151,11 @@ def forward_time(
     m_w, m_kv = w / bw * 1e3, kv / bw * 1e3
     c_g, c_a = gf / peak * 1e3, af / peak * 1e3
     moe_ms = overhead.moe_layer_ms  # quantized experts; 16-bit ones have their own fitted term (overhead.py)
-    if weight_dtype == "bf16" and overhead.moe_layer_16bit_ms is not None:
+    notes = list(assumptions or [])
+    if weight_dtype == "bf16" and overhead.moe_layer_16bit_ms is not None:  # _dtype_for: more than 1 byte per weight
         moe_ms = overhead.moe_layer_16bit_ms
+        if moe_layers:
+            notes.append(MOE_16BIT_NOTE)
     gaps = overhead.gpu_gap_per_layer_ms * layers + moe_ms * moe_layers
     p = constants.roofline_sharpness
     gpu_ms = _smax(m_w, c_g, p) + _smax(m_kv, c_a, p) + gaps
@@ -179,7 +182,7 @@ def forward_time(
         memory_ms=memory_ms, compute_ms=compute_ms, gpu_ms=gpu_ms, launch_overhead_ms=gaps,
         allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed,
         total_ms=max(device, host) + fixed, bound=bound,
-        experts_touched_per_layer=experts_per_layer, assumptions=list(assumptions or []),
+        experts_touched_per_layer=experts_per_layer, assumptions=notes,
     )
 
 
