@@ -217,6 +217,7 @@ def path_constants(values: dict[str, float], base: ModelConstants = DEFAULT_CONS
 
 
 def committed_path_values(grid: dict[str, tuple[float, ...]]) -> dict[str, float]:
+    """The committed value of every ``grid`` key (the point a fit starts from; tests ablate one key of it)."""
     def value(key: str) -> float:
         who, field = key.split(".", 1)
         o = DEFAULT_CONSTANTS.overhead("sglang" if who == "engine" else who)
