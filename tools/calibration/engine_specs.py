@@ -30,9 +30,12 @@ DRAFTS: tuple[tuple[str, str], ...] = (
 )
 # GPU names as the sources write them -> catalog key (H100 without a form factor is the SXM part). A GPU the
 # regex finds but the catalog lacks (B300, MI355X, ...) is reported as "not in catalog".
-GPU_ALIASES: dict[str, str] = {"h100": "H100-SXM", "h100-nvl": "H100-NVL", "a100": "A100-80GB",
-                               "a100 80gb pcie": "A100-PCIE-80GB"}
-_HW = re.compile(r"^\s*(\d+)x\s+((?:GB|B|H|A|MI|V|L)\d+[A-Z]?(?:-NVL)?(?:\s+80GB\s+PCIe)?|RTX\s*\d{4})", re.IGNORECASE)
+GPU_ALIASES: dict[str, str] = {"h100": "H100-SXM", "h100-nvl": "H100-NVL", "h100-pcie": "H100-PCIE",
+                               "a100": "A100-80GB", "a100 80gb pcie": "A100-PCIE-80GB"}
+# The part's suffix is part of its name ("H100-PCIe" is not an H100 SXM): a suffix the pattern stopped short of
+# would quietly read a PCIe card as its SXM sibling.
+_HW = re.compile(r"^\s*(\d+)x\s+((?:GB|B|H|A|MI|V|L)\d+[A-Z]?(?:-NVL|-PCIe)?(?:\s+80GB\s+PCIe)?|RTX\s*\d{4})"
+                 r"(?![-\w])", re.IGNORECASE)
 # Weight formats written in the verifier cell's parenthesis ("(FP8)", "(NVFP4)", "(FP4 MoE, bf16 attention)").
 _DTYPES: tuple[tuple[str, str], ...] = (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp4", "nvfp4"), ("fp8", "fp8"),
                                         ("bf16", "bf16"), ("fp16", "fp16"))
