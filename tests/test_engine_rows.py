@@ -134,6 +134,9 @@ def test_weight_format_in_the_verifier_cell_sets_bytes_per_weight(cell, bpp):
     ("1x MI355X (TP 1)", ("MI355X", 1)), ("Apple M4 Pro 64GB", "has no GPU count"),
     ("1x GPU (type not stated; tp=1)", "names no catalog GPU model"),
     ("1x Radeon 8060S (Strix Halo iGPU)", "names no catalog GPU model"),
+    # a suffix names another part: a PCIe card is not its SXM sibling, and an unknown suffix is a skip, not a guess
+    ("2x H100-PCIe (80 GB; TP 2)", ("H100-PCIE", 2)), ("1x H100-NVL (96 GB)", ("H100-NVL", 1)),
+    ("1x H100-SXM5 (94 GB)", "names no catalog GPU model"),
 ])
 def test_hardware_cells_map_to_catalog_gpus_or_say_why_not(hardware, expected):
     got = resolve_engine_gpu(hardware)
