@@ -30,7 +30,8 @@ def test_only_low_concurrency_baselines_are_compared():
 def test_the_dense_plain_step_matches_its_baselines_and_the_moe_miss_is_reported():
     """A claim about the model, not a pinned output: the roofline plain step of a dense verifier lands within 12% of
     what engines measured without speculation (median; 4.9% on 6 baselines until TOMASRUIZT-VLLM-SPEC-2026 added a
-    Qwen3-32B node that ran 22% slower than an H100 SXM's bandwidth allows, which its row notes doubt: 10.6% on 9),
+    Qwen3-32B node whose plain step took 28% longer than the model's H100 SXM step, which its row notes doubt: 10.6%
+    on 9),
     while the MoE figure is printed for what it is."""
     report = plain_step_report()
     assert report.dense is not None and report.dense.n >= 5 and report.dense.median_ape_pct <= 12.0

@@ -242,3 +242,15 @@ def test_acceptance_is_scored_on_every_usable_row_that_states_tau(report):
     assert acc.overall.n + acc.not_covered == len(with_tau)
     assert any(row_use(r)[0] == "acceptance_only" for r in with_tau)  # rows without a speedup count here
     assert sum(s.n for s in acc.per_engine.values()) == acc.overall.n
+
+
+@pytest.mark.parametrize("cell, repo_id", [
+    ("Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct"),  # the DRAFTS spelling table
+    ("Qwen3-1.7B (Qwen/Qwen3-1.7B)", "Qwen/Qwen3-1.7B"),  # the catalog's own name lookup, as for verifiers
+    ("turboderp/Qwama-0.5B-Instruct", None), ("JackFram/llama-160m", None),  # not in the catalog: a counted skip
+])
+def test_draft_cells_resolve_to_catalog_models_or_none(cell, repo_id):
+    from specpick.tools.calibration.engine_specs import resolve_engine_draft
+
+    got = resolve_engine_draft(cell)
+    assert (got.repo_id if got else None) == repo_id

@@ -105,10 +105,13 @@ def weights_bytes_per_param(verifier_cell: str, config: str, verifier: ModelSpec
 
 
 def resolve_engine_draft(draft_cell: str) -> ModelSpec | None:
-    """The catalog draft model named in a draft_model row, or None."""
+    """The catalog draft model named in a draft_model row (the ``DRAFTS`` spellings first, then the catalog's own
+    name lookup, as for verifiers), or None."""
     name = draft_cell.lower()
     key = next((k for p, k in DRAFTS if name.startswith(p)), None)
-    return get_catalog().model(key) if key else None
+    if key:
+        return get_catalog().model(key)
+    return get_catalog().find_model(verifier_name(draft_cell)) if verifier_name(draft_cell) else None
 
 
 def engine_method(raw: str) -> str | None:

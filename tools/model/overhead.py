@@ -137,8 +137,8 @@ ENGINE_GAP_PER_LAYER_MS = 0.035
 # engine rows that state their own tau/alpha from the speedup's own run (each read with the overlap its engine
 # version had, tools/model/overlap.py) pooled with the 15 no-speculation baselines of fit-split rows (tools/data/
 # engine_baselines.csv, the absolute plain step): mean APE 13.2% on those 50 (15.7% with the constants before the
-# 16-bit MoE term). The holdout half, never fitted: its 34 rows 10.6% and its 10 plain steps 13.9% (before: 11.4% and
-# 15.6%; with the refitted constants but no 16-bit term: 16.9% and 19.0%). The surface is flat in the per-engine
+# 16-bit MoE term). The holdout half, never fitted: its 39 rows 11.1% and its 10 plain steps 13.9% (before: 11.8% and
+# 15.6%; with the refitted constants but no 16-bit term: 16.6% and 19.0%). The surface is flat in the per-engine
 # cycle terms (SGLang per-cycle 1.5-3 ms, spec v2 exposure 1-2 ms within 0.6 pp), so those few numbers are not
 # pinned down by 35 rows.
 # MoE layers: router, top-k and grouped-GEMM launches plus expert dispatch/combine cost a fixed time per layer per
