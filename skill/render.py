@@ -68,7 +68,7 @@ def to_markdown(rec: Recommendation) -> str:
     if s.measured:
         out += ["", f"Measured elsewhere ({s.measured_method} on this verifier; engine rows with other hardware, "
                 "releases and loads, not your deployment):"]
-        out += [f"- {measured_line(m, ENGINE_LABEL.get(m.engine))}" for m in s.measured]
+        out += [f"- {measured_line(m)}" for m in s.measured]
     out += ["", "Assumptions:"] + [f"- {a}" for a in s.assumptions]
 
     out += ["", h[2], "", "| check | verdict | why |", "|---|---|---|"]

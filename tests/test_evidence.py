@@ -7,7 +7,7 @@ from specpick.skill.render import to_markdown
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.calibration.engine_specs import resolve_engine_verifier
-from specpick.tools.calibration.evidence import MAX_SHOWN, measured_speedups, outside_interval
+from specpick.tools.calibration.evidence import MAX_SHOWN, measured_line, measured_speedups, outside_interval
 
 
 def test_rows_are_the_verifiers_and_the_methods_with_the_users_engine_first():
@@ -84,8 +84,11 @@ def test_speedup_shows_the_same_measured_rows_and_range_warning_as_recommend():
     warning = [a for a in res.assumptions if "outside this answer's range" in a]
     assert len(warning) == 1 and "VLLM-20780" in warning[0]
     assert any(a.startswith(warning[0]) for a in rec.expected_speedup.assumptions)
-    text = render_text(res)
-    assert "measured elsewhere" in text and res.measured[0].row_id in text
+    text, markdown = render_text(res), to_markdown(rec)
+    assert "measured elsewhere" in text and "Measured elsewhere" in markdown
+    for m in res.measured:  # word for word the same line in both verbs, the engine by its display name
+        line = measured_line(m)
+        assert line in text and line in markdown and " on vLLM " in line
 
 
 def test_speedup_without_an_engine_lists_rows_but_judges_none():

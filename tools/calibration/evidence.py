@@ -17,6 +17,7 @@ from specpick.tools.calibration.engine_specs import resolve_engine_verifier, ver
 from specpick.tools.catalog.published import read_cells
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.catalog.tables import normalize_name
+from specpick.tools.vocab import ENGINE_LABEL
 
 MAX_SHOWN = 5
 
@@ -109,9 +110,10 @@ def outside_note(measured: list[MeasuredSpeedup], engine: str, low: float, high:
             "on the estimate")
 
 
-def measured_line(m: MeasuredSpeedup, engine_label: str | None = None) -> str:
-    """One measured row in words: speedup, engine release, hardware, batch, draft, shape and id (the same line in
-    `speedup` and in `recommend`, which passes the engine's display name)."""
+def measured_line(m: MeasuredSpeedup) -> str:
+    """One measured row in words: speedup, engine (display name) and release, hardware, batch, draft, shape and id
+    (the same line in `speedup` and in `recommend`)."""
     tau = f", tau {m.tau:.2f}" if m.tau is not None else ""
-    return (f"{m.speedup:.2f}x on {engine_label or m.engine} {m.engine_version}, {m.hardware}, batch {m.batch}, "
+    engine = ENGINE_LABEL.get(m.engine, m.engine)
+    return (f"{m.speedup:.2f}x on {engine} {m.engine_version}, {m.hardware}, batch {m.batch}, "
             f"draft {m.draft}, shape {m.config}{tau} ({m.row_id})")
