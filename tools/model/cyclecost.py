@@ -187,9 +187,9 @@ def cycle_cost(
     # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2
     overlapped = overlap and path != "eager" and not (tree_top_k > 1 and overhead.overlap_chains_only)
     if overlapped:
-        # the per-request share that stays serial (RuntimeOverhead.overlap_seq_exposed_fraction, fitted on MoE rows
-        # only: no dense verifier was measured with overlap) is paid in full; the rest hides under the cycle's GPU
-        # work, and only what outlasts it shows
+        # the per-request share that stays serial (RuntimeOverhead.overlap_seq_exposed_fraction, fitted on MoE rows;
+        # dense verifiers keep none: overhead.py says why) is paid in full; the rest hides under the cycle's GPU work,
+        # and only what outlasts it shows
         share = overhead.overlap_seq_exposed_fraction if verifier.is_moe else 0.0
         seq_exposed = share * overhead.cycle_per_seq_ms * batch
         hidden = over - seq_exposed

@@ -88,8 +88,9 @@ def spec_overlap(engine: str, engine_version: str | None, method: str, *,
         return OverlapDecision(overlap=True, note=f"speculative host work overlaps the GPU: {what}; only the part "
                                "that outlasts a cycle's draft + verify time is added, plus, for a MoE verifier, the "
                                "per-request share that stays serial (fitted on the MoE engine rows that ran with "
-                               "overlap, tools/model/overhead.py; no dense verifier was measured with overlap, so a "
-                               "dense one's host work is taken as hidden)")
+                               "overlap, tools/model/overhead.py; a dense verifier's host work is taken as hidden: the "
+                               "dense rows measured with overlap, Qwen3-32B and Llama-3.3-70B in vLLM, ran faster than that "
+                               "predicts at concurrency 64)")
     version = f" {engine_version}" if engine_version else ""
     return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} is not on by "
                            f"default in {engine}{version}" + (f"; set {SGLANG_SPEC_V2_ENV} and --spec-overlap on"
