@@ -197,8 +197,8 @@ def row_use(row: EngineRow) -> tuple[Use, CalibCase | str]:
     if isinstance(case, str):
         return "skipped", case
     if row.speedup is None:
-        own = row.tau is not None or row.alpha is not None
-        return ("acceptance_only", case) if own else ("skipped", "neither a speedup nor an acceptance figure")
+        return (("acceptance_only", case) if own_acceptance(row)
+                else ("skipped", "neither a speedup nor an acceptance figure"))
     if not own_acceptance(row):  # the priors supply acceptance, as for a row that states none
         return "end_to_end", case.model_copy(update={"tau": None, "alpha": None})
     return "cost_model", case
