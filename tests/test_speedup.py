@@ -9,7 +9,7 @@ import pytest
 from specpick.tools.model.acceptance import chain_speedup, expected_tokens
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
-from specpick.tools.model.constants import DEFAULT_CONSTANTS
+from specpick.tools.model.constants import DEFAULT_CONSTANTS, get_overhead
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup, render_text
 from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
 
@@ -211,7 +211,21 @@ def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, 
     # SGLang's EAGLE/MTP worker runs one more draft forward over the accepted tokens after each verify
     forwards += int(o.one_model_extend_forward and method in ("eagle3", "mtp"))
     assert c.forwards == forwards
-    assert c.overhead_ms == pytest.approx(fixed + tree + 8 * o.cycle_per_seq_ms + forwards * per_forward)
+    assert c.overhead_ms == pytest.approx(fixed + tree + 8 * o.cycle_per_seq_dense_ms + forwards * per_forward)
+
+
+@pytest.mark.parametrize("harness", ["vllm", "sglang", "trtllm"])
+def test_the_per_request_cycle_cost_is_the_verifiers_kind(harness):
+    """Dense and MoE verifiers pay their own fitted per-request cost per cycle (tools/model/overhead.py: the MoE rows
+    and the dense concurrency sweeps pull one shared value apart); the rest of the cycle's overhead is the same."""
+    o = get_overhead(harness)
+    assert o.cycle_per_seq_dense_ms is not None and o.cycle_per_seq_dense_ms != o.cycle_per_seq_ms
+    grow = {}
+    for verifier in ("llama-3.1-8b", "qwen3-30b-a3b"):
+        one, many = (_cycle("ngram", 3, harness=harness, batch=b, verifier=verifier).overhead_ms for b in (1, 9))
+        grow[verifier] = (many - one) / 8
+    assert grow["llama-3.1-8b"] == pytest.approx(o.cycle_per_seq_dense_ms)
+    assert grow["qwen3-30b-a3b"] == pytest.approx(o.cycle_per_seq_ms)
 
 
 def test_engine_overhead_grows_per_draft_step_but_the_eager_harness_keeps_its_fixed_cycle():

@@ -19,7 +19,8 @@ model; no module state is patched.
   rows without acceptance absorb prior bias, reported as such). The engine rows'
   *holdout* half is scored for the committed and the best values but never fitted on;
 * the engines' execution-path costs on the fit half's rows that state their own acceptance, pooled with the fit
-  half's no-speculation baselines (the absolute plain step);
+  half's no-speculation baselines (the absolute plain step) and the dev rows a serving engine ran at batch > 1 (the
+  dense concurrency sweeps the fit half lacks; end to end, priors without the row's source);
 * the share of per-request work that overlap scheduling leaves on the critical path, end to end on the fit half's
   rows that ran with overlap (acceptance from priors without the row's source), refitted leave-one-source-out.
 """
@@ -92,7 +93,7 @@ def _ape(c: CalibCase, own: bool, constants: ModelConstants) -> float:
     return abs(predict_speedup(c, own=own, constants=constants) / (c.row.speedup or 1.0) - 1.0) * 100
 
 
-def _ape_out_of_sample(c: CalibCase, own: bool, constants: ModelConstants, exclude: frozenset[str]) -> float | None:
+def ape_out_of_sample(c: CalibCase, own: bool, constants: ModelConstants, exclude: frozenset[str]) -> float | None:
     """APE with priors that leave out ``exclude`` (a row's own acceptance needs none); None: no prior remains."""
     try:
         return abs(predict_speedup(c, own=own, exclude=frozenset() if own else exclude, constants=constants)
@@ -155,15 +156,15 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
         # acceptance from priors without the row's own source (and, for engine rows, without any holdout source), so
         # neither the holdout half nor a row's own acceptance leaks into the roofline it helps choose
         constants = batch_constants(v)
-        errs = [e for c in batch if (e := _ape_out_of_sample(c, False, constants, frozenset({c.row.source_id})))
+        errs = [e for c in batch if (e := ape_out_of_sample(c, False, constants, frozenset({c.row.source_id})))
                 is not None]
-        errs += [e for c in fit_half if (e := _ape_out_of_sample(c, c.own_acceptance, constants,
+        errs += [e for c in fit_half if (e := ape_out_of_sample(c, c.own_acceptance, constants,
                                                                   held_out | {c.row.source_id})) is not None]
         return statistics.fmean(errs)
 
     def holdout_score(v: dict[str, float]) -> float:
         constants = batch_constants(v)
-        errs = [e for c in holdout if (e := _ape_out_of_sample(c, c.own_acceptance, constants,
+        errs = [e for c in holdout if (e := ape_out_of_sample(c, c.own_acceptance, constants,
                                                                  held_out | {c.row.source_id})) is not None]
         return round(statistics.fmean(errs), 2)
 
@@ -198,7 +199,8 @@ PATH_GRID: dict[str, tuple[float, ...]] = {
     **{f"{h}.one_model_cycle_ms": (0.0, 0.25, 0.5, 1.0, 2.0) for h in ENGINE_HARNESSES},
     "engine.spec_forward_ms": (0.2, 0.4, 0.6, 0.8, 1.0),
     "engine.cycle_ms": (0.0, 0.5, 1.0, 2.0),
-    "engine.cycle_per_seq_ms": (0.0, 0.05, 0.1, 0.15, 0.2),
+    "engine.cycle_per_seq_ms": (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5),
+    "engine.cycle_per_seq_dense_ms": (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3),
     # SGLang spec v2 keeps a sync on the verify result per cycle (sglang#11762 roadmap: "Remove or make
     # verify_done.synchronize() an option"); vLLM's is zero by its own account (0.19: "zero-bubble async scheduling
     # + speculative decoding", vllm#32951) and none of its fit rows with their own acceptance ran with overlap.
@@ -228,23 +230,34 @@ def committed_path_values(grid: dict[str, tuple[float, ...]]) -> dict[str, float
     return {k: value(k) for k in grid}
 
 
+def dev_engine_batch_cases() -> list[CalibCase]:
+    """The dev rows a serving engine ran at batch > 1 (EAGLE-3 paper's SGLang and vLLM sweeps, Clover on vLLM): the
+    only dense verifiers measured across concurrency that the engine rows' fit half lacks."""
+    return [c for c in _cases() if c.batch > 1 and c.harness in ENGINE_HARNESSES]
+
+
 def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int = PATH_ROUNDS) -> FitResult:
     """Coordinate descent over ``grid`` on the *fit* split: the engine rows that state their own acceptance (the
     cost model alone, so acceptance priors cannot absorb cost errors) pooled with the no-speculation baselines of
     fit-split rows (``baselines.py``: the absolute plain step, so a ratio cannot come out right with both of its
-    terms wrong), each one row, by mean APE. The holdout split (rows and baselines) is scored for the committed and
+    terms wrong) and with the dev rows a serving engine ran at batch > 1 (``dev_engine_batch_cases``: without them no
+    dense verifier above concurrency 4 would inform the per-request cost), each one row, by mean APE. The holdout split (rows and baselines) is scored for the committed and
     the best values but never fitted on."""
     from specpick.tools.calibration.baselines import plain_step_report
     from specpick.tools.calibration.engines import engine_cases
 
     fit = [c for c in engine_cases("fit") if c.own_acceptance]
     holdout = [c for c in engine_cases("holdout") if c.own_acceptance]
+    dev_engine = dev_engine_batch_cases()
 
     def errors(cases: list[CalibCase], split: str, values: dict[str, float]) -> list[float]:
-        """APE of each row of ``cases``, then of each plain step of ``split``."""
+        """APE of each row of ``cases``, then of each plain step of ``split`` (fit split: then of each dev row that an
+        engine ran at batch > 1, end to end with priors without the row's own source)."""
         constants = path_constants(values)
         steps = [abs(p.error_pct) for p in plain_step_report(constants).rows if p.split == split]
-        return [_ape(c, True, constants) for c in cases] + steps
+        dev = [e for c in dev_engine if (e := ape_out_of_sample(c, False, constants, frozenset({c.row.source_id})))
+               is not None] if split == "fit" else []
+        return [_ape(c, True, constants) for c in cases] + steps + dev
 
     def mean(values: list[float]) -> float:
         return statistics.fmean(values) if values else float("nan")
@@ -262,7 +275,8 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
                     best, best_err, moved = trial, err, True
         if not moved:
             break
-    n_fit_steps = len(errors([], "fit", committed))
+    n_fit_extra = len(errors([], "fit", committed))
+    n_dev = n_fit_extra - len([p for p in plain_step_report(path_constants(committed)).rows if p.split == "fit"])
     held: dict[str, float] = {"n_rows": float(len(holdout))}
     for label, values in (("committed", committed), ("best", best)):
         errs = errors(holdout, "holdout", values)
@@ -270,8 +284,9 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
         held |= {f"{label}_mean_ape_pct": round(mean(errs), 2), f"{label}_rows_mean_ape_pct": round(mean(rows), 2),
                  f"{label}_plain_step_mean_ape_pct": round(mean(steps), 2), "n_plain_steps": float(len(steps))}
     return FitResult(name="engine execution paths", objective="mean APE, coordinate descent: cost model (fit-split "
-                     f"engine rows' own tau/alpha) pooled with the plain decode step of {n_fit_steps} fit-split "
-                     "baselines", best=best, best_score_pct=round(best_err, 2), n_rows=len(fit) + n_fit_steps,
+                     f"engine rows' own tau/alpha) pooled with the plain decode step of {n_fit_extra - n_dev} fit-split "
+                     f"baselines and the {n_dev} dev rows an engine ran at batch > 1 (end to end, priors without the "
+                     "row's source)", best=best, best_score_pct=round(best_err, 2), n_rows=len(fit) + n_fit_extra,
                      committed=committed, committed_score_pct=round(committed_err, 2), holdout=held)
 
 

@@ -136,7 +136,9 @@ def constants_used() -> dict[str, str]:
     for name, o in consts.overheads.items():
         out[f"overhead[{name}]"] = (f"host/layer {o.host_per_layer_ms} ms, gap/layer {o.gpu_gap_per_layer_ms} ms, "
                                     f"per forward {o.per_forward_ms} ms, draft step {o.draft_step_host_ms} ms, "
-                                    f"cycle {o.cycle_ms} ms (+{o.cycle_tree_ms} tree, +{o.cycle_per_seq_ms}/seq, "
+                                    f"cycle {o.cycle_ms} ms (+{o.cycle_tree_ms} tree, +{o.cycle_per_seq_ms}/seq"
+                                    + (f" MoE, {o.cycle_per_seq_dense_ms}/seq dense"
+                                       if o.cycle_per_seq_dense_ms is not None else "") + ", "
                                     f"+{o.spec_forward_ms}/forward in the cycle)"
                                     + (f"; one-model path {o.one_model_spec_forward_ms} ms/forward + "
                                        f"{o.one_model_cycle_ms} ms/cycle" if o.one_model_spec_forward_ms is not None

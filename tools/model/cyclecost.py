@@ -183,7 +183,7 @@ def cycle_cost(
         # the engine's extra draft forward over the accepted tokens (at most N+1; graphs pad to it)
         draft_ms += _head(EXTEND_HEAD_KIND[method], verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
         forwards += 1
-    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like)
+    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like, moe=verifier.is_moe)
     # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2
     overlapped = overlap and path != "eager" and not (tree_top_k > 1 and overhead.overlap_chains_only)
     if overlapped:
