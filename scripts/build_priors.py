@@ -29,8 +29,10 @@ from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
 from specpick.tools.vocab import ENGINES, MEASURED_TAU_METHODS
 from specpick.tools.model.prior_rules import (
-    CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, chain_length, position_decay, rule_figures, tree_factor,
+    CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, ChainSweep, chain_length, engine_decay_figures, fitted_sweeps,
+    position_decay, resolve_decay, rule_figures, tree_factor,
 )
+from specpick.tools.model.priors import row_family
 
 # Draft sizes named in rows (billions).
 DRAFT_SIZES_B: dict[str, float] = {
@@ -132,7 +134,33 @@ def extra_rows() -> tuple[PublishedRow, ...]:
     return tuple(row_from_cells(row_id, r) for row_id, r in zip(ids, cells, strict=True))
 
 
-def engine_prior_row(row: EngineRow, factor: float, decay: float) -> dict[str, object] | None:
+def engine_sweeps() -> list[ChainSweep]:
+    """Engine setups measured at two or more chain lengths (same source, model, task, engine, hardware, load and
+    temperature), each point a chain length and the tau measured at it."""
+    groups: dict[tuple, list[tuple[int, float]]] = {}
+    for row in load_engine_rows():
+        if row.engine not in ENGINES or row.method is None or row.tau is None or row.acceptance_is_range:
+            continue
+        if row.method in MEASURED_TAU_METHODS:
+            continue
+        n, tree, _ = draft_shape(row)
+        if tree is not None or not n or row.tau > n + 1:
+            continue
+        key = (row.method, row.source_id, row.verifier_model, row.task, row.engine, row.hardware, row.batch,
+               row.temperature)
+        groups.setdefault(key, []).append((n, row.tau))
+    return [ChainSweep(method=k[0], family=row_family(k[2]), source_id=k[1], setup=" | ".join(map(str, k[2:])),
+                       points=sorted(set(pts)))
+            for k, pts in groups.items() if len({n for n, _ in pts}) >= 2]
+
+
+def all_rule_figures() -> dict[str, object]:
+    """What prior_rules.json holds: the published rows' rule figures and the engine sweeps' position decay."""
+    return {**rule_figures(), "engine_decay_sweeps": fitted_sweeps(engine_sweeps())}
+
+
+def engine_prior_row(row: EngineRow, factor: float, decay: float,
+                     engine_decay: dict[str, dict[str, list[float]]] | None = None) -> dict[str, object] | None:
     """A prior from an engine-measured row that states tau or alpha: the draft shape from its config cell
     (``draft_shape``, the calibration's own reading), alpha derived as for the published rows."""
     if row.engine not in ENGINES or row.method is None or row.workload in (None, AGGREGATE, MIXED5):
@@ -164,7 +192,8 @@ def engine_prior_row(row: EngineRow, factor: float, decay: float) -> dict[str, o
                    derivation=f"a_tree=alpha_from_tau({row.tau}, depth {tree.depth})={a_tree:.4f}; "
                    f"alpha_chain=1-(1-a_tree)*F^share(k_eff={k_eff:.2f}), F={factor:.3f}")
     else:
-        d = decay if row.method in DECAY_METHODS else 1.0
+        d = resolve_decay(row.method, "engine", row_family(row.verifier_model),
+                          engine_decay or {"method": {}, "family": {}}, decay)
         if row.alpha is not None:
             alpha, how = row.alpha, "alpha as published"
         else:
@@ -187,8 +216,9 @@ def build_rows() -> list[dict[str, object]]:
             prior["prior_id"] = prior_id(row.row_id)
             prior["harness_class"] = "engine" if row.source_id in ENGINE_SOURCES else "paper"
             out.append(prior)
+    engine_decay = engine_decay_figures(fitted_sweeps(engine_sweeps()))
     for row in load_engine_rows():
-        prior = engine_prior_row(row, factor, decay)
+        prior = engine_prior_row(row, factor, decay, engine_decay)
         if prior is not None:
             prior["prior_id"] = prior_id(row.row_id)
             out.append(prior)
@@ -221,5 +251,5 @@ def rules_path() -> Path:
 
 if __name__ == "__main__":  # maintenance entry point: python scripts/build_priors.py
     csv_path().write_text(render_csv(build_rows()), encoding="utf-8")
-    rules_path().write_text(render_rules(rule_figures()), encoding="utf-8")
+    rules_path().write_text(render_rules(all_rule_figures()), encoding="utf-8")
     print(f"wrote {csv_path()} and {rules_path()}")

@@ -13,7 +13,9 @@ from specpick.tools.model.priors import (
 )
 from specpick.tools.model import prior_rules
 from specpick.tools.model.prior_rules import position_decay_samples, temperature_pairs
-from scripts.build_priors import build_rows, csv_path, extra_rows, render_csv, render_rules, rules_path
+from scripts.build_priors import (
+    all_rule_figures, build_rows, csv_path, engine_sweeps, extra_rows, render_csv, render_rules, rules_path,
+)
 from specpick.tools.catalog.published import load_published
 from specpick.tools.catalog.row_ids import prior_id
 
@@ -27,7 +29,7 @@ def test_priors_csv_is_in_sync_with_the_published_rows():
 
 
 def test_prior_rule_figures_are_in_sync_with_the_published_rows():
-    assert rules_path().read_text(encoding="utf-8") == render_rules(prior_rules.rule_figures()), \
+    assert rules_path().read_text(encoding="utf-8") == render_rules(all_rule_figures()), \
         "run `python scripts/build_priors.py` after changing the published copy or the rules"
 
 
@@ -37,6 +39,43 @@ def test_priors_apply_the_derived_rule_figures_exactly():
     assert decay_for("eagle") == prior_rules.position_decay()
     derived = prior_rules.rule_figures()["temperature_rho"]
     assert temperature_rho() == {fam: (ratio, n) for fam, (ratio, n) in derived.items()}
+
+
+@pytest.mark.parametrize("alpha, decay", [(0.8, 1.0), (0.9, 0.95), (0.85, 0.75), (0.6, 0.9)])
+def test_a_chain_sweep_fit_recovers_the_decay_it_was_drawn_from(alpha, decay):
+    points = [(n, expected_tokens(alpha, n, decay)) for n in (1, 2, 3, 5, 8)]
+    a, d = prior_rules.fit_chain_decay(points)
+    assert a == pytest.approx(alpha, abs=0.006) and d == pytest.approx(decay, abs=0.006)
+
+
+def test_engine_chains_follow_the_engine_sweeps_and_papers_keep_their_rule():
+    """EAGLE-3 runs flat along the chain in the papers' rule (training-time test) but five engine sources measured it
+    falling; DeepSeek's MTP layer, reused for every position, falls faster than Qwen3.5's (its own family's sweeps)."""
+    sweeps = engine_sweeps()
+    assert len({s.source_id for s in sweeps if s.method == "eagle3"}) >= prior_rules.MIN_DECAY_SOURCES
+    assert decay_for("eagle3") == 1.0 and decay_for("eagle3", "paper") == 1.0
+    assert decay_for("eagle3", "engine") < 1.0
+    assert decay_for("mtp", "engine", "deepseek-v3") < decay_for("mtp", "engine", "qwen3.5") <= 1.0
+    # a family never swept takes the method's engine figure
+    assert decay_for("mtp", "engine", "no-such-family") == decay_for("mtp", "engine")
+    # methods no engine swept keep the papers' rule
+    assert decay_for("draft_model", "engine") == 1.0
+
+
+def test_leaving_sources_out_removes_their_sweeps_from_the_decay():
+    """A leave-one-source-out run must not learn the decay from the left-out sources' own sweeps: leave out every
+    source that swept EAGLE-3 and the engine figure falls back to the papers' rule."""
+    from specpick.tools.model.priors import row_alpha
+
+    swept = frozenset(s.source_id for s in engine_sweeps() if s.method == "eagle3")
+    assert decay_for("eagle3", "engine", "", swept) == decay_for("eagle3", "paper")
+    # and a row of such a source, re-expanded without the sweeps, still reproduces its own tau at its own chain
+    row = next(r for r in load_prior_rows() if r.source_id in swept and r.method == "eagle3" and r.shape == "chain"
+               and r.tau and r.alpha is None)
+    a = row_alpha(row, swept)
+    assert a != row.alpha_chain
+    assert expected_tokens(a, row.num_draft_tokens, decay_for("eagle3", "engine", "", swept)) == \
+        pytest.approx(row.tau, abs=1e-3)
 
 
 def test_every_prior_row_names_its_source_and_a_real_published_row():

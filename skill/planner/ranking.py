@@ -15,7 +15,7 @@ from specpick.skill.planner.candidates import Candidate, estimate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.planner.labels import LABEL
 from specpick.skill.planner.tuning import SUFFIX_MAX_TOKENS, choose_parameters
-from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, INPUT_GROUNDED_WORKLOADS
+from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS
 
 if TYPE_CHECKING:  # the model layer loads with the first estimate, not with the planner's modules
     from specpick.tools.model.estimate import SpeedupResult
@@ -62,8 +62,23 @@ def _untuned_point(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> tuple[fl
         return tuned.speedup, tuned.num_draft_tokens
     if not e.draft_sweep:
         return e.speedup, e.num_draft_tokens  # no sweep (lookahead), no other length
+    if _tuning_may_widen(ctx, c, e):
+        # tuning may widen an EAGLE chain into a tree (draftshape.tuned_estimate), which can beat the chain by more
+        # than a near-tie once engine chains decay along the draft: rank it at what tuning will give
+        tuned = estimate(ctx, c, tuned=True)
+        return tuned.speedup, tuned.num_draft_tokens
     at_rule = next((p.speedup for p in e.draft_sweep if p.num_draft_tokens == e.best_num_draft_tokens), e.speedup)
     return at_rule, e.best_num_draft_tokens
+
+
+def _tuning_may_widen(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> bool:
+    """The wide-tree rule's conditions (``tools/model/draftshape.tuned_estimate``): an EAGLE head on a tree engine at
+    low concurrency with a high per-token alpha."""
+    from specpick.tools.model.draftshape import TREE_ENGINES, WIDE_TREE_ALPHA, WIDE_TREE_MAX_BATCH
+    from specpick.tools.model.overhead import ENGINE_TO_HARNESS
+
+    return (c.strategy in EAGLE_METHODS and ENGINE_TO_HARNESS.get(c.engine, c.engine) in TREE_ENGINES
+            and ctx.concurrency <= WIDE_TREE_MAX_BATCH and (e.alpha or 0.0) > WIDE_TREE_ALPHA)
 
 
 def ranking_speedup(ctx: PlanContext, c: Candidate) -> float:

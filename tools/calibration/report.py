@@ -112,7 +112,7 @@ def constants_used() -> dict[str, str]:
     """The global constants of the model and where each came from."""
     from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
     from specpick.tools.model.intervals import load_bands
-    from specpick.tools.model.priors import draft_ratio_slope, temperature_rho, tree_factor
+    from specpick.tools.model.priors import decay_for, draft_ratio_slope, temperature_rho, tree_factor
     from specpick.tools.model.prior_rules import position_decay
 
     out = {
@@ -120,8 +120,11 @@ def constants_used() -> dict[str, str]:
                                 "RTX 3090 bandwidth)",
         "FLOPS_EFFICIENCY": f"{consts.flops_efficiency} (global fit on the batch > 1 rows)",
         "ROOFLINE_SHARPNESS": f"{consts.roofline_sharpness} (global fit on the batch > 1 rows)",
-        "position decay": f"{position_decay():.3f} per drafted position for draft heads except EAGLE-3 (EAGLE1-PAPER n-alpha, "
-                          "blockwise MTP rows)",
+        "position decay": f"{position_decay():.3f} per drafted position for draft heads except EAGLE-3 in the papers' "
+                          "harnesses (EAGLE1-PAPER n-alpha, blockwise MTP rows); in engines "
+                          + ", ".join(f"{m} {decay_for(m, 'engine'):.3f}" for m in ("eagle", "eagle3", "mtp"))
+                          + " (medians of engine chain-length sweeps, by verifier family for MTP: "
+                          "tools/data/prior_rules.json)",
         "tree factor F": f"{tree_factor():.3f} (EAGLE1-PAPER chain alpha vs tree tau)",
         "draft-size slope S": "{:+.3f} alpha per decade, {} sweeps (Leviathan T2/T3)".format(*draft_ratio_slope()),
         "temperature rho": ", ".join(f"{k} {v[0]:.3f} ({v[1]} pairs)" for k, v in sorted(temperature_rho().items())),

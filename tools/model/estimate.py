@@ -26,7 +26,9 @@ from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.intervals import interval_group, speedup_interval
-from specpick.tools.model.priors import AcceptancePrior, Shape, acceptance_prior, decay_for, family_key, tree_factor
+from specpick.tools.model.priors import (
+    AcceptancePrior, Shape, acceptance_prior, family_key, query_decay, tree_factor,
+)
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 from specpick.tools.vocab import METHOD_FAMILY
@@ -138,7 +140,9 @@ class _Acceptance:
     def __init__(self, method: str, shape: Shape, *, alpha: float | None, tau: float | None,
                  prior_args: dict[str, object]) -> None:
         self.method, self.prior_args = method, prior_args
-        self.decay = decay_for(method)
+        self.decay = query_decay(method, prior_args.get("harness_class"),  # type: ignore[arg-type]
+                                 str(prior_args.get("verifier_family") or ""),
+                                 frozenset(prior_args.get("exclude_sources") or ()))  # type: ignore[arg-type]
         self.measured = method in ("lookahead", "suffix") and alpha is None
         self.alpha_chain: float | None = None
         self.tau_fixed: float | None = None

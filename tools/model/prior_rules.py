@@ -18,6 +18,8 @@ import re
 import statistics
 from functools import lru_cache
 
+from pydantic import BaseModel, Field
+
 from specpick.tools.model.acceptance import (
     EAGLE1_TREE_DEPTH, EAGLE1_TREE_TOKENS, chain_to_tree_factor, expected_tokens,
 )
@@ -49,10 +51,11 @@ def eagle1_pairs(rows: tuple[PublishedRow, ...]) -> list[tuple[float, float, int
 
 
 # Draft heads feed on their own predictions, so acceptance falls along a chain; separate draft models
-# and model-free drafts are treated as independent per token (Leviathan et al.). EAGLE-3 is exempt: its
-# training-time test keeps acceptance flat along the chain (EAGLE-3 paper, acceptance-by-position
-# figure; no per-position numbers in our rows). Trees use an effective per-depth acceptance without decay:
-# re-ranking candidates at every level is what the tree buys.
+# and model-free drafts are treated as independent per token (Leviathan et al.). In the papers' harnesses EAGLE-3
+# is exempt: its training-time test keeps acceptance flat along the chain (EAGLE-3 paper, acceptance-by-position
+# figure; no per-position numbers in our rows). Serving engines measured it falling (five sources' chain sweeps,
+# ``engine_decay_figures`` below), so engine chains take the engines' figure. Trees use an effective per-depth
+# acceptance without decay: re-ranking candidates at every level is what the tree buys.
 DECAY_METHODS = frozenset({"eagle", "eagle2", "medusa", "mtp"})
 
 
@@ -113,6 +116,87 @@ def chain_length(row: PublishedRow, defaults: bool = True) -> int | None:
     return n
 
 
+
+
+# --- position decay measured in serving engines ---------------------------------------------------------------------
+# Engines publish acceptance at several chain lengths for one setup (InferenceX's golden acceptance-length curves at
+# N = 1..8, SpecForge's SpecBundle at chain 3 and 7, vLLM and SGLang PR sweeps, TensorRT-LLM's MTP at N = 1..3):
+# per-position acceptance, which the papers' rows give only for EAGLE-1 and blockwise MTP. Each sweep is fitted with
+# tau(N) = expected_tokens(alpha, N, decay) (least squares on the grid below); a method's engine decay is the median
+# over its sweeps once two sources have measured it. An MTP module belongs to its model (DeepSeek's one layer is
+# reused for every position; Qwen3.5's is trained for several), so MTP takes its own family's decay where that family
+# was swept.
+DECAY_GRID_ALPHA = tuple(i / 200 for i in range(40, 199))  # 0.200-0.990
+DECAY_GRID = tuple(0.70 + i / 200 for i in range(61))  # 0.700-1.000
+MIN_DECAY_SOURCES = 2  # sources a method's engine decay needs before it replaces the papers' rule
+
+
+class ChainSweep(BaseModel):
+    """One setup measured at two or more chain lengths: (N, tau) points of one source, model, task and engine."""
+
+    method: str
+    family: str = Field(description="catalog family of the verifier ('' when not in the catalog)")
+    source_id: str
+    setup: str
+    points: list[tuple[int, float]]
+
+
+def fit_chain_decay(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """(alpha, decay) whose ``expected_tokens`` curve is closest (squared tau error) to the (N, tau) points."""
+    best = (float("inf"), 0.0, 1.0)
+    for a in DECAY_GRID_ALPHA:
+        for d in DECAY_GRID:
+            err = sum((expected_tokens(a, n, d) - t) ** 2 for n, t in points)
+            if err < best[0] - 1e-12:
+                best = (err, a, d)
+    return best[1], best[2]
+
+
+def fitted_sweeps(sweeps: list[ChainSweep]) -> list[dict[str, object]]:
+    """Each sweep's fitted decay with what it belongs to (what prior_rules.json stores: a leave-one-source-out run
+    takes the medians again without the left-out sources, ``engine_decay_figures``)."""
+    return [{"method": s.method, "family": s.family, "source_id": s.source_id, "setup": s.setup,
+             "decay": fit_chain_decay(s.points)[1]} for s in sweeps]
+
+
+def engine_decay_figures(fitted: list[dict[str, object]], exclude: frozenset[str] = frozenset(),
+                         ) -> dict[str, dict[str, list[float]]]:
+    """{"method": {method: [median decay, sweeps, sources]}, "family": {"method/family": [...]}} over the fitted
+    sweeps outside ``exclude``: methods measured by ``MIN_DECAY_SOURCES`` sources or more; families for
+    verifier-owned modules (MTP) with any sweep of their own."""
+    used = [f for f in fitted if f["source_id"] not in exclude]
+
+    def figure(group: list[dict[str, object]]) -> list[float]:
+        return [round(statistics.median(float(f["decay"]) for f in group), 4), len(group),
+                len({f["source_id"] for f in group})]
+
+    by_method: dict[str, list[float]] = {}
+    for method in sorted({str(f["method"]) for f in used}):
+        group = [f for f in used if f["method"] == method]
+        if len({f["source_id"] for f in group}) >= MIN_DECAY_SOURCES:
+            by_method[method] = figure(group)
+    by_family: dict[str, list[float]] = {}
+    for method, family in sorted({(str(f["method"]), str(f["family"])) for f in used if f["family"]}):
+        if method in OWN_MODULE_DECAY_METHODS:
+            by_family[f"{method}/{family}"] = figure([f for f in used if (f["method"], f["family"]) == (method, family)])
+    return {"method": by_method, "family": by_family}
+
+
+# Methods whose draft module is the verifier's own (tools/model/priors.py OWN_MODULE_METHODS): decay by family.
+OWN_MODULE_DECAY_METHODS = frozenset({"mtp"})
+
+
+def resolve_decay(method: str, harness_class: str, family: str, engine_figures: dict[str, dict[str, list[float]]],
+                  paper_decay: float) -> float:
+    """The position decay a chain of ``method`` follows where it runs: in an engine, the verifier family's own sweep
+    (verifier-owned modules), else the method's engine sweeps, else the papers' rule; in the papers' harnesses, the
+    papers' rule (``paper_decay`` for ``DECAY_METHODS``, 1.0 otherwise)."""
+    if harness_class == "engine":
+        if method in OWN_MODULE_DECAY_METHODS and f"{method}/{family}" in engine_figures["family"]:
+            return engine_figures["family"][f"{method}/{family}"][0]
+        if method in engine_figures["method"]:
+            return engine_figures["method"][method][0]
+    return paper_decay if method in DECAY_METHODS else 1.0
 
 
 def temperature_pairs() -> list[dict[str, object]]:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
 from specpick.tools.errors import InputError, PickerError
-from specpick.tools.model.prior_rules import DECAY_METHODS
+from specpick.tools.model.prior_rules import DECAY_METHODS, engine_decay_figures, resolve_decay
 from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS
 
 # Nearest workloads to borrow rows from, in order.
@@ -168,10 +168,39 @@ def _rule_figures() -> dict:
     return json.loads(resources.files("specpick.tools").joinpath("data", "prior_rules.json").read_text("utf-8"))
 
 
-@cache
-def decay_for(method: str) -> float:
-    """Per-position acceptance decay along a chain for ``method`` (1.0: independent tokens)."""
-    return _rule_figures()["position_decay"] if method in DECAY_METHODS else 1.0
+@lru_cache(maxsize=64)
+def _engine_decay(exclude: frozenset[str]) -> dict[str, dict[str, list[float]]]:
+    """The engine sweeps' decay figures without the sweeps of ``exclude`` (leave-one-source-out runs)."""
+    return engine_decay_figures(_rule_figures()["engine_decay_sweeps"], exclude)
+
+
+@lru_cache(maxsize=4096)
+def decay_for(method: str, harness_class: str = "paper", family: str = "",
+              exclude: frozenset[str] = frozenset()) -> float:
+    """Per-position acceptance decay along a chain for ``method`` where it runs (1.0: independent tokens): in the
+    papers' harnesses the papers' rule; in an engine the engine sweeps' (``prior_rules.resolve_decay``; ``family``:
+    the verifier's ``family_key``, used for verifier-owned modules; ``exclude``: sources left out)."""
+    return resolve_decay(method, harness_class, family, _engine_decay(exclude), _rule_figures()["position_decay"])
+
+
+def row_decay(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float:
+    """The decay row ``r`` is re-expanded with (without the sweeps of ``exclude``)."""
+    family = row_family(r.verifier_model) if r.method in OWN_MODULE_METHODS else ""
+    return decay_for(r.method, r.harness_class, family, exclude)
+
+
+@lru_cache(maxsize=8192)
+def _chain_alpha_at(tau: float, n: int, decay: float) -> float:
+    return alpha_from_tau(tau, n, decay)
+
+
+def row_alpha(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float | None:
+    """Row ``r``'s chain alpha under the decay it is re-expanded with: the built one (scripts/build_priors.py, every
+    sweep), or, when leaving sources out changes the decay, derived again from the row's own tau and chain."""
+    if r.alpha_chain is None or r.shape != "chain" or r.tau is None or not r.num_draft_tokens or r.alpha is not None:
+        return r.alpha_chain
+    d = row_decay(r, exclude)
+    return r.alpha_chain if d == row_decay(r) else _chain_alpha_at(r.tau, r.num_draft_tokens, d)
 
 
 def tree_factor() -> float:
@@ -205,18 +234,19 @@ def draft_ratio_slope() -> tuple[float, int]:
     return (sxy / sxx if sxx else 0.0), used
 
 
-def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None) -> float:
-    """Tau of row ``r`` re-expanded at ``shape`` (and moved to ``draft_ratio`` for draft models)."""
+def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: frozenset[str] = frozenset()) -> float:
+    """Tau of row ``r`` re-expanded at ``shape`` (and moved to ``draft_ratio`` for draft models); ``exclude``: the
+    sources a leave-one-source-out run leaves out (their chain-length sweeps do not set the decay either)."""
     if r.shape == "measured" or r.alpha_chain is None:
         return float(r.tau or 1.0)
-    a = r.alpha_chain
+    a = row_alpha(r, exclude) or r.alpha_chain
     if draft_ratio and r.method == "draft_model" and r.draft_params_b and r.verifier_params_b:
         slope, _ = draft_ratio_slope()
         a += slope * math.log10(draft_ratio / (r.draft_params_b / r.verifier_params_b))
         a = min(max(a, ALPHA_BOUNDS[0]), ALPHA_BOUNDS[1])
     if shape.is_tree:
         return tree_tau(a, shape.num_draft_tokens, shape.tree_top_k or 1, shape.tree_tokens or 2, tree_factor())
-    return expected_tokens(a, shape.num_draft_tokens, decay_for(r.method))
+    return expected_tokens(a, shape.num_draft_tokens, row_decay(r, exclude))
 
 
 def _quant(values: list[float]) -> tuple[float, float, float]:
@@ -333,7 +363,7 @@ def engine_discount() -> tuple[float, int]:
     rows = [r for r in load_prior_rows() if r.alpha_chain is not None and r.workload == "chat"]
     for method in sorted({r.method for r in rows}):
         def excess(kind: str) -> list[float]:
-            return [expected_tokens(r.alpha_chain, REFERENCE_CHAIN, decay_for(method)) - 1.0
+            return [expected_tokens(r.alpha_chain, REFERENCE_CHAIN, row_decay(r)) - 1.0
                     for r in rows if r.method == method and r.harness_class == kind]
         eng, pap = excess("engine"), excess("paper")
         if eng and pap:
@@ -359,14 +389,14 @@ def _workload_rows(rows: list[PriorRow], method: str, workload: str,
 
 
 def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
-              factor: float, assumptions: list[str]) -> list[float]:
+              factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset()) -> list[float]:
     """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4)."""
     family = METHOD_FAMILY[method]
     rho, n_pairs = temperature_rho()[family]
     t_q = min(max(temperature, 0.0), 1.0)
     taus = []
     for r in rows:
-        tau = _row_tau(r, shape, draft_ratio)
+        tau = _row_tau(r, shape, draft_ratio, exclude)
         tau *= rho ** (t_q - min(r.temperature, 1.0))
         taus.append(max(1.0, 1.0 + (tau - 1.0) * factor))
     if any(r.temperature != t_q for r in rows):
@@ -375,7 +405,22 @@ def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shap
     return taus
 
 
-def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: float | None) -> list[str]:
+def _decay_source(r: PriorRow, exclude: frozenset[str]) -> str:
+    """Where row ``r``'s position decay comes from (``row_decay``), for the answer's assumptions."""
+    figures = _engine_decay(exclude)
+    key = f"{r.method}/{row_family(r.verifier_model)}"
+    if r.harness_class == "engine" and r.method in OWN_MODULE_METHODS and key in figures["family"]:
+        fig, who = figures["family"][key], f"the {key.split('/', 1)[1]} family's own"
+    elif r.harness_class == "engine" and r.method in figures["method"]:
+        fig, who = figures["method"][r.method], "engine"
+    else:
+        return "median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows"
+    return (f"median of {who} sweeps over chain length: {int(fig[1])} setup(s) from {int(fig[2])} source(s), "
+            "tools/data/prior_rules.json")
+
+
+def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: float | None,
+                 exclude: frozenset[str] = frozenset()) -> list[str]:
     """The rules that moved the rows to the requested draft (draft size, tree/chain, position decay, measured)."""
     notes = []
     if draft_ratio and method == "draft_model":
@@ -385,10 +430,15 @@ def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: f
     if any(r.shape == "tree" for r in rows) or shape.is_tree:
         notes.append(f"tree/chain conversion: chain misses = tree misses x F^share(k_eff), F={tree_factor():.2f} "
                      "from EAGLE-1 chain alpha vs tree tau (EAGLE1-PAPER rows)")
-    if decay_for(method) < 1.0 and not shape.is_tree:
-        notes.append(f"draft-head chains: acceptance of the i-th drafted token = alpha x "
-                     f"{decay_for(method):.3f}^i "
-                     "(median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows)")
+    if not shape.is_tree:
+        seen: set[tuple[str, float]] = set()
+        for r in rows:
+            d = row_decay(r, exclude)
+            if r.shape == "measured" or d >= 1.0 or (r.harness_class, d) in seen:
+                continue
+            seen.add((r.harness_class, d))
+            notes.append(f"{'engine' if r.harness_class == 'engine' else 'paper-harness'} {r.method} chains: "
+                         f"acceptance of the i-th drafted token = alpha x {d:.3f}^i ({_decay_source(r, exclude)})")
     if any(r.shape == "measured" for r in rows):
         notes.append(f"{method} tau used as measured at the source's configuration (not rescaled with N)")
     return notes
@@ -413,12 +463,19 @@ def _tau_range(rows: list[PriorRow], taus: list[float], borrowed: bool,
     return med, max(1.0, low - widen * (med - 1.0)), high + widen * (med - 1.0)
 
 
-def _alphas(rows: list[PriorRow], method: str, shape: Shape,
-            taus: tuple[float, float, float]) -> tuple[float | None, float | None, float | None]:
+def query_decay(method: str, harness_class: str | None, verifier_family: str = "",
+                exclude: frozenset[str] = frozenset()) -> float:
+    """The decay an estimate for ``method`` runs with: the engines' where it runs in one, else the papers'."""
+    return decay_for(method, harness_class or "paper", verifier_family if method in OWN_MODULE_METHODS else "",
+                     exclude)
+
+
+def _alphas(rows: list[PriorRow], method: str, shape: Shape, taus: tuple[float, float, float],
+            decay: float) -> tuple[float | None, float | None, float | None]:
     """Per-token alpha for each of (median, low, high) tau; None when the rows are measured taus (no alpha)."""
     if rows[0].shape == "measured":
         return None, None, None
-    n, d = shape.num_draft_tokens, (1.0 if shape.is_tree else decay_for(method))
+    n, d = shape.num_draft_tokens, (1.0 if shape.is_tree else decay)
     med, low, high = (alpha_from_tau(t, n, d) for t in taus)
     return med, low, high
 
@@ -530,10 +587,11 @@ def acceptance_prior(
                               f"{engine} acceptance used")
     if harness_class == "engine" and rows[0].harness_class != "engine":
         factor *= engine_discount()[0]
-    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions)
-    assumptions.extend(_shape_notes(rows, method, shape, draft_ratio))
+    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources)
+    assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
-    alpha, a_lo, a_hi = _alphas(rows, method, shape, (med, low, high))
+    alpha, a_lo, a_hi = _alphas(rows, method, shape, (med, low, high),
+                                query_decay(method, harness_class, verifier_family, exclude_sources))
     sources = sorted({r.source_id for r in rows})
     where = "engine-measured" if rows[0].harness_class == "engine" else "paper-harness"
     engines = sorted({r.engine for r in rows if r.engine})
@@ -554,6 +612,7 @@ __all__ = [
     "Shape",
     "acceptance_prior",
     "decay_for",
+    "query_decay",
     "draft_ratio_slope",
     "family_key",
     "load_prior_rows",
