@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from specpick.tools.catalog.published import (
-    AGGREGATE, MIXED5, PublishedRow, load_published, read_2026_cells, row_from_cells,
+    AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, read_2026_cells, row_from_cells,
 )
 from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
 from specpick.tools.calibration.engine_cases import draft_shape
@@ -74,7 +74,7 @@ def _draft_b(row: PublishedRow) -> float | None:
 
 
 def prior_row(row: PublishedRow, factor: float, decay: float) -> dict[str, object] | None:
-    if row.method is None or row.workload in (None, AGGREGATE, MIXED5):
+    if row.method is None or row.workload in (None, AGGREGATE, *WORKLOAD_MIXES):
         return None
     if row.tau is None and row.alpha is None:
         return None
@@ -163,7 +163,7 @@ def engine_prior_row(row: EngineRow, factor: float, decay: float,
                      engine_decay: dict[str, dict[str, list[float]]] | None = None) -> dict[str, object] | None:
     """A prior from an engine-measured row that states tau or alpha: the draft shape from its config cell
     (``draft_shape``, the calibration's own reading), alpha derived as for the published rows."""
-    if row.engine not in ENGINES or row.method is None or row.workload in (None, AGGREGATE, MIXED5):
+    if row.engine not in ENGINES or row.method is None or row.workload in (None, AGGREGATE, *WORKLOAD_MIXES):
         return None
     if (row.tau is None and row.alpha is None) or row.acceptance_is_range:
         return None

@@ -112,11 +112,11 @@ def test_rules_are_derived_from_rows_with_stated_figures():
 
 def test_prior_reports_where_it_came_from_and_a_range():
     p = acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE)
-    assert p.n_rows >= 10 and {"EAGLE3-T1", "EAGLE2-PAPER", "HASS"} <= set(p.source_ids)
+    assert p.n_rows >= 10 and {"EAGLE3-T1", "EAGLE2-PAPER", "HASS", "RADAR-README"} <= set(p.source_ids)
     assert p.tau_low <= p.tau <= p.tau_high
     assert p.published_rows and all(r.split("/")[0] in p.source_ids for r in p.published_rows)
     assert p.prior_ids == [prior_id(r) for r in p.published_rows]
-    assert "median over 3 source(s)" in p.summary
+    assert f"median over {len(p.source_ids)} source(s)" in p.summary
 
 
 @pytest.mark.parametrize("method, shape", [("eagle2", EAGLE2_TREE), ("draft_model", Shape(num_draft_tokens=5)),

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve_hardware, resolve_verifier
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
-from specpick.tools.catalog.published import AGGREGATE, MIXED5, MIXED5_WORKLOADS, UNMODELLED, PublishedRow, config_int
+from specpick.tools.catalog.published import AGGREGATE, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
@@ -85,6 +85,9 @@ def _shape(row: PublishedRow) -> tuple[int, TreeShape | None, tuple[int, int, in
         return int(chain.group(1)), None, None, None, notes
     if method in EAGLE_METHODS:
         depth, top_k, tokens, note = TREE_DEFAULTS[method]
+        stated = config_int(cfg, "depth")
+        if stated and stated != depth:  # a harness that ran its own depth (Spec-Bench's EAGLE-3 runs depth 5)
+            depth, note = stated, f"depth {stated} (row config); top-{top_k}, {tokens} tokens: {note}"
         return depth, TreeShape(depth=depth, top_k=top_k, num_verify_tokens=tokens), None, None, [note]
     if method == "medusa":
         m = re.search(r"(\d+) heads", cfg) or re.search(r"(\d+) (?:Clover|clover) heads", row.draft_or_head)
@@ -139,9 +142,10 @@ def build_case(row: PublishedRow) -> CalibCase | str:
     if temperature is None:
         temperature = 0.0
         notes.append("temperature not stated: greedy assumed")
-    workloads = MIXED5_WORKLOADS if row.workload == MIXED5 else (row.workload,)
-    if row.workload == MIXED5:
-        notes.append("headline mean over 5 benchmarks: mean of the model over chat, code, math, chat, summarization")
+    workloads: tuple[str, ...] = (row.workload,)
+    if row.workload in WORKLOAD_MIXES:
+        workloads, what = WORKLOAD_MIXES[row.workload]
+        notes.append(what)
     return CalibCase(
         row=row, verifier=verifier, draft=draft, gpu=gpu, gpus=gpus, harness=harness_for(row), bpp=bpp,
         num_draft_tokens=n, tree=tree, lookahead=lookahead, medusa_heads=heads,

@@ -34,7 +34,7 @@ from specpick.tools.calibration.engine_specs import (NOT_MODELLED_YET, engine_wo
                                                      resolve_engine_gpu, resolve_engine_verifier,
                                                      weights_bytes_per_param)
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
-from specpick.tools.catalog.published import MIXED5, map_workload
+from specpick.tools.catalog.published import WORKLOAD_MIXES, map_workload
 from specpick.tools.model.estimate import TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE, spec_overlap
@@ -174,7 +174,7 @@ def resolve_case(row: EngineRow) -> CalibCase | str:
         temperature = 0.0
         notes.append("temperature not stated: greedy assumed")
     workload = map_workload(row.task) or engine_workload(row.task)
-    if workload is None or workload == MIXED5:
+    if workload is None or workload in WORKLOAD_MIXES:
         workload = DEFAULT_WORKLOAD
         notes.append(f"benchmark '{row.task}': {DEFAULT_WORKLOAD} assumed")
     overlap, onote = row_overlap(row)

@@ -40,11 +40,11 @@ from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import ENGINE_HARNESSES
 
 PAPER_GRID: dict[str, tuple[float, ...]] = {
-    "host_per_layer_ms": (0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4),
-    "per_forward_ms": (1.0, 2.0, 3.0, 4.0),
-    "draft_step_host_ms": (0.0, 0.2, 0.4),
-    "cycle_ms": (0.0, 0.5, 1.0, 2.0),
-    "cycle_tree_ms": (0.0, 1.0, 2.0),
+    "host_per_layer_ms": (0.8, 0.9, 1.0, 1.1, 1.2),
+    "per_forward_ms": (1.0, 2.0),
+    "draft_step_host_ms": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
+    "cycle_ms": (1.0, 2.0, 3.0, 4.0),
+    "cycle_tree_ms": (0.0, 1.0, 2.0, 3.0),
 }
 # Keys are the labels the fit reports: roofline keys name ``ModelConstants`` fields (ROOFLINE_FIELDS); "engine."
 # keys are ``RuntimeOverhead`` fields set alike on every serving engine (too few engine rows to fit them apart).

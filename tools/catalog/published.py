@@ -59,6 +59,19 @@ UNMODELLED: dict[str, str] = {
 AGGREGATE = "aggregate"  # "Mean of 5": the mean of rows already in the set
 MIXED5 = "mixed5"  # EAGLE-3 headline figure: mean over MT-bench, HumanEval, GSM8K, Alpaca, CNN/DM
 MIXED5_WORKLOADS: tuple[str, ...] = ("chat", "code", "math", "chat", "summarization")
+# Spec-Bench's "Overall" column (github:hemingkx/Spec-Bench Leaderboard.md): the mean over its six tasks, MT-bench
+# multi-turn conversation, WMT14 DE-EN translation, CNN/DM summarization, Natural Questions (closed-book QA), GSM8K
+# and Natural Questions with retrieved passages (RAG) (Spec-Bench paper, arXiv 2401.07851, Table 1).
+SPECBENCH6 = "specbench6"
+# A row's mixed workload -> (the workloads it averages, what the mean is). A mix is no workload of its own: its rows
+# are predicted as the mean over the mix and give no acceptance prior.
+WORKLOAD_MIXES: dict[str, tuple[tuple[str, ...], str]] = {
+    MIXED5: (MIXED5_WORKLOADS, "headline mean over 5 benchmarks: mean of the model over chat, code, math, chat, "
+             "summarization"),
+    SPECBENCH6: (("chat", "translation", "summarization", "qa", "math", "rag"),
+                 "Spec-Bench overall: mean of the model over its 6 tasks (chat, translation, summarization, "
+                 "closed-book qa, math, rag)"),
+}
 
 
 class PublishedRow(BaseModel):
@@ -136,6 +149,8 @@ def map_workload(task: str) -> str | None:
         return AGGREGATE
     if "eagle-3 headline" in t:
         return MIXED5
+    if "spec-bench overall" in t:
+        return SPECBENCH6
     if "mt-bench" in t or "mt-bench" in t.replace(" ", "-"):
         if "coding" in t:
             return "code"
@@ -143,7 +158,7 @@ def map_workload(task: str) -> str | None:
             return "math"
         return "chat"
     rules = (
-        ("humaneval", "code"), ("gsm8k", "math"), ("cnn", "summarization"), ("xsum", "summarization"),
+        ("humaneval", "code"), ("mbpp", "code"), ("gsm8k", "math"), ("cnn", "summarization"), ("xsum", "summarization"),
         ("hagrid", "rag"), ("wmt", "translation"), ("ende", "translation"), ("alpaca", "chat"),
         ("dialog", "chat"), ("math (internal)", "math"), ("chat (internal)", "chat"),
         ("wikipedia", "chat"), ("books", "chat"), ("various generation", "chat"), ("coding agents", "agentic"),

@@ -31,6 +31,10 @@ WIDE_TREE_ALPHA = 0.8
 WIDE_TREE_MAX_BATCH = 4
 WIDE_TREE_TOP_K = 4
 TREE_ENGINES = ("sglang", "trtllm")
+# EAGLE-2 is its context-aware dynamic tree (EAGLE-2 paper, arXiv 2406.16858): on an engine that runs trees its tree
+# is weighed against the chain whatever alpha the *prior* gives (the seed's alpha gate is for widening chain
+# drafters); a measured alpha still goes through the gate (seed: wider trees help only at alpha > 0.8).
+DYNAMIC_TREE_METHODS = frozenset({"eagle2"})
 
 
 def default_tree(method: str, harness: str) -> tuple[TreeShape | None, str]:
@@ -75,7 +79,9 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
         notes.append(f"chain drafting (top-1): {req.harness}'s overlap scheduling runs chains only")
     elif may_widen:
         alpha = result.alpha or 0.0
-        if req.batch <= WIDE_TREE_MAX_BATCH and alpha > WIDE_TREE_ALPHA:
+        from_prior = req.alpha is None and req.tau is None
+        if req.batch <= WIDE_TREE_MAX_BATCH and (alpha > WIDE_TREE_ALPHA
+                                                 or (req.method in DYNAMIC_TREE_METHODS and from_prior)):
             wide = TreeShape(depth=n, top_k=WIDE_TREE_TOP_K, num_verify_tokens=16 if alpha > 0.9 else 8)
             wide_result = estimate_for_specs(replace(base, tree=wide))
             if num_draft_tokens is None and wide_result.draft_sweep and wide_result.best_num_draft_tokens != n:
@@ -85,9 +91,10 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
                 wide_result = estimate_for_specs(replace(base, num_draft_tokens=n, tree=wide))
                 notes.append(f"tree depth: {wide_result.draft_length_rule}")
             if wide_result.speedup >= result.speedup * (1 - TREE_TOLERANCE):
-                notes.append(f"tree top-{WIDE_TREE_TOP_K} with {wide.num_verify_tokens} verify tokens: alpha "
-                             f"{alpha:.3f} > {WIDE_TREE_ALPHA} at batch {req.batch} <= {WIDE_TREE_MAX_BATCH} (seed: "
-                             "wider trees help only at alpha > 0.8), within "
+                why = (f"alpha {alpha:.3f} > {WIDE_TREE_ALPHA} at batch {req.batch} <= {WIDE_TREE_MAX_BATCH} (seed: "
+                       "wider trees help only at alpha > 0.8)" if alpha > WIDE_TREE_ALPHA else
+                       f"{req.method} is a dynamic-tree method, so its tree is tried at any prior alpha (here {alpha:.3f})")
+                notes.append(f"tree top-{WIDE_TREE_TOP_K} with {wide.num_verify_tokens} verify tokens: {why}, within "
                              f"{TREE_TOLERANCE:.0%} of the chain")
                 result = wide_result
             else:
@@ -100,4 +107,4 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
     return result
 
 
-__all__ = ["BEST_N_TOLERANCE", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate"]
+__all__ = ["BEST_N_TOLERANCE", "DYNAMIC_TREE_METHODS", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate"]
