@@ -31,7 +31,18 @@ def test_no_rows_for_a_verifier_or_method_nobody_measured():
 def test_outside_interval_keeps_the_engines_rows_beyond_the_ends():
     got = measured_speedups("meta-llama/Llama-3.1-8B-Instruct", "eagle3", engine="vllm")
     assert [m.row_id for m in outside_interval(got, "vllm", 0.0, 100.0)] == []
-    assert {m.row_id for m in outside_interval(got, "vllm", 2.0, 3.0)} == {m.row_id for m in got if m.engine == "vllm"}
+    assert {m.row_id for m in outside_interval(got, "vllm", 2.0, 3.0)} == {
+        m.row_id for m in got if m.engine == "vllm" and (m.concurrency or 1) == 1}
+
+
+def test_a_row_at_another_concurrency_is_no_test_of_the_answers_range():
+    """The batch-1 range of Llama-3.3-70B with a 1B draft on vLLM must not be called contradicted by the 1.49x measured
+    at concurrency 64 (TOMASRUIZT-VLLM-SPEC-2026/21); at concurrency 64 that row is the one to compare."""
+    got = measured_speedups("meta-llama/Llama-3.3-70B-Instruct", "draft_model", engine="vllm")
+    at_64 = [m for m in got if m.concurrency == 64]
+    assert at_64 and all(m.speedup < 1.9 for m in at_64)
+    assert not [m for m in outside_interval(got, "vllm", 1.9, 3.7, batch=1) if m.concurrency == 64]
+    assert {m.row_id for m in outside_interval(got, "vllm", 1.9, 3.7, batch=64)} == {m.row_id for m in at_64}
 
 
 def test_speculation_off_against_a_measured_gain_says_so_and_how_to_measure():

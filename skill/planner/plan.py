@@ -85,7 +85,7 @@ def _with_measurements(speed: SpeedupEstimate, ctx: PlanContext, chosen: Candida
     measured = measured_speedups(ctx.verifier.repo_id, basis.strategy, engine=basis.engine, batch=ctx.concurrency)
     notes = []
     if chosen.strategy != "none":
-        note = outside_note(measured, basis.engine, speed.low, speed.high)
+        note = outside_note(measured, basis.engine, speed.low, speed.high, ctx.concurrency)
         if note:
             notes.append(note + " (section 5)")
     elif low_gain:

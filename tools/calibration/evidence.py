@@ -90,21 +90,27 @@ def measured_speedups(verifier_repo_id: str, method: str, engine: str | None = N
     return [m for _, m in found[:MAX_SHOWN]]
 
 
-def outside_interval(measured: list[MeasuredSpeedup], engine: str, low: float, high: float) -> list[MeasuredSpeedup]:
-    """The rows on ``engine`` whose measured speedup lies outside [low, high]."""
-    return [m for m in measured if m.engine == engine and not low <= m.speedup <= high]
+def outside_interval(measured: list[MeasuredSpeedup], engine: str, low: float, high: float,
+                     batch: int = 1) -> list[MeasuredSpeedup]:
+    """The rows on ``engine`` measured at concurrency ``batch`` (a row that states none counts as 1) whose speedup
+    lies outside [low, high]. A row at another concurrency is no test of this range: speedup falls with load, and
+    the answer's range is for its own concurrency (the row is still listed as measured elsewhere)."""
+    return [m for m in measured if m.engine == engine and (m.concurrency or 1) == batch
+            and not low <= m.speedup <= high]
 
 
-def outside_note(measured: list[MeasuredSpeedup], engine: str, low: float, high: float) -> str | None:
-    """The assumption line naming the rows on ``engine`` measured outside [low, high] (None: there are none); the
-    same words in `recommend` and `speedup`."""
-    out = outside_interval(measured, engine, low, high)
+def outside_note(measured: list[MeasuredSpeedup], engine: str, low: float, high: float,
+                 batch: int = 1) -> str | None:
+    """The assumption line naming the rows on ``engine`` measured at concurrency ``batch`` outside [low, high]
+    (None: there are none); the same words in `recommend` and `speedup`."""
+    out = outside_interval(measured, engine, low, high, batch)
     if not out:
         return None
     lo, hi = min(m.speedup for m in out), max(m.speedup for m in out)
     span = f"{lo:.2f}x" if lo == hi else f"{lo:.2f}-{hi:.2f}x"
     releases = "; ".join(sorted({m.engine_version for m in out}))
-    return (f"measured on {engine} for this verifier and method outside this answer's range: {span} "
+    return (f"measured on {engine} for this verifier and method at concurrency {batch} outside this answer's range: "
+            f"{span} "
             f"({', '.join(m.row_id for m in out)}; {releases}): their release, hardware or load differ from yours, "
             "and where they match, the model misses this pair by more than its interval, so measure before relying "
             "on the estimate")

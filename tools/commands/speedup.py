@@ -295,7 +295,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     )
     result = tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
     measured = measured_speedups(verifier.repo_id, inp.method, engine=inp.engine, batch=inp.batch)
-    outside = outside_note(measured, inp.engine, result.low, result.high) if inp.engine else None
+    outside = outside_note(measured, inp.engine, result.low, result.high, inp.batch) if inp.engine else None
     return SpeedupAnswer(**result.model_dump(exclude={"assumptions"}),
                          assumptions=result.assumptions + ([outside] if outside else []), measured=measured)
 
