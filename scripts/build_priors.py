@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 from specpick.tools.catalog.published import (
@@ -29,8 +30,8 @@ from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching
 from specpick.tools.vocab import ENGINES, MEASURED_TAU_METHODS
 from specpick.tools.model.prior_rules import (
-    CHAIN_DEFAULTS, DECAY_METHODS, TREE_DEFAULTS, ChainSweep, chain_length, engine_decay_figures, fitted_sweeps,
-    position_decay, resolve_decay, rule_figures, tree_factor,
+    CHAIN_DEFAULTS, TREE_DEFAULTS, ChainSweep, chain_length, engine_decay_figures, fitted_sweeps, position_decay,
+    resolve_decay, rule_figures, tree_factor, tree_for,
 )
 from specpick.tools.model.priors import row_family
 
@@ -73,7 +74,10 @@ def _draft_b(row: PublishedRow) -> float | None:
     return None
 
 
-def prior_row(row: PublishedRow, factor: float, decay: float) -> dict[str, object] | None:
+def prior_row(row: PublishedRow, factor: float, decay: float, harness_class: str = "paper",
+              engine_decay: dict[str, dict[str, list[float]]] | None = None) -> dict[str, object] | None:
+    """A prior from a published row that states tau or alpha; ``harness_class`` "engine" for the rows an engine
+    measured (``ENGINE_SOURCES``): their alpha follows the engines' position decay, which they are re-expanded with."""
     if row.method is None or row.workload in (None, AGGREGATE, *WORKLOAD_MIXES):
         return None
     if row.tau is None and row.alpha is None:
@@ -99,7 +103,7 @@ def prior_row(row: PublishedRow, factor: float, decay: float) -> dict[str, objec
         out.update(shape="measured", shape_note="tau used as measured at the source's configuration",
                    alpha_chain="", derivation="tau as published")
     elif method in TREE_DEFAULTS and "chain" not in row.config and "no tree" not in row.config:
-        depth, top_k, tokens, note = TREE_DEFAULTS[method]
+        depth, top_k, tokens, note = tree_for(method, row.config)
         a_tree = alpha_from_tau(row.tau, depth)
         k_eff = effective_branching(depth, top_k, tokens)
         out.update(shape="tree", tree_depth=depth, tree_top_k=top_k, tree_tokens=tokens, shape_note=note,
@@ -113,7 +117,8 @@ def prior_row(row: PublishedRow, factor: float, decay: float) -> dict[str, objec
         note = "row config" if chain_length(row, defaults=False) else CHAIN_DEFAULTS.get(method, ("", ""))[1]
         if n is None:
             note = "chain length not stated; alpha is per token so it does not depend on it"
-        d = decay if method in DECAY_METHODS else 1.0
+        d = resolve_decay(method, harness_class, row_family(row.verifier_model),
+                          engine_decay or {"method": {}, "family": {}}, decay)
         if row.alpha is not None:
             alpha, how = row.alpha, "alpha as published (first drafted token)"
         else:
@@ -135,18 +140,20 @@ def extra_rows() -> tuple[PublishedRow, ...]:
 
 
 def engine_sweeps() -> list[ChainSweep]:
-    """Engine setups measured at two or more chain lengths (same source, model, task, engine, hardware, load and
-    temperature), each point a chain length and the tau measured at it."""
+    """Engine setups measured at two or more stated chain lengths (same source, model, draft head, task, engine,
+    hardware, load and temperature), each point a chain length and the tau measured at it."""
     groups: dict[tuple, list[tuple[int, float]]] = {}
     for row in load_engine_rows():
         if row.engine not in ENGINES or row.method is None or row.tau is None or row.acceptance_is_range:
             continue
         if row.method in MEASURED_TAU_METHODS:
             continue
-        n, tree, _ = draft_shape(row)
-        if tree is not None or not n or row.tau > n + 1:
-            continue
-        key = (row.method, row.source_id, row.verifier_model, row.task, row.engine, row.hardware, row.batch,
+        n, tree, assumed = draft_shape(row)
+        if tree is not None or assumed or not n or row.tau > n + 1:
+            continue  # a chain only where the row states it (an assumed shape is no point on a curve)
+        # the head, with its numbers masked: a cell may name the chain length ("3 autoregressive MTP layers")
+        head = re.sub(r"\d+", "#", " ".join(row.draft_or_head.lower().split()))
+        key = (row.method, row.source_id, row.verifier_model, head, row.task, row.engine, row.hardware, row.batch,
                row.temperature)
         groups.setdefault(key, []).append((n, row.tau))
     return [ChainSweep(method=k[0], family=row_family(k[2]), source_id=k[1], setup=" | ".join(map(str, k[2:])),
@@ -209,14 +216,15 @@ def build_rows() -> list[dict[str, object]]:
     """Prior rows: the published and reference-note rows (paper harnesses unless listed in ``ENGINE_SOURCES``),
     then every engine-measured row that states its acceptance (harness class "engine", with its engine)."""
     factor, decay = tree_factor(), position_decay()
+    engine_decay = engine_decay_figures(fitted_sweeps(engine_sweeps()))
     out = []
     for row in (*load_published(), *extra_rows()):
-        prior = prior_row(row, factor, decay)
+        harness_class = "engine" if row.source_id in ENGINE_SOURCES else "paper"
+        prior = prior_row(row, factor, decay, harness_class, engine_decay)
         if prior is not None:
             prior["prior_id"] = prior_id(row.row_id)
-            prior["harness_class"] = "engine" if row.source_id in ENGINE_SOURCES else "paper"
+            prior["harness_class"] = harness_class
             out.append(prior)
-    engine_decay = engine_decay_figures(fitted_sweeps(engine_sweeps()))
     for row in load_engine_rows():
         prior = engine_prior_row(row, factor, decay, engine_decay)
         if prior is not None:

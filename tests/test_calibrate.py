@@ -192,10 +192,11 @@ def test_the_execution_path_fit_never_sees_the_holdout_baselines(monkeypatch):
     assert after.holdout["committed_plain_step_mean_ape_pct"] != before.holdout["committed_plain_step_mean_ape_pct"]
 
 
-def test_the_dense_per_request_cost_helps_the_holdout_dense_rows_at_concurrency():
+def test_the_dense_per_request_cost_does_not_hurt_the_holdout_dense_rows():
     """The dense verifiers' per-request cycle cost is fitted apart from the MoE one, on the fit split and the dev rows'
-    dense concurrency sweeps (no engine holdout row). Give dense verifiers the MoE value again and the holdout's dense
-    rows at concurrency >= 8 (vLLM and SGLang; never fitted on) must get worse."""
+    dense concurrency sweeps (no engine holdout row). Against the former shared value (0.2 ms) the holdout's dense rows
+    at concurrency >= 8 (vLLM and SGLang; never fitted on) must not get worse; handing dense verifiers the MoE figure
+    must. (The split is neutral out of sample, tools/model/overhead.py says so; this guards that it stays so.)"""
     import statistics
 
     from specpick.tools.calibration.engines import engine_cases, holdout_sources
@@ -205,17 +206,18 @@ def test_the_dense_per_request_cost_helps_the_holdout_dense_rows_at_concurrency(
     dense = [c for c in engine_cases("holdout") if c.batch >= 8 and not c.verifier.is_moe]
     assert not [c for c in engine_cases("fit") if c.batch >= 8 and not c.verifier.is_moe]  # why the dev sweeps join
     committed = committed_path_values(PATH_GRID)
-    shared = {**committed, "engine.cycle_per_seq_dense_ms": committed["engine.cycle_per_seq_ms"]}
-    assert shared != committed
 
     def mean_ape(values: dict[str, float]) -> float:
         constants = path_constants(values)
         errs = [e for c in dense if (e := ape_out_of_sample(c, c.own_acceptance, constants,
-                                                              held | {c.row.source_id})) is not None]
+                                                             held | {c.row.source_id})) is not None]
         assert len(errs) >= 10
         return statistics.fmean(errs)
 
-    assert mean_ape(committed) < mean_ape(shared)
+    former = {**committed, "engine.cycle_per_seq_ms": 0.2, "engine.cycle_per_seq_dense_ms": 0.2}
+    moe_figure = {**committed, "engine.cycle_per_seq_dense_ms": committed["engine.cycle_per_seq_ms"]}
+    assert mean_ape(committed) <= mean_ape(former) + 0.1
+    assert mean_ape(committed) < mean_ape(moe_figure)
 
 
 def test_rows_measured_in_vllm_use_the_vllm_harness():

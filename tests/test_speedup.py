@@ -216,16 +216,19 @@ def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, 
 
 @pytest.mark.parametrize("harness", ["vllm", "sglang", "trtllm"])
 def test_the_per_request_cycle_cost_is_the_verifiers_kind(harness):
-    """Dense and MoE verifiers pay their own fitted per-request cost per cycle (tools/model/overhead.py: the MoE rows
-    and the dense concurrency sweeps pull one shared value apart); the rest of the cycle's overhead is the same."""
-    o = get_overhead(harness)
-    assert o.cycle_per_seq_dense_ms is not None and o.cycle_per_seq_dense_ms != o.cycle_per_seq_ms
+    """Dense and MoE verifiers pay their own per-request cost per cycle (tools/model/overhead.py); the rest of the
+    cycle's overhead is the same. Checked with distinct stand-in values, not the fitted ones."""
+    from specpick.tools.model.cyclecost import cycle_cost
+
+    o = get_overhead(harness).model_copy(update={"cycle_per_seq_ms": 0.7, "cycle_per_seq_dense_ms": 0.05})
     grow = {}
     for verifier in ("llama-3.1-8b", "qwen3-30b-a3b"):
-        one, many = (_cycle("ngram", 3, harness=harness, batch=b, verifier=verifier).overhead_ms for b in (1, 9))
+        one, many = (cycle_cost("ngram", CAT.model(verifier), CAT.gpu("H100"), gpus=1, batch=b, context_tokens=512,
+                                weight_bytes_per_param=2.0, overhead=o, num_draft_tokens=3).overhead_ms
+                     for b in (1, 9))
         grow[verifier] = (many - one) / 8
-    assert grow["llama-3.1-8b"] == pytest.approx(o.cycle_per_seq_dense_ms)
-    assert grow["qwen3-30b-a3b"] == pytest.approx(o.cycle_per_seq_ms)
+    assert grow["llama-3.1-8b"] == pytest.approx(0.05)
+    assert grow["qwen3-30b-a3b"] == pytest.approx(0.7)
 
 
 def test_engine_overhead_grows_per_draft_step_but_the_eager_harness_keeps_its_fixed_cycle():
@@ -282,3 +285,20 @@ def test_speedup_states_its_draft_length_rule():
     r = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", gpu="H100", method="eagle3", workload="chat"))
     assert r.draft_length_rule.startswith(f"N={r.num_draft_tokens} (the shortest N within 2% of the sweep's best")
     assert "draft length N=" in render_text(r)
+
+
+def test_eagle2_weighs_its_dynamic_tree_at_a_prior_alpha_but_a_measured_low_alpha_keeps_the_chain():
+    """EAGLE-2 is its dynamic tree: on SGLang its tree is weighed whatever alpha the prior gives; a measured alpha
+    still passes the seed's gate (wider trees help only at alpha > 0.8), and a chain drafter is gated as before."""
+    from specpick.tools.model.draftshape import WIDE_TREE_ALPHA, wide_tree_gate
+
+    assert wide_tree_gate("eagle2", 1, WIDE_TREE_ALPHA - 0.1, from_prior=True)
+    assert not wide_tree_gate("eagle2", 1, WIDE_TREE_ALPHA - 0.1, from_prior=False)
+    assert not wide_tree_gate("eagle3", 1, WIDE_TREE_ALPHA - 0.1, from_prior=True)
+    assert wide_tree_gate("eagle3", 1, WIDE_TREE_ALPHA + 0.05, from_prior=True)
+    assert not wide_tree_gate("eagle2", 16, 0.95, from_prior=True)  # the batch limit holds for everyone
+    prior = est(verifier="lmsys/vicuna-7b-v1.3", method="eagle2", gpu="A100-80GB", engine="sglang", workload="chat")
+    measured = est(verifier="lmsys/vicuna-7b-v1.3", method="eagle2", gpu="A100-80GB", engine="sglang",
+                   workload="chat", alpha=0.6)
+    assert any("dynamic-tree method" in a or "tree top-" in a or "chain beats" in a for a in prior.assumptions)
+    assert measured.tree is None or measured.tree.top_k == 1

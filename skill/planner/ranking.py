@@ -74,12 +74,11 @@ def _untuned_point(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> tuple[fl
 def _tuning_may_widen(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> bool:
     """The wide-tree rule's conditions (``tools/model/draftshape.tuned_estimate``): an EAGLE head on a tree engine at
     low concurrency with a high per-token alpha."""
-    from specpick.tools.model.draftshape import DYNAMIC_TREE_METHODS, TREE_ENGINES, WIDE_TREE_ALPHA, WIDE_TREE_MAX_BATCH
+    from specpick.tools.model.draftshape import TREE_ENGINES, wide_tree_gate
     from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 
     return (c.strategy in EAGLE_METHODS and ENGINE_TO_HARNESS.get(c.engine, c.engine) in TREE_ENGINES
-            and ctx.concurrency <= WIDE_TREE_MAX_BATCH
-            and ((e.alpha or 0.0) > WIDE_TREE_ALPHA or (c.strategy in DYNAMIC_TREE_METHODS and e.prior is not None)))
+            and wide_tree_gate(c.strategy, ctx.concurrency, e.alpha or 0.0, from_prior=e.prior is not None))
 
 
 def ranking_speedup(ctx: PlanContext, c: Candidate) -> float:

@@ -15,7 +15,7 @@ import statistics
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve_hardware, resolve_verifier
-from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS
+from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS, tree_for
 from specpick.tools.catalog.published import AGGREGATE, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
@@ -84,10 +84,7 @@ def _shape(row: PublishedRow) -> tuple[int, TreeShape | None, tuple[int, int, in
     if chain:
         return int(chain.group(1)), None, None, None, notes
     if method in EAGLE_METHODS:
-        depth, top_k, tokens, note = TREE_DEFAULTS[method]
-        stated = config_int(cfg, "depth")
-        if stated and stated != depth:  # a harness that ran its own depth (Spec-Bench's EAGLE-3 runs depth 5)
-            depth, note = stated, f"depth {stated} (row config); top-{top_k}, {tokens} tokens: {note}"
+        depth, top_k, tokens, note = tree_for(method, cfg)
         return depth, TreeShape(depth=depth, top_k=top_k, num_verify_tokens=tokens), None, None, [note]
     if method == "medusa":
         m = re.search(r"(\d+) heads", cfg) or re.search(r"(\d+) (?:Clover|clover) heads", row.draft_or_head)

@@ -111,7 +111,7 @@ def outside_note(measured: list[MeasuredSpeedup], engine: str, low: float, high:
     releases = "; ".join(sorted({m.engine_version for m in out}))
     return (f"measured on {engine} for this verifier and method at concurrency {batch} outside this answer's range: "
             f"{span} "
-            f"({', '.join(m.row_id for m in out)}; {releases}): their release, hardware or load differ from yours, "
+            f"({', '.join(m.row_id for m in out)}; {releases}): their release or hardware may differ from yours, "
             "and where they match, the model misses this pair by more than its interval, so measure before relying "
             "on the estimate")
 

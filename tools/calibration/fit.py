@@ -153,10 +153,11 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     held_out = holdout_sources()
 
     def batch_score(v: dict[str, float]) -> float:
-        # acceptance from priors without the row's own source (and, for engine rows, without any holdout source), so
-        # neither the holdout half nor a row's own acceptance leaks into the roofline it helps choose
+        # acceptance from priors without the row's own source and without any holdout source (a dev row an engine ran
+        # draws engine priors and engine decay sweeps, some of them the holdout's), so neither the holdout half nor a
+        # row's own acceptance leaks into the roofline it helps choose
         constants = batch_constants(v)
-        errs = [e for c in batch if (e := ape_out_of_sample(c, False, constants, frozenset({c.row.source_id})))
+        errs = [e for c in batch if (e := ape_out_of_sample(c, False, constants, held_out | {c.row.source_id}))
                 is not None]
         errs += [e for c in fit_half if (e := ape_out_of_sample(c, c.own_acceptance, constants,
                                                                   held_out | {c.row.source_id})) is not None]
@@ -238,24 +239,26 @@ def dev_engine_batch_cases() -> list[CalibCase]:
 
 def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int = PATH_ROUNDS) -> FitResult:
     """Coordinate descent over ``grid`` on the *fit* split: the engine rows that state their own acceptance (the
-    cost model alone, so acceptance priors cannot absorb cost errors) pooled with the no-speculation baselines of
-    fit-split rows (``baselines.py``: the absolute plain step, so a ratio cannot come out right with both of its
-    terms wrong) and with the dev rows a serving engine ran at batch > 1 (``dev_engine_batch_cases``: without them no
-    dense verifier above concurrency 4 would inform the per-request cost), each one row, by mean APE. The holdout split (rows and baselines) is scored for the committed and
-    the best values but never fitted on."""
+    cost model alone) pooled with the no-speculation baselines of fit-split rows (``baselines.py``: the absolute plain
+    step, so a ratio cannot come out right with both of its terms wrong) and with the dev rows a serving engine ran at
+    batch > 1 (``dev_engine_batch_cases``: without them no dense verifier above concurrency 4 would inform the
+    per-request cost; these are end to end, so their acceptance priors, built without their own source and without
+    any holdout source, can absorb some cost error), each one row, by mean APE. The holdout split (rows and
+    baselines) is scored for the committed and the best values but never fitted on."""
     from specpick.tools.calibration.baselines import plain_step_report
-    from specpick.tools.calibration.engines import engine_cases
+    from specpick.tools.calibration.engines import engine_cases, holdout_sources
 
     fit = [c for c in engine_cases("fit") if c.own_acceptance]
     holdout = [c for c in engine_cases("holdout") if c.own_acceptance]
     dev_engine = dev_engine_batch_cases()
+    held_out = holdout_sources()
 
     def errors(cases: list[CalibCase], split: str, values: dict[str, float]) -> list[float]:
         """APE of each row of ``cases``, then of each plain step of ``split`` (fit split: then of each dev row that an
-        engine ran at batch > 1, end to end with priors without the row's own source)."""
+        engine ran at batch > 1, end to end with priors without the row's own source or any holdout source)."""
         constants = path_constants(values)
         steps = [abs(p.error_pct) for p in plain_step_report(constants).rows if p.split == split]
-        dev = [e for c in dev_engine if (e := ape_out_of_sample(c, False, constants, frozenset({c.row.source_id})))
+        dev = [e for c in dev_engine if (e := ape_out_of_sample(c, False, constants, held_out | {c.row.source_id}))
                is not None] if split == "fit" else []
         return [_ape(c, True, constants) for c in cases] + steps + dev
 

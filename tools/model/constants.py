@@ -33,10 +33,10 @@ class ModelConstants(BaseModel):
         "gpt-fast 55.1 tok/s LLaMA2-7B fp16 on an RTX 3090 = 79% of 936 GB/s)")
     # Achievable fraction of dense tensor peak for the skinny GEMMs of decode/verify (M = tokens in the step,
     # tens to hundreds), well below the ~0.7-0.8 that large GEMMs reach. Global fit (tools/calibration/fit.py,
-    # jointly with roofline_sharpness and the engine per-cycle costs) over the 48 published rows with batch > 1
-    # (EAGLE1-T7, EAGLE3-T5, Clover, Hydra, blockwise MTP) plus the fit half of the engine-measured rows, acceptance
-    # from priors without the row's own source (engine rows: without any holdout source either): mean APE 14.5%
-    # (flat: 0.40 with sharpness 3 scores 14.2%, within 0.3 pp; kept at 0.35 / 2).
+    # jointly with roofline_sharpness) over the 48 published rows with batch > 1 (EAGLE1-T7, EAGLE3-T5, Clover,
+    # Hydra, blockwise MTP) plus the fit half of the engine-measured rows, acceptance from priors without the row's
+    # own source or any holdout source: mean APE 14.4% (flat: 0.40 with sharpness 3 scores 14.2%, within 0.3 pp;
+    # kept at 0.35 / 2).
     flops_efficiency: float = Field(
         0.35, description="achievable fraction of dense tensor peak for the skinny decode/verify GEMMs (global fit, "
         "tools/calibration/fit.py: batch > 1 dev rows + engine fit half, out-of-source priors, mean APE 14.5%)")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
-from specpick.tools.model.overhead import RuntimeOverhead, execution_path, path_overhead_ms
+from specpick.tools.model.overhead import RuntimeOverhead, execution_path, path_overhead_ms, per_seq_ms
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime, head_step_time, step_time
 
@@ -191,7 +191,7 @@ def cycle_cost(
         # dense verifiers keep none: overhead.py says why) is paid in full; the rest hides under the cycle's GPU work,
         # and only what outlasts it shows
         share = overhead.overlap_seq_exposed_fraction if verifier.is_moe else 0.0
-        seq_exposed = share * overhead.cycle_per_seq_ms * batch
+        seq_exposed = share * per_seq_ms(overhead, verifier.is_moe) * batch
         hidden = over - seq_exposed
         over = max(0.0, hidden - (draft_ms + verify.total_ms)) + seq_exposed + overhead.overlap_exposed_ms
     cycle = draft_ms + verify.total_ms + host + over

@@ -3,8 +3,9 @@
     N     = ``choose_draft_length`` over the model's N sweep at the deployment's batch (shortest N within
             ``BEST_N_TOLERANCE`` of the best), unless the user fixed it;
     tree  = the papers' static trees on paper harnesses (and TensorRT-LLM Medusa); on SGLang/TensorRT-LLM
-            EAGLE, top-4 only at batch <= 4 and alpha > 0.8 (seed rule: wider trees help only at alpha > 0.8)
-            and only while within ``TREE_TOLERANCE`` of the chain; a chain otherwise (vLLM drafts chains).
+            EAGLE, top-4 only at batch <= 4 and alpha > 0.8 (seed rule: wider trees help only at alpha > 0.8;
+            EAGLE-2, a dynamic-tree method, is weighed at any prior alpha: ``DYNAMIC_TREE_METHODS``) and only
+            while within ``TREE_TOLERANCE`` of the chain; a chain otherwise (vLLM drafts chains).
 
 Both verbs call ``tuned_estimate``; the planner's extra seed rules are separate, named adjustments on top.
 """
@@ -35,6 +36,12 @@ TREE_ENGINES = ("sglang", "trtllm")
 # is weighed against the chain whatever alpha the *prior* gives (the seed's alpha gate is for widening chain
 # drafters); a measured alpha still goes through the gate (seed: wider trees help only at alpha > 0.8).
 DYNAMIC_TREE_METHODS = frozenset({"eagle2"})
+
+
+def wide_tree_gate(method: str, batch: int, alpha: float, *, from_prior: bool) -> bool:
+    """Whether a wider tree is weighed against the chain for an EAGLE head on a tree engine: batch <= 4 and alpha > 0.8
+    (seed rule), or a dynamic-tree method whose alpha comes from a prior (``DYNAMIC_TREE_METHODS``)."""
+    return batch <= WIDE_TREE_MAX_BATCH and (alpha > WIDE_TREE_ALPHA or (method in DYNAMIC_TREE_METHODS and from_prior))
 
 
 def default_tree(method: str, harness: str) -> tuple[TreeShape | None, str]:
@@ -79,9 +86,7 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
         notes.append(f"chain drafting (top-1): {req.harness}'s overlap scheduling runs chains only")
     elif may_widen:
         alpha = result.alpha or 0.0
-        from_prior = req.alpha is None and req.tau is None
-        if req.batch <= WIDE_TREE_MAX_BATCH and (alpha > WIDE_TREE_ALPHA
-                                                 or (req.method in DYNAMIC_TREE_METHODS and from_prior)):
+        if wide_tree_gate(req.method, req.batch, alpha, from_prior=req.alpha is None and req.tau is None):
             wide = TreeShape(depth=n, top_k=WIDE_TREE_TOP_K, num_verify_tokens=16 if alpha > 0.9 else 8)
             wide_result = estimate_for_specs(replace(base, tree=wide))
             if num_draft_tokens is None and wide_result.draft_sweep and wide_result.best_num_draft_tokens != n:
@@ -107,4 +112,7 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
     return result
 
 
-__all__ = ["BEST_N_TOLERANCE", "DYNAMIC_TREE_METHODS", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate"]
+__all__ = [
+    "BEST_N_TOLERANCE", "DYNAMIC_TREE_METHODS", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate",
+    "wide_tree_gate",
+]

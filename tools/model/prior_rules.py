@@ -35,6 +35,16 @@ TREE_DEFAULTS: dict[str, tuple[int, int, int, str]] = {
     "medusa": (4, 10, 64, "Medusa tree mc_sim_7b_63: 63 nodes + root, depth 4, top-10 "
                "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
 }
+def tree_for(method: str, config: str) -> tuple[int, int, int, str]:
+    """(depth, top-k, verify tokens incl. root, note) of a tree row: the source's default (``TREE_DEFAULTS``), with
+    the depth the row's config states where it states one (Spec-Bench runs EAGLE-2/EAGLE-3 at depth 5)."""
+    depth, top_k, tokens, note = TREE_DEFAULTS[method]
+    stated = config_int(config, "depth")
+    if stated and stated != depth:
+        return stated, top_k, tokens, f"depth {stated} (row config); top-{top_k}, {tokens} tokens: {note}"
+    return depth, top_k, tokens, note
+
+
 # Chain lengths the sources used when a row does not say.
 CHAIN_DEFAULTS: dict[str, tuple[int, str]] = {
     "draft_model": (5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, transformers); "
@@ -57,6 +67,15 @@ def eagle1_pairs(rows: tuple[PublishedRow, ...]) -> list[tuple[float, float, int
 # ``engine_decay_figures`` below), so engine chains take the engines' figure. Trees use an effective per-depth
 # acceptance without decay: re-ranking candidates at every level is what the tree buys.
 DECAY_METHODS = frozenset({"eagle", "eagle2", "medusa", "mtp"})
+# The draft heads whose chains engines have measured falling with position get the engines' figure there; separate
+# draft models and model-free drafting stay independent per token in engines too (a single-source sweep of n-gram
+# or DFlash is no reason to give up that premise).
+ENGINE_DECAY_METHODS = DECAY_METHODS | {"eagle3"}
+# Methods whose draft module is the verifier's own (an MTP layer trained with that model): their acceptance is a
+# property of the model, so another family's MTP rows are a weaker guide than the family's own (Qwen3.5's MTP
+# rows measure tau 3.2 at N=3 in vLLM, DeepSeek-R1's 2.8 in TensorRT-LLM: rows ROCM-BLOG-DFLASH-MI355X-2026,
+# TRTLLM-BLOG1-DSR1-B200), and its position decay is the family's own too.
+OWN_MODULE_METHODS = frozenset({"mtp"})
 
 
 def position_decay_samples() -> list[tuple[str, float]]:
@@ -120,7 +139,7 @@ def chain_length(row: PublishedRow, defaults: bool = True) -> int | None:
 
 # --- position decay measured in serving engines ---------------------------------------------------------------------
 # Engines publish acceptance at several chain lengths for one setup (InferenceX's golden acceptance-length curves at
-# N = 1..8, SpecForge's SpecBundle at chain 3 and 7, vLLM and SGLang PR sweeps, TensorRT-LLM's MTP at N = 1..3):
+# N = 1..8, SpecForge's SpecBundle at chain 3 and 7, vLLM and SGLang PR sweeps, TensorRT-LLM's MTP at N = 1..5):
 # per-position acceptance, which the papers' rows give only for EAGLE-1 and blockwise MTP. Each sweep is fitted with
 # tau(N) = expected_tokens(alpha, N, decay) (least squares on the grid below); a method's engine decay is the median
 # over its sweeps once two sources have measured it. An MTP module belongs to its model (DeepSeek's one layer is
@@ -164,7 +183,7 @@ def engine_decay_figures(fitted: list[dict[str, object]], exclude: frozenset[str
     """{"method": {method: [median decay, sweeps, sources]}, "family": {"method/family": [...]}} over the fitted
     sweeps outside ``exclude``: methods measured by ``MIN_DECAY_SOURCES`` sources or more; families for
     verifier-owned modules (MTP) with any sweep of their own."""
-    used = [f for f in fitted if f["source_id"] not in exclude]
+    used = [f for f in fitted if f["source_id"] not in exclude and f["method"] in ENGINE_DECAY_METHODS]
 
     def figure(group: list[dict[str, object]]) -> list[float]:
         return [round(statistics.median(float(f["decay"]) for f in group), 4), len(group),
@@ -177,26 +196,37 @@ def engine_decay_figures(fitted: list[dict[str, object]], exclude: frozenset[str
             by_method[method] = figure(group)
     by_family: dict[str, list[float]] = {}
     for method, family in sorted({(str(f["method"]), str(f["family"])) for f in used if f["family"]}):
-        if method in OWN_MODULE_DECAY_METHODS:
+        if method in OWN_MODULE_METHODS:
             by_family[f"{method}/{family}"] = figure([f for f in used if (f["method"], f["family"]) == (method, family)])
     return {"method": by_method, "family": by_family}
 
 
-# Methods whose draft module is the verifier's own (tools/model/priors.py OWN_MODULE_METHODS): decay by family.
-OWN_MODULE_DECAY_METHODS = frozenset({"mtp"})
+
+
+def decay_and_source(method: str, harness_class: str, family: str,
+                     engine_figures: dict[str, dict[str, list[float]]], paper_decay: float) -> tuple[float, str]:
+    """(decay, where it comes from) for a chain of ``method`` where it runs: in an engine, the verifier family's own
+    sweeps (verifier-owned modules), else the method's engine sweeps, else the papers' rule; in the papers'
+    harnesses, the papers' rule (``paper_decay`` for ``DECAY_METHODS``, 1.0 otherwise)."""
+    if harness_class == "engine":
+        key = f"{method}/{family}"
+        if method in OWN_MODULE_METHODS and key in engine_figures["family"]:
+            value, setups, sources = engine_figures["family"][key]
+            return value, (f"median of the {family} family's own sweeps over chain length: {int(setups)} setup(s) "
+                           f"from {int(sources)} source(s), tools/data/prior_rules.json")
+        if method in engine_figures["method"]:
+            value, setups, sources = engine_figures["method"][method]
+            return value, (f"median of engine sweeps over chain length: {int(setups)} setup(s) from {int(sources)} "
+                           "source(s), tools/data/prior_rules.json")
+    if method in DECAY_METHODS:
+        return paper_decay, "median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows"
+    return 1.0, "independent per token"
 
 
 def resolve_decay(method: str, harness_class: str, family: str, engine_figures: dict[str, dict[str, list[float]]],
                   paper_decay: float) -> float:
-    """The position decay a chain of ``method`` follows where it runs: in an engine, the verifier family's own sweep
-    (verifier-owned modules), else the method's engine sweeps, else the papers' rule; in the papers' harnesses, the
-    papers' rule (``paper_decay`` for ``DECAY_METHODS``, 1.0 otherwise)."""
-    if harness_class == "engine":
-        if method in OWN_MODULE_DECAY_METHODS and f"{method}/{family}" in engine_figures["family"]:
-            return engine_figures["family"][f"{method}/{family}"][0]
-        if method in engine_figures["method"]:
-            return engine_figures["method"][method][0]
-    return paper_decay if method in DECAY_METHODS else 1.0
+    """The decay of ``decay_and_source``."""
+    return decay_and_source(method, harness_class, family, engine_figures, paper_decay)[0]
 
 
 def temperature_pairs() -> list[dict[str, object]]:

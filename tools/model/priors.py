@@ -31,7 +31,9 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
 from specpick.tools.errors import InputError, PickerError
-from specpick.tools.model.prior_rules import DECAY_METHODS, engine_decay_figures, resolve_decay
+from specpick.tools.model.prior_rules import (
+    OWN_MODULE_METHODS, decay_and_source, engine_decay_figures, resolve_decay,
+)
 from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS
 
 # Nearest workloads to borrow rows from, in order.
@@ -407,16 +409,9 @@ def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shap
 
 def _decay_source(r: PriorRow, exclude: frozenset[str]) -> str:
     """Where row ``r``'s position decay comes from (``row_decay``), for the answer's assumptions."""
-    figures = _engine_decay(exclude)
-    key = f"{r.method}/{row_family(r.verifier_model)}"
-    if r.harness_class == "engine" and r.method in OWN_MODULE_METHODS and key in figures["family"]:
-        fig, who = figures["family"][key], f"the {key.split('/', 1)[1]} family's own"
-    elif r.harness_class == "engine" and r.method in figures["method"]:
-        fig, who = figures["method"][r.method], "engine"
-    else:
-        return "median of EAGLE1-PAPER per-position alphas and blockwise-MTP 2-vs-3-head rows"
-    return (f"median of {who} sweeps over chain length: {int(fig[1])} setup(s) from {int(fig[2])} source(s), "
-            "tools/data/prior_rules.json")
+    family = row_family(r.verifier_model) if r.method in OWN_MODULE_METHODS else ""
+    return decay_and_source(r.method, r.harness_class, family, _engine_decay(exclude),
+                            _rule_figures()["position_decay"])[1]
 
 
 def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: float | None,
@@ -485,11 +480,6 @@ def _alphas(rows: list[PriorRow], method: str, shape: Shape, taus: tuple[float, 
 # #20401), so an EAGLE-2 head on vLLM accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
 ENGINE_RUNS_AS: dict[tuple[str, str], str] = {("vllm", "eagle2"): "eagle"}
 
-# Methods whose draft module is the verifier's own (an MTP layer trained with that model): their acceptance is a
-# property of the model, so another family's MTP rows are a weaker guide than the family's own (Qwen3.5's MTP
-# rows measure tau 3.2 at N=3 in vLLM, DeepSeek-R1's 2.8 in TensorRT-LLM: rows ROCM-BLOG-DFLASH-MI355X-2026,
-# TRTLLM-BLOG1-DSR1-B200).
-OWN_MODULE_METHODS = frozenset({"mtp"})
 # In serving engines a trained head (EAGLE-3, DFlash, ...) is one of many published for its verifier, by
 # different trainers, and its acceptance follows the (verifier, head) pair: Qwen3-30B-A3B's SGLang heads measure
 # tau 1.9-2.6 at N=3-4 (SpecForge#339, AngelSlim#163) where Llama-3.1-8B's measure 2.9-3.5 (SpecForge SpecBundle).
@@ -590,8 +580,10 @@ def acceptance_prior(
     taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources)
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
+    # alpha is read with the decay the rows were re-expanded with (an engine estimate resting on the papers' rows
+    # keeps the papers' decay), so the alpha an answer states gives back its tau at this shape
     alpha, a_lo, a_hi = _alphas(rows, method, shape, (med, low, high),
-                                query_decay(method, harness_class, verifier_family, exclude_sources))
+                                query_decay(rows[0].method, rows[0].harness_class, verifier_family, exclude_sources))
     sources = sorted({r.source_id for r in rows})
     where = "engine-measured" if rows[0].harness_class == "engine" else "paper-harness"
     engines = sorted({r.engine for r in rows if r.engine})
