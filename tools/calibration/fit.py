@@ -20,7 +20,7 @@ model; no module state is patched.
   *holdout* half is scored for the committed and the best values but never fitted on;
 * the engines' execution-path costs on the fit half's rows that state their own acceptance, pooled with the fit
   half's no-speculation baselines (the absolute plain step) and the dev rows a serving engine ran at batch > 1 (the
-  dense concurrency sweeps the fit half lacks; end to end, priors without the row's source);
+  dense concurrency sweeps the fit half lacks; end to end, priors without the row's source or any holdout source);
 * the share of per-request work that overlap scheduling leaves on the critical path, end to end on the fit half's
   rows that ran with overlap (acceptance from priors without the row's source), refitted leave-one-source-out.
 """
@@ -172,9 +172,9 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     so = DEFAULT_CONSTANTS.overhead("sglang")
     committed = {k: (getattr(so, k.removeprefix(ENGINE_PREFIX)) if k.startswith(ENGINE_PREFIX)
                      else getattr(DEFAULT_CONSTANTS, ROOFLINE_FIELDS[k])) for k in batch_grid}
-    r2 = _grid("roofline", "mean APE over the dev batch > 1 rows (end to end, priors without the row's source) and "
-               "the engine rows' fit half (own tau/alpha where stated, else priors without the row's source or any "
-               "holdout source)", batch_grid, batch_score, committed)
+    r2 = _grid("roofline", "mean APE over the dev batch > 1 rows (end to end) and the engine rows' fit half (own "
+               "tau/alpha where stated), priors without the row's source or any holdout source", batch_grid,
+               batch_score, committed)
     r2 = r2.model_copy(update={"n_rows": len(batch) + len(fit_half), "holdout": {
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
@@ -287,9 +287,10 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
         held |= {f"{label}_mean_ape_pct": round(mean(errs), 2), f"{label}_rows_mean_ape_pct": round(mean(rows), 2),
                  f"{label}_plain_step_mean_ape_pct": round(mean(steps), 2), "n_plain_steps": float(len(steps))}
     return FitResult(name="engine execution paths", objective="mean APE, coordinate descent: cost model (fit-split "
-                     f"engine rows' own tau/alpha) pooled with the plain decode step of {n_fit_extra - n_dev} fit-split "
-                     f"baselines and the {n_dev} dev rows an engine ran at batch > 1 (end to end, priors without the "
-                     "row's source)", best=best, best_score_pct=round(best_err, 2), n_rows=len(fit) + n_fit_extra,
+                     "engine rows' own tau/alpha) pooled with the plain decode step of "
+                     f"{n_fit_extra - n_dev} fit-split baselines and the {n_dev} dev rows an engine ran at batch > 1 (end to end, priors without the "
+                     "row's source or any holdout source)", best=best, best_score_pct=round(best_err, 2),
+                     n_rows=len(fit) + n_fit_extra,
                      committed=committed, committed_score_pct=round(committed_err, 2), holdout=held)
 
 
