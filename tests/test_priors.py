@@ -251,3 +251,20 @@ def test_tensorrt_llm_shared_pool_ngram_rows_speak_for_tensorrt_llm_only():
     trt = acceptance_prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
                            engine="trtllm")
     assert any(rows[p].engine == "trtllm" for p in trt.prior_ids) and trt.tau > vllm.tau
+
+
+def test_the_engine_discount_is_per_method_and_learns_nothing_from_left_out_sources():
+    """The papers' figures are scaled by the method's own engine/paper ratio (engines measure EAGLE-3 well below the
+    EAGLE-3 paper), never above 1, and only where two engine sources measured the method; leave its engine sources
+    out and there is no ratio left to learn."""
+    from specpick.tools.model.priors import engine_discount
+
+    rows = load_prior_rows()
+    eagle3_engine = frozenset(r.source_id for r in rows if r.method == "eagle3" and r.harness_class == "engine")
+    ratio, n = engine_discount("eagle3")
+    assert len(eagle3_engine) >= 2 and n > 0 and ratio < 1.0
+    assert engine_discount("eagle3", eagle3_engine) == (1.0, 0)
+    one_left = frozenset(sorted(eagle3_engine)[1:])  # a single engine source is one setup, not a ratio
+    assert engine_discount("eagle3", one_left) == (1.0, 0)
+    for method in ("medusa", "lookahead"):  # never measured in an engine here: the papers' figures as they are
+        assert engine_discount(method) == (1.0, 0)

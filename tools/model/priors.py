@@ -305,7 +305,7 @@ ENGINE_OWN_VARIANTS: dict[tuple[str, str], str] = {
 
 
 def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None, engine: str | None,
-                  assumptions: list[str]) -> list[PriorRow]:
+                  exclude: frozenset[str], assumptions: list[str]) -> list[PriorRow]:
     """The rows measured where the estimate is for: engines for an engine, the papers' harnesses for those.
 
     Paper-harness acceptance is not engine acceptance (engines measure less for the same heads: chains instead of
@@ -342,11 +342,15 @@ def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None
             break
     if not paper:
         return same or measured
-    factor, n_methods = engine_discount()
-    assumptions.append(f"no engine-measured acceptance for this method and workload: the papers' own-harness "
-                       f"figures are used with (tau-1) x {factor:.2f}, the median engine/paper ratio of the "
-                       f"{n_methods} method(s) measured both ways (engines measure less: chains instead of trees, "
-                       "vllm#26191)")
+    method = rows[0].method
+    factor, n_engine = engine_discount(method, exclude)
+    if n_engine:
+        assumptions.append(f"no engine-measured {method} acceptance for this workload: the papers' own-harness "
+                           f"figures are used with (tau-1) x {factor:.2f}, {method}'s engine/paper ratio on chat "
+                           f"({n_engine} engine rows; engines measure less: chains instead of trees, vllm#26191)")
+    else:
+        assumptions.append(f"no engine-measured {method} acceptance for this workload: the papers' own-harness "
+                           "figures are used as they are (too few engine sources of this method to scale them by)")
     return paper
 
 
@@ -354,23 +358,29 @@ MIN_ENGINE_SOURCES = 2  # engine sources needed to override the papers' rows of 
 REFERENCE_CHAIN = 3  # shape at which engine and paper acceptance are compared (the engines' common default)
 
 
-@lru_cache(maxsize=1)
-def engine_discount() -> tuple[float, int]:
-    """(median over methods of engine (tau-1) / paper (tau-1), methods used), both at a chain of 3 on chat.
+@lru_cache(maxsize=256)
+def engine_discount(method: str, exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
+    """(engine (tau-1) / paper (tau-1) of ``method``, capped at 1, and the engine rows it rests on), both at a chain
+    of 3 on chat, from the rows outside ``exclude`` (a leave-one-source-out run must not learn it from the left-out
+    source); (1.0, 0) when the method was not measured both ways, by at least ``MIN_ENGINE_SOURCES`` engine sources.
 
-    Alpha is shape-free, so each row's chain alpha is re-expanded at ``REFERENCE_CHAIN``; only methods with
-    rows of both kinds count. 1.0 when none has both.
+    Per method, not one figure for all: the ratio runs from 0.66 (EAGLE-3) to above 1 (separate drafts, n-gram)
+    across the methods measured both ways, so a median over methods says little about any one of them, and it moved
+    from 1.0 to 0.73 when the holdout sources were left out. Alpha is shape-free, so each row's chain alpha is
+    re-expanded at ``REFERENCE_CHAIN``.
     """
-    ratios = []
-    rows = [r for r in load_prior_rows() if r.alpha_chain is not None and r.workload == "chat"]
-    for method in sorted({r.method for r in rows}):
-        def excess(kind: str) -> list[float]:
-            return [expected_tokens(r.alpha_chain, REFERENCE_CHAIN, row_decay(r)) - 1.0
-                    for r in rows if r.method == method and r.harness_class == kind]
-        eng, pap = excess("engine"), excess("paper")
-        if eng and pap:
-            ratios.append(statistics.median(eng) / statistics.median(pap))
-    return (min(1.0, statistics.median(ratios)), len(ratios)) if ratios else (1.0, 0)
+    rows = [r for r in load_prior_rows() if r.alpha_chain is not None and r.workload == "chat"
+            and r.method == method and r.source_id not in exclude]
+
+    def excess(kind: str) -> list[float]:
+        return [expected_tokens(row_alpha(r, exclude) or r.alpha_chain, REFERENCE_CHAIN, row_decay(r, exclude)) - 1.0
+                for r in rows if r.harness_class == kind]
+
+    eng, pap = excess("engine"), excess("paper")
+    engine_sources = {r.source_id for r in rows if r.harness_class == "engine"}
+    if len(engine_sources) < MIN_ENGINE_SOURCES or not pap:
+        return 1.0, 0  # one engine source is one setup (an early vLLM EAGLE build measured tau ~2), not a ratio
+    return min(1.0, statistics.median(eng) / statistics.median(pap)), len(eng)
 
 
 def _workload_rows(rows: list[PriorRow], method: str, workload: str,
@@ -535,7 +545,7 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     assumptions: list[str] = []
     rows = _select_rows(method, variant, exclude_sources, assumptions)
     rows = _family_rows(rows, method, verifier_family, assumptions)
-    rows = _runtime_rows(rows, workload, harness_class, engine, assumptions)
+    rows = _runtime_rows(rows, workload, harness_class, engine, exclude_sources, assumptions)
     rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
     return rows, used_w, factor, tuple(assumptions)
 
@@ -576,7 +586,7 @@ def acceptance_prior(
         assumptions.insert(0, f"{engine} runs {method} heads as method {runs_as} (no dynamic tree): {runs_as}'s "
                               f"{engine} acceptance used")
     if harness_class == "engine" and rows[0].harness_class != "engine":
-        factor *= engine_discount()[0]
+        factor *= engine_discount(rows[0].method, exclude_sources)[0]
     taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources)
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
