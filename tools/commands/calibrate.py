@@ -113,8 +113,10 @@ def _headline(report: CalibrationReport) -> list[str]:
                 format_stats_line("engine holdout cost", e.cost_model.holdout_half),
                 format_coverage_line("engine LOSO coverage", e.loso.coverage.overall),
                 format_coverage_line("engine holdout cover.", e.loso.coverage.holdout_half)]
-    out.append("  LOSO rebuilds the acceptance priors without the row's source; the global constants are as "
-               "committed and were fitted on the dev rows and the engine fit half (not out of sample for them).")
+    out.append("  LOSO rebuilds the acceptance priors without the row's source (and, for engine holdout rows, without "
+               "any holdout source), the engines' position decay and engine/paper ratio with them; the global "
+               "constants and the papers' prior rules (tree factor, temperature ratio, draft-size slope) are as "
+               "committed, fitted on the dev rows and the engine fit half (not out of sample for those).")
     return out
 
 
