@@ -288,8 +288,9 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
                  f"{label}_plain_step_mean_ape_pct": round(mean(steps), 2), "n_plain_steps": float(len(steps))}
     return FitResult(name="engine execution paths", objective="mean APE, coordinate descent: cost model (fit-split "
                      "engine rows' own tau/alpha) pooled with the plain decode step of "
-                     f"{n_fit_extra - n_dev} fit-split baselines and the {n_dev} dev rows an engine ran at batch > 1 (end to end, priors without the "
-                     "row's source or any holdout source)", best=best, best_score_pct=round(best_err, 2),
+                     f"{n_fit_extra - n_dev} fit-split baselines and the {n_dev} dev rows an engine ran at batch > 1 "
+                     "(end to end, priors without the row's source or any holdout source)", best=best,
+                     best_score_pct=round(best_err, 2),
                      n_rows=len(fit) + n_fit_extra,
                      committed=committed, committed_score_pct=round(committed_err, 2), holdout=held)
 

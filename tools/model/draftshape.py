@@ -98,7 +98,8 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
             if wide_result.speedup >= result.speedup * (1 - TREE_TOLERANCE):
                 why = (f"alpha {alpha:.3f} > {WIDE_TREE_ALPHA} at batch {req.batch} <= {WIDE_TREE_MAX_BATCH} (seed: "
                        "wider trees help only at alpha > 0.8)" if alpha > WIDE_TREE_ALPHA else
-                       f"{req.method} is a dynamic-tree method, so its tree is tried at any prior alpha (here {alpha:.3f})")
+                       f"{req.method} is a dynamic-tree method, so its tree is tried at any prior alpha "
+                       f"(here {alpha:.3f})")
                 notes.append(f"tree top-{WIDE_TREE_TOP_K} with {wide.num_verify_tokens} verify tokens: {why}, within "
                              f"{TREE_TOLERANCE:.0%} of the chain")
                 result = wide_result

@@ -207,8 +207,8 @@ SGLANG_SPEC_V2_EXPOSED_MS = 2.0
 # batch 1-64, 15 of them from one ROCm blog; SGLang spec v2 gpt-oss cards), acceptance from priors without the row's own
 # source or any holdout source. Mean APE on them 13.4% with everything hidden (0) -> 6.5% at 0.6; refitted with each of
 # the 5 sources left out and scored on the left-out one, 6.5%. (It was 0.8 while the MoE per-request cost was 0.2 ms:
-# the rows pin down the product, 0.16-0.18 ms per request, not the two factors.) What it fixes is a trend: with all of it hidden, speedup
-# *rose* from concurrency 16 to 64 on these MoE verifiers (Kimi-K2.5 on 4x MI355X: 1.75x -> 2.29x predicted, 1.81x ->
+# the rows pin down the product, 0.16-0.18 ms per request, not the two factors.) What it fixes is a trend: with all
+# of it hidden, speedup *rose* from concurrency 16 to 64 on these MoE verifiers (Kimi-K2.5 on 4x MI355X: 1.75x -> 2.29x predicted, 1.81x ->
 # 1.69x measured). vLLM's async scheduling PR measured only 3.4% lower TPOT for EAGLE-3 at concurrency 1 (vllm#25872),
 # consistent with most speculative host work staying serial. Every one of those rows is a MoE verifier, so the share is
 # applied to MoE verifiers only (tools/model/cyclecost.py); a dense verifier's host work is taken as hidden (stated in

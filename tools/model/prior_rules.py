@@ -35,6 +35,8 @@ TREE_DEFAULTS: dict[str, tuple[int, int, int, str]] = {
     "medusa": (4, 10, 64, "Medusa tree mc_sim_7b_63: 63 nodes + root, depth 4, top-10 "
                "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
 }
+
+
 def tree_for(method: str, config: str) -> tuple[int, int, int, str]:
     """(depth, top-k, verify tokens incl. root, note) of a tree row: the source's default (``TREE_DEFAULTS``), with
     the depth the row's config states where it states one (Spec-Bench runs EAGLE-2/EAGLE-3 at depth 5)."""
@@ -197,10 +199,9 @@ def engine_decay_figures(fitted: list[dict[str, object]], exclude: frozenset[str
     by_family: dict[str, list[float]] = {}
     for method, family in sorted({(str(f["method"]), str(f["family"])) for f in used if f["family"]}):
         if method in OWN_MODULE_METHODS:
-            by_family[f"{method}/{family}"] = figure([f for f in used if (f["method"], f["family"]) == (method, family)])
+            group = [f for f in used if (f["method"], f["family"]) == (method, family)]
+            by_family[f"{method}/{family}"] = figure(group)
     return {"method": by_method, "family": by_family}
-
-
 
 
 def decay_and_source(method: str, harness_class: str, family: str,

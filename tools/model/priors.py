@@ -196,10 +196,13 @@ def _chain_alpha_at(tau: float, n: int, decay: float) -> float:
     return alpha_from_tau(tau, n, decay)
 
 
-def row_alpha(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float | None:
-    """Row ``r``'s chain alpha under the decay it is re-expanded with: the built one (scripts/build_priors.py, every
-    sweep), or, when leaving sources out changes the decay, derived again from the row's own tau and chain."""
-    if r.alpha_chain is None or r.shape != "chain" or r.tau is None or not r.num_draft_tokens or r.alpha is not None:
+def row_alpha(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float:
+    """Row ``r``'s chain alpha (only rows that have one: not measured-tau rows) under the decay it is re-expanded
+    with: the built one (scripts/build_priors.py, every sweep), or, when leaving sources out changes the decay,
+    derived again from the row's own tau and chain."""
+    if r.alpha_chain is None:
+        raise ValueError(f"prior row {r.prior_id} has no chain alpha (its tau is used as measured)")
+    if r.shape != "chain" or r.tau is None or not r.num_draft_tokens or r.alpha is not None:
         return r.alpha_chain
     d = row_decay(r, exclude)
     return r.alpha_chain if d == row_decay(r) else _chain_alpha_at(r.tau, r.num_draft_tokens, d)
@@ -241,7 +244,7 @@ def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: froz
     sources a leave-one-source-out run leaves out (their chain-length sweeps do not set the decay either)."""
     if r.shape == "measured" or r.alpha_chain is None:
         return float(r.tau or 1.0)
-    a = row_alpha(r, exclude) or r.alpha_chain
+    a = row_alpha(r, exclude)
     if draft_ratio and r.method == "draft_model" and r.draft_params_b and r.verifier_params_b:
         slope, _ = draft_ratio_slope()
         a += slope * math.log10(draft_ratio / (r.draft_params_b / r.verifier_params_b))
@@ -373,7 +376,7 @@ def engine_discount(method: str, exclude: frozenset[str] = frozenset()) -> tuple
             and r.method == method and r.source_id not in exclude]
 
     def excess(kind: str) -> list[float]:
-        return [expected_tokens(row_alpha(r, exclude) or r.alpha_chain, REFERENCE_CHAIN, row_decay(r, exclude)) - 1.0
+        return [expected_tokens(row_alpha(r, exclude), REFERENCE_CHAIN, row_decay(r, exclude)) - 1.0
                 for r in rows if r.harness_class == kind]
 
     eng, pap = excess("engine"), excess("paper")
