@@ -225,6 +225,18 @@ def test_rows_measured_in_vllm_use_the_vllm_harness():
     assert rows and all(build_case(r).harness == "vllm" for r in rows)
 
 
+@pytest.mark.parametrize("row_id, runner", [
+    ("EAGLE3-T1/43", "authors"),  # the EAGLE-3 paper's own EAGLE-3 run
+    ("EAGLE3-T1/13", "third_party"),  # the same paper's run of Medusa
+    ("RADAR-README/5", "third_party"),  # RADAR's EAGLE-3 baseline
+    ("HASS/1", "third_party"),  # HASS's run of plain EAGLE-2
+    ("MEDUSA-PAPER-T1/1", "authors"),  # Medusa-2, by the Medusa authors
+])
+def test_a_case_is_graded_as_the_run_of_whoever_made_it(row_id, runner):
+    row = next(r for r in load_published() if r.row_id == row_id)
+    assert build_case(row).runner == runner
+
+
 def test_moe_rows_hold_or_improve_with_routing_locality(report):
     """Consecutive-token expert reuse (ModelConstants.routing_reuse) must not move the MoE rows away from the data."""
     from specpick.tools.calibration.cases import predict_speedup

@@ -268,3 +268,64 @@ def test_the_engine_discount_is_per_method_and_learns_nothing_from_left_out_sour
     assert engine_discount("eagle3", one_left) == (1.0, 0)
     for method in ("medusa", "lookahead"):  # never measured in an engine here: the papers' figures as they are
         assert engine_discount(method) == (1.0, 0)
+
+
+def test_the_authors_table_names_real_sources_and_methods():
+    """Every source in method_authors.csv has published rows, and every method it claims is a method we model with
+    a variant the data knows: a typo would silently make an author's row a third party's."""
+    from typing import get_args
+
+    from specpick.tools.catalog.authorship import authored_methods
+    from specpick.tools.vocab import Method
+
+    published = load_published()
+    sources = {r.source_id for r in published}
+    variants = {(r.method, r.variant) for r in published if r.method}
+    for source_id, keys in authored_methods().items():
+        assert source_id in sources, f"{source_id}: no published rows"
+        for key in keys:
+            method, _, variant = key.partition("/")
+            assert method in get_args(Method), f"{source_id}: unknown method {method}"
+            assert not variant or (method, variant) in variants, f"{source_id}: no published {key} rows"
+
+
+def test_third_parties_measure_less_than_the_authors_and_the_ratio_learns_nothing_from_a_left_out_source(
+        monkeypatch):
+    """runner_ratio: a third party's tau-1 over the method's authors' for the same setup, below 1 on the published
+    rows. Leaving a source out gives exactly the figure the data would give had that source never been collected."""
+    from specpick.tools.catalog.authorship import by_authors
+    from specpick.tools.model import priors
+
+    ratio, n_sources = priors.runner_ratio()
+    assert ratio < 1.0 and n_sources >= priors.RUNNER_MIN_SOURCES
+    third = sorted({r.source_id for r in load_prior_rows() if r.harness_class == "paper" and r.tau
+                    and not by_authors(r.source_id, r.method, r.variant)})
+    assert priors.runner_ratio(frozenset(third)) == (1.0, 0)
+    left_out = "RADAR-README"
+    with_exclude = priors.runner_ratio(frozenset({left_out}))
+    rows = load_prior_rows()
+    monkeypatch.setattr(priors, "load_prior_rows", lambda: tuple(r for r in rows if r.source_id != left_out))
+    priors.runner_ratio.cache_clear()
+    try:
+        assert priors.runner_ratio() == with_exclude
+    finally:
+        priors.runner_ratio.cache_clear()
+
+
+def test_a_papers_harness_prior_is_levelled_to_who_runs_it_and_an_engine_prior_is_not():
+    """A user is a third party: the paper-harness prior takes the authors' rows down by runner_ratio and says so; a
+    calibration case the authors ran takes the third parties' rows up. Engine priors rest on engine rows and do not
+    move."""
+    from specpick.tools.model.priors import runner_ratio
+
+    ratio, _ = runner_ratio()
+    user = acceptance_prior("eagle3", "chat", 0.0, EAGLE2_TREE, harness_class="paper")
+    authors = acceptance_prior("eagle3", "chat", 0.0, EAGLE2_TREE, harness_class="paper", runner="authors")
+    assert set(user.source_ids) == set(authors.source_ids) and len(user.source_ids) >= 2
+    assert user.tau < authors.tau
+    assert any("levelled to a run by a third party" in a and f"x {ratio:.2f}" in a for a in user.assumptions)
+    assert any("levelled to a run by the method's own authors" in a for a in authors.assumptions)
+    engine = [acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="vllm", runner=who)
+              for who in ("third_party", "authors")]
+    assert engine[0].tau == engine[1].tau
+    assert not any("levelled" in a for a in engine[0].assumptions)

@@ -89,6 +89,10 @@ WORKLOAD_MEANING: dict[str, str] = {
     "creative": "creative writing", "agentic": "tool calls and multi-step agent traffic",
 }
 
+# Who runs a method: its own authors (a paper's own harness and tuning) or a third party. A user is a third party;
+# calibration grades the papers' own rows as the authors' runs (tools/catalog/authorship.py).
+Runner = Literal["authors", "third_party"]
+
 Sampling = Literal["greedy", "low-temp", "high-temp", "beam"]
 SAMPLINGS: tuple[str, ...] = get_args(Sampling)
 

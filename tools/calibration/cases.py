@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve_hardware, resolve_verifier
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS, tree_for
+from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import AGGREGATE, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
-from specpick.tools.vocab import BYTES_PER_PARAM, EAGLE_METHODS
+from specpick.tools.vocab import BYTES_PER_PARAM, EAGLE_METHODS, Runner
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
 
@@ -46,6 +47,11 @@ class CalibCase(BaseModel):
     alpha: float | None
     notes: list[str]
     spec_overlap: bool = False  # engine rows: async / overlap scheduling of the speculative path (engine_cases.py)
+
+    @property
+    def runner(self) -> Runner:
+        """Whose run the row is: its method's own authors' or a third party's (``tools/catalog/authorship.py``)."""
+        return "authors" if by_authors(self.row.source_id, self.row.method or "", self.row.variant) else "third_party"
 
     @property
     def own_acceptance(self) -> bool:
@@ -175,7 +181,7 @@ def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()
             tree=case.tree, alpha=case.alpha if own and case.tau is None else None, tau=case.tau if own else None,
             harness=case.harness, weight_bytes_per_param=case.bpp, variant=case.row.variant,
             exclude_sources=exclude, sweep=False, lookahead=case.lookahead, medusa_heads=case.medusa_heads,
-            spec_overlap=case.spec_overlap,
+            spec_overlap=case.spec_overlap, runner=case.runner,
         )
         results.append(estimate_for_specs(req, constants=constants))
     return Prediction(speedup=statistics.fmean(r.speedup for r in results),

@@ -112,7 +112,7 @@ def constants_used() -> dict[str, str]:
     """The global constants of the model and where each came from."""
     from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
     from specpick.tools.model.intervals import load_bands
-    from specpick.tools.model.priors import decay_for, draft_ratio_slope, temperature_rho, tree_factor
+    from specpick.tools.model.priors import decay_for, draft_ratio_slope, runner_ratio, temperature_rho, tree_factor
     from specpick.tools.model.prior_rules import position_decay
 
     out = {
@@ -126,6 +126,8 @@ def constants_used() -> dict[str, str]:
                           + " (medians of engine chain-length sweeps, by verifier family for MTP: "
                           "tools/data/prior_rules.json)",
         "tree factor F": f"{tree_factor():.3f} (EAGLE1-PAPER chain alpha vs tree tau)",
+        "third party / authors": "{:.3f} of tau-1, median of {} third-party sources (papers'-harness rows levelled "
+                                 "to who runs the method; tools/data/method_authors.csv)".format(*runner_ratio()),
         "draft-size slope S": "{:+.3f} alpha per decade, {} sweeps (Leviathan T2/T3)".format(*draft_ratio_slope()),
         "temperature rho": ", ".join(f"{k} {v[0]:.3f} ({v[1]} pairs)" for k, v in sorted(temperature_rho().items())),
         "NGRAM/SUFFIX/REST lookup ms": f"{consts.ngram_lookup_ms}/{consts.suffix_lookup_ms}/"

@@ -31,7 +31,7 @@ from specpick.tools.model.priors import (
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
-from specpick.tools.vocab import METHOD_FAMILY
+from specpick.tools.vocab import METHOD_FAMILY, Runner
 
 # Typical tokens already in the KV cache while decoding, per workload (assumption: prompt plus half the
 # answer; MT-Bench-style chat is short, summarization/RAG carry long documents, agents long histories).
@@ -226,6 +226,9 @@ class EstimateRequest:
     draft_bytes_per_param: float | None = None
     variant: str = ""
     exclude_sources: frozenset[str] = frozenset()
+    # Whose run the papers'-harness acceptance is levelled to: a user's is a third party's; calibration grades the
+    # papers' own rows as their authors' runs (tools/model/priors.py runner_ratio).
+    runner: Runner = "third_party"
     sweep: bool = True
     # Concurrency that fits in memory at this context (VRAM check): the batch sweep stops there.
     max_batch: int | None = None
@@ -275,7 +278,7 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
         "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
         "engine": req.harness if req.harness in ENGINE_HARNESSES else None,
-        "verifier_family": family_key(req.verifier.family)})
+        "verifier_family": family_key(req.verifier.family), "runner": req.runner})
 
 
 def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:

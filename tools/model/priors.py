@@ -15,7 +15,10 @@ the median is taken:
 3. temperature: tau x rho^(T' - T'_row), T' = min(T, 1), rho = median sampled/greedy
    ratio of same-setup pairs of the method's family;
 4. workload: if no rows for the workload, the nearest workload's rows with a
-   stated adjustment, and a wider range.
+   stated adjustment, and a wider range;
+5. who runs it (papers' harnesses only): third parties measure less than a
+   method's authors, so rows of the other kind are moved by ``runner_ratio``
+   to the requested runner's level; a user is a third party.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.prior_rules import (
     OWN_MODULE_METHODS, decay_and_source, engine_decay_figures, resolve_decay,
 )
-from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS
+from specpick.tools.catalog.authorship import by_authors
+from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
 
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
@@ -404,20 +408,93 @@ def _workload_rows(rows: list[PriorRow], method: str, workload: str,
 
 
 def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
-              factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset()) -> list[float]:
-    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4)."""
+              factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset(),
+              row_factors: list[float] | None = None) -> list[float]:
+    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4), and by
+    ``row_factors`` (one multiplier on tau - 1 per row: who ran it, ``_runner_factors``)."""
     family = METHOD_FAMILY[method]
     rho, n_pairs = temperature_rho()[family]
     t_q = min(max(temperature, 0.0), 1.0)
     taus = []
-    for r in rows:
+    for i, r in enumerate(rows):
         tau = _row_tau(r, shape, draft_ratio, exclude)
         tau *= rho ** (t_q - min(r.temperature, 1.0))
-        taus.append(max(1.0, 1.0 + (tau - 1.0) * factor))
+        taus.append(max(1.0, 1.0 + (tau - 1.0) * factor * (row_factors[i] if row_factors else 1.0)))
     if any(r.temperature != t_q for r in rows):
         assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
                            f"(median sampled/greedy ratio of {n_pairs} same-setup {family} pairs)")
     return taus
+
+
+RUNNER_MIN_SOURCES = 2  # third-party sources compared with the authors before rows are levelled by who ran them
+RUNNER_LABEL: dict[str, str] = {"authors": "the method's own authors", "third_party": "a third party"}
+
+
+def _by_authors(r: PriorRow) -> bool:
+    return by_authors(r.source_id, r.method, r.variant)
+
+
+def _row_shape(r: PriorRow) -> Shape:
+    """The draft shape row ``r`` was measured at."""
+    return Shape(num_draft_tokens=r.num_draft_tokens or r.tree_depth or 1, tree_top_k=r.tree_top_k,
+                 tree_tokens=r.tree_tokens)
+
+
+def _source_median(rows: list[PriorRow], taus: list[float]) -> float:
+    """The median over sources of each source's median: one paper's many benchmarks count once."""
+    by_source: dict[str, list[float]] = {}
+    for r, t in zip(rows, taus):
+        by_source.setdefault(r.source_id, []).append(t)
+    return statistics.median(statistics.median(v) for v in by_source.values())
+
+
+@lru_cache(maxsize=64)
+def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
+    """(a third party's tau - 1 over the method's authors' for the same setup, capped at 1; the third-party sources
+    it rests on), from the papers'-harness rows outside ``exclude`` (a leave-one-source-out run must not learn it
+    from the left-out source).
+
+    Each third-party row that states tau is set against its method's authors' own rows of the same variant and
+    workload, moved to the row's shape, temperature and draft size (``_row_taus``); a source gives the median of its
+    rows' ratios and the figure is the median over sources. (1.0, n) when fewer than ``RUNNER_MIN_SOURCES`` compare.
+    """
+    paper = [r for r in load_prior_rows() if r.harness_class == "paper" and r.source_id not in exclude]
+    ratios: dict[str, list[float]] = {}
+    for r in paper:
+        if r.tau is None or _by_authors(r):
+            continue
+        authors = [a for a in paper if _by_authors(a) and (a.method, a.variant, a.workload) == (r.method, r.variant,
+                                                                                                 r.workload)]
+        if not authors:
+            continue
+        draft_ratio = r.draft_params_b / r.verifier_params_b if r.draft_params_b and r.verifier_params_b else None
+        tau_authors = _source_median(authors, _row_taus(authors, r.method, r.temperature, _row_shape(r), draft_ratio,
+                                                        1.0, [], exclude))
+        if tau_authors > 1.0:
+            ratios.setdefault(r.source_id, []).append((r.tau - 1.0) / (tau_authors - 1.0))
+    if len(ratios) < RUNNER_MIN_SOURCES:
+        return 1.0, len(ratios)
+    return min(1.0, statistics.median(statistics.median(v) for v in ratios.values())), len(ratios)
+
+
+def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str],
+                    assumptions: list[str]) -> list[float] | None:
+    """Per paper row, the multiplier on tau - 1 that levels it to ``runner``'s run (None: no row moves).
+
+    The methods' authors measure more than third parties (``tools/catalog/authorship.py``); a user is a third
+    party, so the authors' rows are scaled down by ``runner_ratio``, and a calibration case the authors ran scales
+    the third parties' rows up by it.
+    """
+    ratio, n_sources = runner_ratio(exclude)
+    want_authors = runner == "authors"
+    factors = [1.0 if _by_authors(r) == want_authors else (1.0 / ratio if want_authors else ratio) for r in rows]
+    if all(f == 1.0 for f in factors):
+        return None
+    other = "third parties'" if want_authors else "the method's authors'"
+    assumptions.append(f"acceptance levelled to a run by {RUNNER_LABEL[runner]}: {other} rows' tau-1 "
+                       f"{'/' if want_authors else 'x'} {ratio:.2f} (third parties' tau-1 over the authors' for the "
+                       f"same method, variant and workload, median of {n_sources} third-party sources)")
+    return factors
 
 
 def _decay_source(r: PriorRow, exclude: frozenset[str]) -> str:
@@ -460,10 +537,7 @@ def _tau_range(rows: list[PriorRow], taus: list[float], borrowed: bool,
     workloads and single-source priors get extra range (``DERIVED_RANGE_WIDEN``, ``SINGLE_SOURCE_WIDEN``).
     """
     low, _, high = _quant(taus)
-    by_source: dict[str, list[float]] = {}
-    for r, t in zip(rows, taus):
-        by_source.setdefault(r.source_id, []).append(t)
-    med = statistics.median(statistics.median(v) for v in by_source.values())
+    med = _source_median(rows, taus)
     single = len({r.source_id for r in rows}) == 1
     if single:
         assumptions.append(f"all rows from one source: range widened by {SINGLE_SOURCE_WIDEN:.0%} of tau-1")
@@ -565,6 +639,7 @@ def acceptance_prior(
     harness_class: str | None = None,
     engine: str | None = None,
     verifier_family: str = "",
+    runner: Runner = "third_party",
 ) -> AcceptancePrior:
     """The acceptance prior for a method, workload, temperature and draft shape.
 
@@ -576,7 +651,8 @@ def acceptance_prior(
     fall back to the papers' own harnesses (engines have measured less, ENGINES.md issue 18). Each source
     counts once: the prior is the median over sources of each source's median, so one paper's five
     benchmarks on one model do not outvote another measurement. ``verifier_family`` (``family_key``) keeps a
-    verifier-owned module's prior (MTP) on the verifier's own family when that family was measured.
+    verifier-owned module's prior (MTP) on the verifier's own family when that family was measured. ``runner``:
+    whose run the papers'-harness rows are levelled to (``_runner_factors``); a user is a third party.
     """
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
@@ -590,7 +666,9 @@ def acceptance_prior(
                               f"{engine} acceptance used")
     if harness_class == "engine" and rows[0].harness_class != "engine":
         factor *= engine_discount(rows[0].method, exclude_sources)[0]
-    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources)
+    levels = (_runner_factors(rows, runner, exclude_sources, assumptions)
+              if harness_class != "engine" and rows[0].harness_class == "paper" else None)
+    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources, levels)
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
     # alpha is read with the decay the rows were re-expanded with (an engine estimate resting on the papers' rows
@@ -622,6 +700,7 @@ __all__ = [
     "family_key",
     "load_prior_rows",
     "row_family",
+    "runner_ratio",
     "temperature_rho",
     "tree_alpha",
     "tree_factor",
