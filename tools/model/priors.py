@@ -38,7 +38,7 @@ from specpick.tools.model.prior_rules import (
     OWN_MODULE_METHODS, decay_and_source, engine_decay_figures, resolve_decay,
 )
 from specpick.tools.catalog.authorship import by_authors
-from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
+from specpick.tools.vocab import EAGLE_METHODS, METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
 
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
@@ -448,18 +448,18 @@ def _source_median(rows: list[PriorRow], taus: list[float]) -> float:
     return statistics.median(statistics.median(v) for v in by_source.values())
 
 
-@lru_cache(maxsize=64)
-def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
-    """(a third party's tau - 1 over the method's authors' for the same setup, capped at 1; the third-party sources
-    it rests on), from the papers'-harness rows outside ``exclude`` (a leave-one-source-out run must not learn it
-    from the left-out source).
+def _runner_group(method: str) -> str:
+    """The methods one author-vs-third-party comparison speaks for: the EAGLE heads share one family of papers."""
+    return "eagle" if method in EAGLE_METHODS else method
 
-    Each third-party row that states tau is set against its method's authors' own rows of the same variant and
-    workload, moved to the row's shape, temperature and draft size (``_row_taus``); a source gives the median of its
-    rows' ratios and the figure is the median over sources. (1.0, n) when fewer than ``RUNNER_MIN_SOURCES`` compare.
-    """
+
+@lru_cache(maxsize=64)
+def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float, ...]], frozenset[str]]:
+    """(per third-party source, its rows' tau-1 over the authors' for the same method, variant and workload;
+    the method groups those comparisons cover), from the papers'-harness rows outside ``exclude``."""
     paper = [r for r in load_prior_rows() if r.harness_class == "paper" and r.source_id not in exclude]
     ratios: dict[str, list[float]] = {}
+    groups: set[str] = set()
     for r in paper:
         if r.tau is None or _by_authors(r):
             continue
@@ -472,6 +472,20 @@ def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
                                                         1.0, [], exclude))
         if tau_authors > 1.0:
             ratios.setdefault(r.source_id, []).append((r.tau - 1.0) / (tau_authors - 1.0))
+            groups.add(_runner_group(r.method))
+    return {k: tuple(v) for k, v in ratios.items()}, frozenset(groups)
+
+
+def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
+    """(a third party's tau - 1 over the method's authors' for the same setup, capped at 1; the third-party sources
+    it rests on), from the papers'-harness rows outside ``exclude`` (a leave-one-source-out run must not learn it
+    from the left-out source).
+
+    Each third-party row that states tau is set against its method's authors' own rows of the same variant and
+    workload, moved to the row's shape, temperature and draft size (``_row_taus``); a source gives the median of its
+    rows' ratios and the figure is the median over sources. (1.0, n) when fewer than ``RUNNER_MIN_SOURCES`` compare.
+    """
+    ratios, _ = _runner_comparisons(exclude)
     if len(ratios) < RUNNER_MIN_SOURCES:
         return 1.0, len(ratios)
     return min(1.0, statistics.median(statistics.median(v) for v in ratios.values())), len(ratios)
@@ -485,6 +499,8 @@ def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str
     party, so the authors' rows are scaled down by ``runner_ratio``, and a calibration case the authors ran scales
     the third parties' rows up by it.
     """
+    if _runner_group(rows[0].method) not in _runner_comparisons(exclude)[1]:
+        return None
     ratio, n_sources = runner_ratio(exclude)
     want_authors = runner == "authors"
     factors = [1.0 if _by_authors(r) == want_authors else (1.0 / ratio if want_authors else ratio) for r in rows]
