@@ -305,11 +305,11 @@ def test_third_parties_measure_less_than_the_authors_and_the_ratio_learns_nothin
     with_exclude = priors.runner_ratio(frozenset({left_out}))
     rows = load_prior_rows()
     monkeypatch.setattr(priors, "load_prior_rows", lambda: tuple(r for r in rows if r.source_id != left_out))
-    priors.runner_ratio.cache_clear()
+    priors._runner_comparisons.cache_clear()
     try:
         assert priors.runner_ratio() == with_exclude
     finally:
-        priors.runner_ratio.cache_clear()
+        priors._runner_comparisons.cache_clear()
 
 
 def test_a_papers_harness_prior_is_levelled_to_who_runs_it_and_an_engine_prior_is_not():
@@ -329,3 +329,25 @@ def test_a_papers_harness_prior_is_levelled_to_who_runs_it_and_an_engine_prior_i
               for who in ("third_party", "authors")]
     assert engine[0].tau == engine[1].tau
     assert not any("levelled" in a for a in engine[0].assumptions)
+
+
+def test_only_method_groups_compared_with_their_authors_are_levelled():
+    """The ratio rests on EAGLE heads and separate drafts; Medusa's and n-gram's rows were never compared across
+    runners, so their priors are not moved by it (no extrapolation to methods without a comparison)."""
+    for method in ("medusa", "ngram"):
+        p = acceptance_prior(method, "chat", 0.0, CHAIN3, harness_class="paper")
+        a = acceptance_prior(method, "chat", 0.0, CHAIN3, harness_class="paper", runner="authors")
+        assert p.tau == a.tau and not any("levelled" in x for x in p.assumptions)
+    for method in ("eagle", "draft_model"):
+        p = acceptance_prior(method, "chat", 0.0, CHAIN3, harness_class="paper")
+        assert any("levelled to a run by a third party" in x for x in p.assumptions)
+
+
+def test_a_papers_harness_prior_never_rests_on_an_engines_own_variant():
+    """TensorRT-LLM's n-gram drafter shares one pool across requests; with the only paper n-gram rows left out, a
+    papers'-harness prior has nothing that applies and says so, instead of borrowing TensorRT-LLM's rows."""
+    with pytest.raises(InputError, match="outside the engine that measured it"):
+        acceptance_prior("ngram", "chat", 0.0, CHAIN3, harness_class="paper", exclude_sources=frozenset({"EAGLE3-T1"}))
+    trt = acceptance_prior("ngram", "chat", 0.0, CHAIN3, harness_class="engine", engine="trtllm",
+                           exclude_sources=frozenset({"EAGLE3-T1"}))
+    assert trt.source_ids == ["TRTLLM-BLOG7-NGRAM"]

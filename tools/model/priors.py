@@ -322,7 +322,8 @@ def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None
     """
     if harness_class != "engine":
         paper = [r for r in rows if r.harness_class == "paper"]
-        return paper or rows
+        # no paper rows: any engine's, except an engine's own variant of the method (it speaks for that engine only)
+        return paper or [r for r in rows if (r.engine, r.method) not in ENGINE_OWN_VARIANTS]
     own_variant = {(r.engine, r.method) for r in rows
                    if (r.engine, r.method) in ENGINE_OWN_VARIANTS and r.engine != engine}
     if own_variant and any((r.engine, r.method) not in own_variant for r in rows):
@@ -639,6 +640,9 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     rows = _select_rows(method, variant, exclude_sources, assumptions)
     rows = _family_rows(rows, method, verifier_family, assumptions)
     rows = _runtime_rows(rows, workload, harness_class, engine, exclude_sources, assumptions)
+    if not rows:
+        raise InputError(f"no acceptance figure for method '{method}' that applies outside the engine that measured "
+                         "it; pass --alpha or --tau")
     rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
     return rows, used_w, factor, tuple(assumptions)
 
