@@ -498,7 +498,8 @@ def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str
 
     The methods' authors measure more than third parties (``tools/catalog/authorship.py``); a user is a third
     party, so the authors' rows are scaled down by ``runner_ratio``, and a calibration case the authors ran scales
-    the third parties' rows up by it.
+    the third parties' rows up by it. Only a method group some comparison covers moves (``_runner_group``): Medusa's
+    authors' plain-Medusa rows agree with the EAGLE-3 paper's run of it, so the ratio is not extrapolated.
     """
     if _runner_group(rows[0].method) not in _runner_comparisons(exclude)[1]:
         return None
