@@ -301,15 +301,19 @@ def test_third_parties_measure_less_than_the_authors_and_the_ratio_learns_nothin
     third = sorted({r.source_id for r in load_prior_rows() if r.harness_class == "paper" and r.tau
                     and not by_authors(r.source_id, r.method, r.variant)})
     assert priors.runner_ratio(frozenset(third)) == (1.0, 0)
-    left_out = "RADAR-README"
-    with_exclude = priors.runner_ratio(frozenset({left_out}))
     rows = load_prior_rows()
-    monkeypatch.setattr(priors, "load_prior_rows", lambda: tuple(r for r in rows if r.source_id != left_out))
-    priors._runner_comparisons.cache_clear()
-    try:
-        assert priors.runner_ratio() == with_exclude
-    finally:
+    # every source on either side of a comparison: third parties, and the authors they are set against
+    compared = sorted(set(priors._runner_comparisons(frozenset())[0]) | {"EAGLE3-T1", "EAGLE2-PAPER", "LEVIATHAN-T3"})
+    for left_out in compared:
+        with_exclude = priors.runner_ratio(frozenset({left_out}))
+        monkeypatch.setattr(priors, "load_prior_rows",
+                            lambda left_out=left_out: tuple(r for r in rows if r.source_id != left_out))
         priors._runner_comparisons.cache_clear()
+        try:
+            assert priors.runner_ratio() == with_exclude, left_out
+        finally:
+            monkeypatch.undo()
+            priors._runner_comparisons.cache_clear()
 
 
 def test_a_papers_harness_prior_is_levelled_to_who_runs_it_and_an_engine_prior_is_not():

@@ -428,6 +428,7 @@ def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shap
 
 
 RUNNER_MIN_SOURCES = 2  # third-party sources compared with the authors before rows are levelled by who ran them
+RUNNER_RATIO_FLOOR = 0.5  # assumption: below this a comparison says more about the rows than about who ran them
 RUNNER_LABEL: dict[str, str] = {"authors": "the method's own authors", "third_party": "a third party"}
 
 
@@ -462,7 +463,7 @@ def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float,
     ratios: dict[str, list[float]] = {}
     groups: set[str] = set()
     for r in paper:
-        if r.tau is None or _by_authors(r):
+        if r.tau is None or r.tau <= 1.0 or _by_authors(r):
             continue
         authors = [a for a in paper if _by_authors(a) and (a.method, a.variant, a.workload) == (r.method, r.variant,
                                                                                                  r.workload)]
@@ -478,9 +479,11 @@ def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float,
 
 
 def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
-    """(a third party's tau - 1 over the method's authors' for the same setup, capped at 1; the third-party sources
-    it rests on), from the papers'-harness rows outside ``exclude`` (a leave-one-source-out run must not learn it
-    from the left-out source).
+    """(a third party's tau - 1 over the method's authors' prior for the same method, variant and workload, capped at
+    1; the third-party sources it rests on), from the papers'-harness rows outside ``exclude`` (a leave-one-source-out
+    run must not learn it from the left-out source). Like the prior it corrects, it pools verifiers: it says how far
+    third parties' runs fall below what the authors' rows predict for them, not a same-model gap (on the same
+    verifier only, RADAR's rows give about 0.87 and HASS's about 1.04).
 
     Each third-party row that states tau is set against its method's authors' own rows of the same variant and
     workload, moved to the row's shape, temperature and draft size (``_row_taus``); a source gives the median of its
@@ -489,7 +492,9 @@ def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
     ratios, _ = _runner_comparisons(exclude)
     if len(ratios) < RUNNER_MIN_SOURCES:
         return 1.0, len(ratios)
-    return min(1.0, statistics.median(statistics.median(v) for v in ratios.values())), len(ratios)
+    # floor: a source of tau-1 rows at ~0 must not zero the ratio that authors' cases divide by
+    return min(1.0, max(RUNNER_RATIO_FLOOR, statistics.median(statistics.median(v) for v in ratios.values()))), \
+        len(ratios)
 
 
 def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str],
@@ -498,8 +503,8 @@ def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str
 
     The methods' authors measure more than third parties (``tools/catalog/authorship.py``); a user is a third
     party, so the authors' rows are scaled down by ``runner_ratio``, and a calibration case the authors ran scales
-    the third parties' rows up by it. Only a method group some comparison covers moves (``_runner_group``): Medusa's
-    authors' plain-Medusa rows agree with the EAGLE-3 paper's run of it, so the ratio is not extrapolated.
+    the third parties' rows up by it. Only a method group some comparison covers moves (``_runner_group``): there
+    are no authors' plain-Medusa, n-gram or lookahead tau rows to compare with, so the ratio is not extrapolated.
     """
     if _runner_group(rows[0].method) not in _runner_comparisons(exclude)[1]:
         return None
