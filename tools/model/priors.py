@@ -189,10 +189,14 @@ def decay_for(method: str, harness_class: str = "paper", family: str = "",
     return resolve_decay(method, harness_class, family, _engine_decay(exclude), _rule_figures()["position_decay"])
 
 
+def _decay_family(r: PriorRow) -> str:
+    """The family whose own sweeps set row ``r``'s decay: its verifier's for a verifier-owned module, else none."""
+    return row_family(r.verifier_model) if r.method in OWN_MODULE_METHODS else ""
+
+
 def row_decay(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float:
     """The decay row ``r`` is re-expanded with (without the sweeps of ``exclude``)."""
-    family = row_family(r.verifier_model) if r.method in OWN_MODULE_METHODS else ""
-    return decay_for(r.method, r.harness_class, family, exclude)
+    return decay_for(r.method, r.harness_class, _decay_family(r), exclude)
 
 
 @lru_cache(maxsize=8192)
@@ -322,8 +326,15 @@ def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None
     """
     if harness_class != "engine":
         paper = [r for r in rows if r.harness_class == "paper"]
+        if paper:
+            return paper
         # no paper rows: any engine's, except an engine's own variant of the method (it speaks for that engine only)
-        return paper or [r for r in rows if (r.engine, r.method) not in ENGINE_OWN_VARIANTS]
+        dropped = sorted({(r.engine, r.method) for r in rows} & ENGINE_OWN_VARIANTS.keys())
+        assumptions.extend(ENGINE_OWN_VARIANTS[k] for k in dropped)
+        kept = [r for r in rows if (r.engine, r.method) not in ENGINE_OWN_VARIANTS]
+        if kept:
+            assumptions.append(f"no papers'-harness {rows[0].method} acceptance: engine-measured rows used")
+        return kept
     own_variant = {(r.engine, r.method) for r in rows
                    if (r.engine, r.method) in ENGINE_OWN_VARIANTS and r.engine != engine}
     if own_variant and any((r.engine, r.method) not in own_variant for r in rows):
@@ -522,8 +533,7 @@ def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str
 
 def _decay_source(r: PriorRow, exclude: frozenset[str]) -> str:
     """Where row ``r``'s position decay comes from (``row_decay``), for the answer's assumptions."""
-    family = row_family(r.verifier_model) if r.method in OWN_MODULE_METHODS else ""
-    return decay_and_source(r.method, r.harness_class, family, _engine_decay(exclude),
+    return decay_and_source(r.method, r.harness_class, _decay_family(r), _engine_decay(exclude),
                             _rule_figures()["position_decay"])[1]
 
 
@@ -648,7 +658,7 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     rows = _runtime_rows(rows, workload, harness_class, engine, exclude_sources, assumptions)
     if not rows:
         raise InputError(f"no acceptance figure for method '{method}' that applies outside the engine that measured "
-                         "it; pass --alpha or --tau")
+                         f"it ({assumptions[-1]}); pass --alpha or --tau")
     rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
     return rows, used_w, factor, tuple(assumptions)
 
