@@ -32,13 +32,8 @@ from specpick.tools.model.priors import (
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 from specpick.tools.vocab import METHOD_FAMILY, Runner
+from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS
 
-# Typical tokens already in the KV cache while decoding, per workload (assumption: prompt plus half the
-# answer; MT-Bench-style chat is short, summarization/RAG carry long documents, agents long histories).
-DEFAULT_CONTEXT_TOKENS: dict[str, int] = {
-    "chat": 512, "code": 512, "math": 512, "translation": 256, "summarization": 1536, "rag": 2048, "qa": 512, "doc-qa": 2048,
-    "structured": 1024, "creative": 768, "agentic": 4096,
-}
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 CHAIN_SWEEP_MAX = 12
 TREE_DEPTH_SWEEP_MAX = 10
