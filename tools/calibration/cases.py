@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve_hardware, resolve_verifier
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS, tree_for
 from specpick.tools.catalog.authorship import by_authors
-from specpick.tools.catalog.published import AGGREGATE, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int
+from specpick.tools.catalog.published import (
+    AGGREGATE, TASK_COLUMN, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int,
+)
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
@@ -72,7 +74,9 @@ def skip_reason(row: PublishedRow) -> str | None:
     if "max feasible" in row.batch_raw.lower():
         return "baseline differs (throughput at each method's own largest batch)"
     if row.workload == AGGREGATE:
-        return "aggregate of rows already in the set (mean of 5)"
+        return "aggregate of rows already in the set (a mean of its benchmarks)"
+    if row.provenance == TASK_COLUMN:
+        return "a task column of a table graded by its overall column (feeds same-setup workload ratios)"
     if row.source_id == "EAGLE1-FIG1" and row.method in ("medusa", "lookahead"):
         return "duplicate: values copied from the Medusa/Lookahead reports already in the set"
     if row.workload is None:
