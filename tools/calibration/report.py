@@ -112,7 +112,10 @@ def constants_used() -> dict[str, str]:
     """The global constants of the model and where each came from."""
     from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
     from specpick.tools.model.intervals import load_bands
-    from specpick.tools.model.priors import decay_for, draft_ratio_slope, runner_ratio, temperature_rho, tree_factor
+    from specpick.tools.model.priors import (
+        decay_for, draft_ratio_slope, measured_workload_ratios, runner_ratio, temperature_rho, tree_factor,
+    )
+    from specpick.tools.model.same_setup import measured_variant_gaps
     from specpick.tools.model.prior_rules import position_decay
 
     out = {
@@ -128,6 +131,12 @@ def constants_used() -> dict[str, str]:
         "tree factor F": f"{tree_factor():.3f} (EAGLE1-PAPER chain alpha vs tree tau)",
         "third party / authors": "{:.3f} of tau-1, median of {} third-party sources (papers'-harness rows levelled "
                                  "to who runs the method; tools/data/method_authors.csv)".format(*runner_ratio()),
+        "variant / plain method": ", ".join(f"{m}/{v} {g:.2f} ({', '.join(src)})"
+                                            for (m, v), (g, src) in measured_variant_gaps().items())
+        + " (tau ratio of same-setup runs; moves a borrowed variant's rows: tools/model/same_setup.py)",
+        "workload / borrowed workload": ", ".join(f"{f} {w}/{b} {g:.2f} ({', '.join(src)})"
+                                                  for (f, w, b), (g, src) in measured_workload_ratios().items())
+        + " (tau ratio of same-setup runs; moves the papers' rows where the move was assumed)",
         "draft-size slope S": "{:+.3f} alpha per decade, {} sweeps (Leviathan T2/T3)".format(*draft_ratio_slope()),
         "temperature rho": ", ".join(f"{k} {v[0]:.3f} ({v[1]} pairs)" for k, v in sorted(temperature_rho().items())),
         "NGRAM/SUFFIX/REST lookup ms": f"{consts.ngram_lookup_ms}/{consts.suffix_lookup_ms}/"

@@ -15,10 +15,15 @@ the median is taken:
 3. temperature: tau x rho^(T' - T'_row), T' = min(T, 1), rho = median sampled/greedy
    ratio of same-setup pairs of the method's family;
 4. workload: if no rows for the workload, the nearest workload's rows with a
-   stated adjustment, and a wider range;
+   stated adjustment, and a wider range; where the adjustment would only be
+   assumed, the papers' rows move by the tau ratio of same-setup runs on both
+   workloads (``tools/model/same_setup.py``);
 5. who runs it (papers' harnesses only): third parties measure less than a
    method's authors, so rows of the other kind are moved by ``runner_ratio``
-   to the requested runner's level; a user is a third party.
+   to the requested runner's level; a user is a third party;
+6. variant: rows borrowed from another variant of the method (Medusa-2 for
+   Medusa-1, plain Medusa for Hydra) move by the variants' tau ratio in
+   same-setup runs of both (``same_setup.variant_gap``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from specpick.tools.model.prior_rules import (
     OWN_MODULE_METHODS, decay_and_source, engine_decay_figures, resolve_decay,
 )
 from specpick.tools.catalog.authorship import by_authors
+from specpick.tools.model.same_setup import borrow_factor, variant_gap, workload_gap
 from specpick.tools.vocab import EAGLE_METHODS, METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
 
 # Nearest workloads to borrow rows from, in order.
@@ -76,6 +82,12 @@ METHOD_BORROW: dict[str, tuple[str, str]] = {
                         "agentic traffic, where its cache of earlier outputs matches more (measure it)"),
 }
 DEFAULT_ADJUST = (1.0, "assumption: no adjustment")
+# Families whose workload ratios are measured (tools/model/same_setup.py). A separate draft model is left out: how
+# well it drafts a task follows its own training data, not the method's. The only measured pairs (Spec-Bench's SpS)
+# use Vicuna-68M, trained on ShareGPT chat, at 0.70x its chat speed on WMT translation, while T5-small, fine-tuned on
+# WMT EnDe like its T5-XXL verifier, drafts it at alpha 0.75 against 0.65 on CNN/DM (Leviathan et al. 2023, Table 2).
+# Heads are trained by each method's recipe on chat data, and model-free drafting has no drafter to train.
+MEASURED_WORKLOAD_FAMILIES: frozenset[str] = frozenset({"head", "model_free"})
 DERIVED_RANGE_WIDEN = 0.15  # assumption: borrowed rows get +/-15% of (tau - 1) extra range
 SINGLE_SOURCE_WIDEN = 0.15  # assumption: rows from a single source get +/-15% of (tau - 1) extra range
 ALPHA_BOUNDS = (0.02, 0.98)
@@ -402,27 +414,57 @@ def engine_discount(method: str, exclude: frozenset[str] = frozenset()) -> tuple
     return min(1.0, statistics.median(eng) / statistics.median(pap)), len(eng)
 
 
-def _workload_rows(rows: list[PriorRow], method: str, workload: str,
-                   assumptions: list[str]) -> tuple[list[PriorRow], str, float]:
-    """(rows of the workload used, that workload, multiplier on tau - 1) for the requested workload.
+def _workload_rows(rows: list[PriorRow], method: str, workload: str, exclude: frozenset[str],
+                   assumptions: list[str]) -> tuple[list[PriorRow], str, float, float]:
+    """(rows of the workload used, that workload, multiplier on tau - 1, multiplier on tau) for the workload asked.
 
-    The workload's own rows if any, else the nearest workload's (``FALLBACK``) moved by ``WORKLOAD_ADJUST``.
+    The workload's own rows if any, else the nearest workload's (``FALLBACK``) moved by ``WORKLOAD_ADJUST``; where
+    that move is only an assumption and some source measured both workloads on one setup in a papers' harness, the
+    papers' rows move by the measured tau ratio instead (``same_setup.workload_gap``, without ``exclude``).
     """
     used_w = next((w for w in (workload, *FALLBACK[workload]) if any(r.workload == w for r in rows)), None)
     if used_w is None:
         used_w = "chat" if any(r.workload == "chat" for r in rows) else rows[0].workload
-    factor = 1.0
+    factor, tau_ratio = 1.0, 1.0
     if used_w != workload:
-        factor, why = WORKLOAD_ADJUST.get((workload, used_w, METHOD_FAMILY[method]), DEFAULT_ADJUST)
-        assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
-                           f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
-    return [r for r in rows if r.workload == used_w], used_w, factor
+        family = METHOD_FAMILY[method]
+        factor, why = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)
+        # the ratios are measured in the papers' harnesses, at their deep trees and long chains, where acceptance
+        # differences compound over more drafted positions than an engine's 1-5 token chain verifies: they move
+        # the papers' rows only
+        measured, sources = workload_gap(family, workload, used_w, exclude) \
+            if rows[0].harness_class == "paper" and family in MEASURED_WORKLOAD_FAMILIES else (1.0, ())
+        if sources and why.startswith("assumption"):
+            factor, tau_ratio = 1.0, measured
+            assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, tau x "
+                               f"{measured:.2f} (the {family} family's {workload}/{used_w} ratio where one source ran "
+                               f"both on one setup: {', '.join(sources)}); range widened by "
+                               f"{DERIVED_RANGE_WIDEN:.0%} of tau-1")
+        else:
+            assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
+                               f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
+    return [r for r in rows if r.workload == used_w], used_w, factor, tau_ratio
+
+
+def measured_workload_ratios() -> dict[tuple[str, str, str], tuple[float, tuple[str, ...]]]:
+    """(family, workload, borrowed workload) -> (tau ratio, sources) for every fallback whose assumed adjustment a
+    measured ratio replaces (``_workload_rows``), for ``calibrate``."""
+    out = {}
+    for workload, nearest in FALLBACK.items():
+        for used_w in nearest:
+            for family in sorted(MEASURED_WORKLOAD_FAMILIES):
+                why = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)[1]
+                ratio, sources = workload_gap(family, workload, used_w)
+                if sources and why.startswith("assumption"):
+                    out[(family, workload, used_w)] = (ratio, sources)
+    return out
 
 
 def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
               factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset(),
-              row_factors: list[float] | None = None) -> list[float]:
-    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4), and by
+              row_factors: list[float] | None = None, tau_factors: list[float] | None = None) -> list[float]:
+    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4), by
+    ``tau_factors`` (one multiplier on tau per row: a borrowed workload or variant, ``same_setup``) and by
     ``row_factors`` (one multiplier on tau - 1 per row: who ran it, ``_runner_factors``)."""
     family = METHOD_FAMILY[method]
     rho, n_pairs = temperature_rho()[family]
@@ -430,7 +472,7 @@ def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shap
     taus = []
     for i, r in enumerate(rows):
         tau = _row_tau(r, shape, draft_ratio, exclude)
-        tau *= rho ** (t_q - min(r.temperature, 1.0))
+        tau *= rho ** (t_q - min(r.temperature, 1.0)) * (tau_factors[i] if tau_factors else 1.0)
         taus.append(max(1.0, 1.0 + (tau - 1.0) * factor * (row_factors[i] if row_factors else 1.0)))
     if any(r.temperature != t_q for r in rows):
         assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
@@ -528,6 +570,28 @@ def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str
     assumptions.append(f"acceptance levelled to a run by {RUNNER_LABEL[runner]}: {other} rows' tau-1 "
                        f"{'/' if want_authors else 'x'} {ratio:.2f} (third parties' tau-1 over the authors' for the "
                        f"same method, variant and workload, median of {n_sources} third-party sources)")
+    return factors
+
+
+def _variant_factors(rows: list[PriorRow], variant: str, exclude: frozenset[str],
+                     assumptions: list[str]) -> list[float] | None:
+    """Per row, the multiplier on tau that moves a borrowed variant's row to ``variant`` (None: no row moves).
+
+    ``_select_rows`` borrows another variant's rows when the asked one has none; the variants' gap
+    (``tools/model/same_setup.py``, measured outside ``exclude``) moves them. A variant whose gap was never
+    measured borrows its ``VARIANT_FALLBACK``'s gap, else none (its rows are used as they are, and said so above).
+    """
+    method = rows[0].method
+    wanted = variant if variant_gap(method, variant, exclude)[1] else VARIANT_FALLBACK.get(variant, variant)
+    factors = [borrow_factor(method, wanted, r.variant, exclude) for r in rows]
+    if all(f == 1.0 for f in factors):
+        return None
+    for kind in sorted({r.variant for r in rows if r.variant != wanted}):
+        f = borrow_factor(method, wanted, kind, exclude)
+        sources = sorted(set(variant_gap(method, wanted, exclude)[1]) | set(variant_gap(method, kind, exclude)[1]))
+        assumptions.append(f"{method}/{kind or 'plain'} rows moved to {variant or 'plain ' + method}: tau x {f:.2f} "
+                           f"(the variants' tau ratio where one source ran both on the same setup: "
+                           f"{', '.join(sources)})")
     return factors
 
 
@@ -646,8 +710,10 @@ def _family_rows(rows: list[PriorRow], method: str, verifier_family: str, assump
 
 @lru_cache(maxsize=512)
 def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], workload: str, harness_class: str | None,
-              engine: str | None, verifier_family: str = "") -> tuple[list[PriorRow], str, float, tuple[str, ...]]:
-    """(rows, workload used, tau - 1 multiplier, notes): the shape-independent half of a prior.
+              engine: str | None, verifier_family: str = ""
+              ) -> tuple[list[PriorRow], str, float, tuple[float, ...], tuple[str, ...]]:
+    """(rows, workload used, tau - 1 multiplier, per-row tau multipliers, notes): the shape-independent half of a
+    prior. The per-row multipliers move a borrowed workload's and a borrowed variant's rows (``same_setup``).
 
     One estimate asks for the prior at every draft length and batch of its sweeps (over a hundred shapes per
     `recommend`); the rows they rest on depend only on these arguments, so they are chosen once.
@@ -659,8 +725,10 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     if not rows:
         raise InputError(f"no acceptance figure for method '{method}' that applies outside the engine that measured "
                          f"it ({assumptions[-1]}); pass --alpha or --tau")
-    rows, used_w, factor = _workload_rows(rows, method, workload, assumptions)
-    return rows, used_w, factor, tuple(assumptions)
+    rows, used_w, factor, tau_ratio = _workload_rows(rows, method, workload, exclude_sources, assumptions)
+    moved = _variant_factors(rows, variant, exclude_sources, assumptions)
+    tau_factors = tuple(tau_ratio * (moved[i] if moved else 1.0) for i in range(len(rows)))
+    return rows, used_w, factor, tau_factors, tuple(assumptions)
 
 
 def acceptance_prior(
@@ -694,8 +762,9 @@ def acceptance_prior(
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
     runs_as = ENGINE_RUNS_AS.get((engine or "", method)) if harness_class == "engine" else None
     by_family = method in OWN_MODULE_METHODS or (harness_class == "engine" and method in ENGINE_FAMILY_METHODS)
-    cached, used_w, factor, notes = _rows_for(runs_as or method, variant, exclude_sources, workload, harness_class,
-                                              engine, verifier_family if by_family else "")
+    cached, used_w, factor, tau_factors, notes = _rows_for(runs_as or method, variant, exclude_sources, workload,
+                                                           harness_class, engine,
+                                                           verifier_family if by_family else "")
     rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
     if runs_as:
         assumptions.insert(0, f"{engine} runs {method} heads as method {runs_as} (no dynamic tree): {runs_as}'s "
@@ -704,7 +773,8 @@ def acceptance_prior(
         factor *= engine_discount(rows[0].method, exclude_sources)[0]
     levels = (_runner_factors(rows, runner, exclude_sources, assumptions)
               if harness_class != "engine" and rows[0].harness_class == "paper" else None)
-    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources, levels)
+    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources, levels,
+                     list(tau_factors))
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
     # alpha is read with the decay the rows were re-expanded with (an engine estimate resting on the papers' rows
@@ -735,6 +805,7 @@ __all__ = [
     "draft_ratio_slope",
     "family_key",
     "load_prior_rows",
+    "measured_workload_ratios",
     "row_family",
     "runner_ratio",
     "temperature_rho",
