@@ -102,8 +102,8 @@ CI_INSTALLED=1 SPECPICK_WHEEL="$WHEEL" "$PY" -m pytest "$@"
 
 # Quality thresholds (README "Quality gates"): a regression below them fails CI.
 # Out-of-sample calibration (README "Quality gates"): dev-set and engine leave-one-source-out end to end, the engine
-# cost model with measured acceptance, and interval coverage of held-out rows. Today's figures plus a little slack.
-"$SPECPICK" calibrate --engines --max-loso-median-ape-pct 12 \
+# cost model with measured acceptance, and interval coverage of held-out rows, each at its target.
+"$SPECPICK" calibrate --engines --max-loso-median-ape-pct 10 \
   --max-engine-loso-median-ape-pct 12 --max-engine-cost-median-ape-pct 10 --min-interval-coverage 0.75
 "$SPECPICK" eval --runner planner --quiet --known-failures evals/known_failures.txt \
   --min-check sections=1 --min-check speedup_stated=1 --min-check engine_config=1 \
