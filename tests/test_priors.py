@@ -294,26 +294,27 @@ def test_third_parties_measure_less_than_the_authors_and_the_ratio_learns_nothin
     """runner_ratio: a third party's tau-1 over the method's authors' for the same setup, below 1 on the published
     rows. Leaving a source out gives exactly the figure the data would give had that source never been collected."""
     from specpick.tools.catalog.authorship import by_authors
-    from specpick.tools.model import priors
+    from specpick.tools.model import runner_levelling as levelling
 
-    ratio, n_sources = priors.runner_ratio()
-    assert ratio < 1.0 and n_sources >= priors.RUNNER_MIN_SOURCES
+    ratio, n_sources = levelling.runner_ratio()
+    assert ratio < 1.0 and n_sources >= levelling.RUNNER_MIN_SOURCES
     third = sorted({r.source_id for r in load_prior_rows() if r.harness_class == "paper" and r.tau
                     and not by_authors(r.source_id, r.method, r.variant)})
-    assert priors.runner_ratio(frozenset(third)) == (1.0, 0)
+    assert levelling.runner_ratio(frozenset(third)) == (1.0, 0)
     rows = load_prior_rows()
     # every source on either side of a comparison: third parties, and the authors they are set against
-    compared = sorted(set(priors._runner_comparisons(frozenset())[0]) | {"EAGLE3-T1", "EAGLE2-PAPER", "LEVIATHAN-T3"})
+    compared = sorted(set(levelling._runner_comparisons(frozenset())[0])
+                      | {"EAGLE3-T1", "EAGLE2-PAPER", "LEVIATHAN-T3"})
     for left_out in compared:
-        with_exclude = priors.runner_ratio(frozenset({left_out}))
-        monkeypatch.setattr(priors, "load_prior_rows",
+        with_exclude = levelling.runner_ratio(frozenset({left_out}))
+        monkeypatch.setattr(levelling, "load_prior_rows",
                             lambda left_out=left_out: tuple(r for r in rows if r.source_id != left_out))
-        priors._runner_comparisons.cache_clear()
+        levelling._runner_comparisons.cache_clear()
         try:
-            assert priors.runner_ratio() == with_exclude, left_out
+            assert levelling.runner_ratio() == with_exclude, left_out
         finally:
             monkeypatch.undo()
-            priors._runner_comparisons.cache_clear()
+            levelling._runner_comparisons.cache_clear()
 
 
 def test_a_papers_harness_prior_is_levelled_to_who_runs_it_and_an_engine_prior_is_not():

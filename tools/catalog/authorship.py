@@ -1,10 +1,10 @@
 """Who ran a published measurement: the method's own authors, or a third party.
 
 Third parties mostly measure less acceptance than a method's authors report (RADAR's EAGLE-3 baselines on
-Vicuna-13B: tau 5.5-6.4 where the EAGLE-3 paper has 6.2-7.5). A user running a method is a third party, so a prior is
-levelled to whoever runs it (``tools/model/priors.py`` ``runner_ratio``). ``tools/data/method_authors.csv`` says,
-per source, which methods (``method`` or ``method/variant``) its authors introduced; every other row of that source
-is a third party's run, and so is every row of a source not listed.
+Vicuna-13B: tau 5.5-6.4 where the EAGLE-3 paper has 6.2-7.5). A user running a method is a third party, so a prior
+is levelled to whoever runs it (``tools/model/runner_levelling.py`` ``runner_ratio``). ``tools/data/method_authors.csv``
+says, per source, which methods (``method`` or ``method/variant``) its authors introduced; every other row of that
+source is a third party's run, and so is every row of a source not listed.
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ class EstimateRequest:
     variant: str = ""
     exclude_sources: frozenset[str] = frozenset()
     # Whose run the papers'-harness acceptance is levelled to: a user's is a third party's; calibration grades the
-    # papers' own rows as their authors' runs (tools/model/priors.py runner_ratio).
+    # papers' own rows as their authors' runs (tools/model/runner_levelling.py runner_ratio).
     runner: Runner = "third_party"
     sweep: bool = True
     # Concurrency that fits in memory at this context (VRAM check): the batch sweep stops there.

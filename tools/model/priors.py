@@ -1,50 +1,38 @@
 """Acceptance priors per method x workload x temperature, from published measurements.
 
-Rows come from ``tools/data/acceptance_priors.csv`` (copies of the published
-rows that state tau or alpha, with sources; built by ``tools/model/prior_rules.py``).
-A prior answers: for this method, workload, temperature and draft shape, what
-mean accepted length tau (and alpha) should we assume, from which rows, with
-what spread. Each row is moved to the requested situation by stated rules, then
-the median is taken:
+A prior answers: for this method, workload, temperature and draft shape, what mean accepted length tau (and alpha)
+should we assume, from which rows, with what spread. This module chooses the rows and combines them; each row is
+moved to the requested situation by stated rules, then the median over sources is taken:
 
-1. shape: chain rows give a per-token alpha, tree rows an effective per-depth
-   acceptance; both become the head's top-1 chain alpha and are re-expanded at
-   the requested chain length / tree (``tools/model/acceptance.py``);
-2. draft size (draft models only): alpha moves by S per decade of draft/verifier
-   parameter ratio, S fitted within the published size sweeps (Leviathan T2/T3);
-3. temperature: tau x rho^(T' - T'_row), T' = min(T, 1), rho = median sampled/greedy
-   ratio of same-setup pairs of the method's family;
-4. workload: if no rows for the workload, the nearest workload's rows with a
-   stated adjustment, and a wider range; where the adjustment would only be
-   assumed, the papers' rows move by the tau ratio of same-setup runs on both
+1-3. shape, draft size and temperature (``tools/model/prior_rows.py``);
+4. workload: if no rows for the workload, the nearest workload's rows with a stated adjustment, and a wider range;
+   where the adjustment would only be assumed, the papers' rows move by the tau ratio of same-setup runs on both
    workloads (``tools/model/same_setup.py``);
-5. who runs it (papers' harnesses only): third parties measure less than a
-   method's authors, so rows of the other kind are moved by ``runner_ratio``
-   to the requested runner's level; a user is a third party;
-6. variant: rows borrowed from another variant of the method (Medusa-2 for
-   Medusa-1, plain Medusa for Hydra) move by the variants' tau ratio in
-   same-setup runs of both (``same_setup.variant_gap``).
+5. who runs it (papers' harnesses only): third parties measure less than a method's authors, so rows of the other
+   kind are moved by ``runner_ratio`` to the requested runner's level; a user is a third party
+   (``tools/model/runner_levelling.py``);
+6. variant: rows borrowed from another variant of the method (Medusa-2 for Medusa-1, plain Medusa for Hydra) move
+   by the variants' tau ratio in same-setup runs of both (``same_setup.variant_gap``).
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import math
 import statistics
-from functools import lru_cache, cache
-from importlib import resources
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha, tree_tau
-from specpick.tools.errors import InputError, PickerError
-from specpick.tools.model.prior_rules import (
-    OWN_MODULE_METHODS, decay_and_source, engine_decay_figures, resolve_decay,
+from specpick.tools.errors import InputError
+from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha
+from specpick.tools.model.prior_rows import (
+    PriorRow, Shape, decay_family, decay_for, draft_ratio_slope, engine_decay, family_key,
+    load_prior_rows, row_alpha, row_decay, row_family, row_taus, rule_figures, source_median, temperature_rho,
+    tree_factor,
 )
-from specpick.tools.catalog.authorship import by_authors
+from specpick.tools.model.prior_rules import OWN_MODULE_METHODS, decay_and_source
+from specpick.tools.model.runner_levelling import RUNNER_MIN_SOURCES, runner_factors, runner_ratio
 from specpick.tools.model.same_setup import borrow_factor, variant_gap, workload_gap
-from specpick.tools.vocab import EAGLE_METHODS, METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
+from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
 
 # Nearest workloads to borrow rows from, in order.
 FALLBACK: dict[str, tuple[str, ...]] = {
@@ -90,45 +78,6 @@ DEFAULT_ADJUST = (1.0, "assumption: no adjustment")
 MEASURED_WORKLOAD_FAMILIES: frozenset[str] = frozenset({"head", "model_free"})
 DERIVED_RANGE_WIDEN = 0.15  # assumption: borrowed rows get +/-15% of (tau - 1) extra range
 SINGLE_SOURCE_WIDEN = 0.15  # assumption: rows from a single source get +/-15% of (tau - 1) extra range
-ALPHA_BOUNDS = (0.02, 0.98)
-
-
-class PriorRow(BaseModel):
-    prior_id: str
-    published_row: str
-    source_id: str
-    source: str
-    provenance: str
-    method: str
-    variant: str
-    workload: str
-    temperature: float
-    verifier_model: str
-    verifier_params_b: float | None
-    draft_params_b: float | None
-    shape: str
-    num_draft_tokens: int | None
-    tree_depth: int | None
-    tree_top_k: int | None
-    tree_tokens: int | None
-    tau: float | None
-    alpha: float | None
-    alpha_chain: float | None
-    harness_class: str = "paper"
-    engine: str = ""
-
-
-class Shape(BaseModel):
-    """The draft shape a prior is asked for: a chain of N tokens, or a tree."""
-
-    num_draft_tokens: int = Field(description="chain length N, or tree depth")
-    tree_top_k: int | None = None
-    tree_tokens: int | None = Field(None, description="verify budget incl. root (None: chain)")
-
-    @property
-    def is_tree(self) -> bool:
-        k, tokens = self.tree_top_k or 1, self.tree_tokens or 0
-        return k > 1 and tokens > self.num_draft_tokens + 1
 
 
 class AcceptancePrior(BaseModel):
@@ -150,128 +99,6 @@ class AcceptancePrior(BaseModel):
     workload_used: str
     assumptions: list[str]
     summary: str
-
-
-def _f(v: str) -> float | None:
-    try:
-        return float(v) if v.strip() else None
-    except ValueError:  # e.g. ">100"
-        return None
-
-
-def _i(v: str) -> int | None:
-    return int(float(v)) if v.strip() else None
-
-
-@lru_cache(maxsize=1)
-def load_prior_rows() -> tuple[PriorRow, ...]:
-    text = resources.files("specpick.tools").joinpath("data", "acceptance_priors.csv").read_text("utf-8")
-    out = []
-    for r in csv.DictReader(text.splitlines()):
-        out.append(PriorRow(
-            prior_id=r["prior_id"], published_row=r["published_row"], source_id=r["source_id"], source=r["source"],
-            provenance=r["provenance"], method=r["method"], variant=r["variant"], workload=r["workload"],
-            temperature=float(r["temperature"]), verifier_model=r["verifier_model"],
-            verifier_params_b=_f(r["verifier_params_b"]), draft_params_b=_f(r["draft_params_b"]), shape=r["shape"],
-            num_draft_tokens=_i(r["num_draft_tokens"]), tree_depth=_i(r["tree_depth"]), tree_top_k=_i(r["tree_top_k"]),
-            tree_tokens=_i(r["tree_tokens"]), tau=_f(r["tau"]), alpha=_f(r["alpha"]), alpha_chain=_f(r["alpha_chain"]),
-            harness_class=r["harness_class"] or "paper", engine=r.get("engine") or "",
-        ))
-    return tuple(out)
-
-
-@lru_cache(maxsize=1)
-def _rule_figures() -> dict:
-    """``prior_rules.rule_figures()`` as ``scripts/build_priors.py`` wrote it (the test suite checks they agree)."""
-    return json.loads(resources.files("specpick.tools").joinpath("data", "prior_rules.json").read_text("utf-8"))
-
-
-@lru_cache(maxsize=64)
-def _engine_decay(exclude: frozenset[str]) -> dict[str, dict[str, list[float]]]:
-    """The engine sweeps' decay figures without the sweeps of ``exclude`` (leave-one-source-out runs)."""
-    return engine_decay_figures(_rule_figures()["engine_decay_sweeps"], exclude)
-
-
-@lru_cache(maxsize=4096)
-def decay_for(method: str, harness_class: str = "paper", family: str = "",
-              exclude: frozenset[str] = frozenset()) -> float:
-    """Per-position acceptance decay along a chain for ``method`` where it runs (1.0: independent tokens): in the
-    papers' harnesses the papers' rule; in an engine the engine sweeps' (``prior_rules.resolve_decay``; ``family``:
-    the verifier's ``family_key``, used for verifier-owned modules; ``exclude``: sources left out)."""
-    return resolve_decay(method, harness_class, family, _engine_decay(exclude), _rule_figures()["position_decay"])
-
-
-def _decay_family(r: PriorRow) -> str:
-    """The family whose own sweeps set row ``r``'s decay: its verifier's for a verifier-owned module, else none."""
-    return row_family(r.verifier_model) if r.method in OWN_MODULE_METHODS else ""
-
-
-def row_decay(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float:
-    """The decay row ``r`` is re-expanded with (without the sweeps of ``exclude``)."""
-    return decay_for(r.method, r.harness_class, _decay_family(r), exclude)
-
-
-@lru_cache(maxsize=8192)
-def _chain_alpha_at(tau: float, n: int, decay: float) -> float:
-    return alpha_from_tau(tau, n, decay)
-
-
-def row_alpha(r: PriorRow, exclude: frozenset[str] = frozenset()) -> float:
-    """Row ``r``'s chain alpha (only rows that have one: not measured-tau rows) under the decay it is re-expanded
-    with: the built one (scripts/build_priors.py, every sweep), or, when leaving sources out changes the decay,
-    derived again from the row's own tau and chain."""
-    if r.alpha_chain is None:
-        raise ValueError(f"prior row {r.prior_id} has no chain alpha (its tau is used as measured)")
-    if r.shape != "chain" or r.tau is None or not r.num_draft_tokens or r.alpha is not None:
-        return r.alpha_chain
-    d = row_decay(r, exclude)
-    return r.alpha_chain if d == row_decay(r) else _chain_alpha_at(r.tau, r.num_draft_tokens, d)
-
-
-def tree_factor() -> float:
-    """F of tools/model/acceptance.py, derived from the published EAGLE-1 chain/tree pairs (``prior_rules``)."""
-    return _rule_figures()["tree_factor"]
-
-
-@lru_cache(maxsize=1)
-def temperature_rho() -> dict[str, tuple[float, int]]:
-    """Family -> (median sampled/greedy tau ratio at T=1, number of pairs); pooled for families without pairs."""
-    return {fam: (ratio, n) for fam, (ratio, n) in _rule_figures()["temperature_rho"].items()}
-
-
-@lru_cache(maxsize=1)
-def draft_ratio_slope() -> tuple[float, int]:
-    """S: alpha change per decade of draft/verifier size ratio, pooled within same-setup sweeps."""
-    groups: dict[tuple, list[tuple[float, float]]] = {}
-    for r in load_prior_rows():
-        if r.method == "draft_model" and r.alpha_chain is not None and r.draft_params_b and r.verifier_params_b:
-            key = (r.source_id, r.verifier_model, r.workload, r.temperature)
-            groups.setdefault(key, []).append((math.log10(r.draft_params_b / r.verifier_params_b), r.alpha_chain))
-    sxy = sxx = 0.0
-    used = 0
-    for pts in groups.values():
-        if len({x for x, _ in pts}) < 2:
-            continue
-        mx, my = statistics.fmean(x for x, _ in pts), statistics.fmean(y for _, y in pts)
-        sxy += sum((x - mx) * (y - my) for x, y in pts)
-        sxx += sum((x - mx) ** 2 for x, _ in pts)
-        used += 1
-    return (sxy / sxx if sxx else 0.0), used
-
-
-def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: frozenset[str] = frozenset()) -> float:
-    """Tau of row ``r`` re-expanded at ``shape`` (and moved to ``draft_ratio`` for draft models); ``exclude``: the
-    sources a leave-one-source-out run leaves out (their chain-length sweeps do not set the decay either)."""
-    if r.shape == "measured" or r.alpha_chain is None:
-        return float(r.tau or 1.0)
-    a = row_alpha(r, exclude)
-    if draft_ratio and r.method == "draft_model" and r.draft_params_b and r.verifier_params_b:
-        slope, _ = draft_ratio_slope()
-        a += slope * math.log10(draft_ratio / (r.draft_params_b / r.verifier_params_b))
-        a = min(max(a, ALPHA_BOUNDS[0]), ALPHA_BOUNDS[1])
-    if shape.is_tree:
-        return tree_tau(a, shape.num_draft_tokens, shape.tree_top_k or 1, shape.tree_tokens or 2, tree_factor())
-    return expected_tokens(a, shape.num_draft_tokens, row_decay(r, exclude))
 
 
 def _quant(values: list[float]) -> tuple[float, float, float]:
@@ -460,119 +287,6 @@ def measured_workload_ratios() -> dict[tuple[str, str, str], tuple[float, tuple[
     return out
 
 
-def _row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
-              factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset(),
-              row_factors: list[float] | None = None, tau_factors: list[float] | None = None) -> list[float]:
-    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4), by
-    ``tau_factors`` (one multiplier on tau per row: a borrowed workload or variant, ``same_setup``) and by
-    ``row_factors`` (one multiplier on tau - 1 per row: who ran it, ``_runner_factors``)."""
-    family = METHOD_FAMILY[method]
-    rho, n_pairs = temperature_rho()[family]
-    t_q = min(max(temperature, 0.0), 1.0)
-    taus = []
-    for i, r in enumerate(rows):
-        tau = _row_tau(r, shape, draft_ratio, exclude)
-        tau *= rho ** (t_q - min(r.temperature, 1.0)) * (tau_factors[i] if tau_factors else 1.0)
-        taus.append(max(1.0, 1.0 + (tau - 1.0) * factor * (row_factors[i] if row_factors else 1.0)))
-    if any(r.temperature != t_q for r in rows):
-        assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
-                           f"(median sampled/greedy ratio of {n_pairs} same-setup {family} pairs)")
-    return taus
-
-
-RUNNER_MIN_SOURCES = 2  # third-party sources compared with the authors before rows are levelled by who ran them
-RUNNER_RATIO_FLOOR = 0.5  # assumption: below this a comparison says more about the rows than about who ran them
-RUNNER_LABEL: dict[str, str] = {"authors": "the method's own authors", "third_party": "a third party"}
-
-
-def _by_authors(r: PriorRow) -> bool:
-    return by_authors(r.source_id, r.method, r.variant)
-
-
-def _row_shape(r: PriorRow) -> Shape:
-    """The draft shape row ``r`` was measured at."""
-    return Shape(num_draft_tokens=r.num_draft_tokens or r.tree_depth or 1, tree_top_k=r.tree_top_k,
-                 tree_tokens=r.tree_tokens)
-
-
-def _source_median(rows: list[PriorRow], taus: list[float]) -> float:
-    """The median over sources of each source's median: one paper's many benchmarks count once."""
-    by_source: dict[str, list[float]] = {}
-    for r, t in zip(rows, taus):
-        by_source.setdefault(r.source_id, []).append(t)
-    return statistics.median(statistics.median(v) for v in by_source.values())
-
-
-def _runner_group(method: str) -> str:
-    """The methods one author-vs-third-party comparison speaks for: the EAGLE heads share one family of papers."""
-    return "eagle" if method in EAGLE_METHODS else method
-
-
-@lru_cache(maxsize=64)
-def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float, ...]], frozenset[str]]:
-    """(per third-party source, its rows' tau-1 over the authors' for the same method, variant and workload;
-    the method groups those comparisons cover), from the papers'-harness rows outside ``exclude``."""
-    paper = [r for r in load_prior_rows() if r.harness_class == "paper" and r.source_id not in exclude]
-    ratios: dict[str, list[float]] = {}
-    groups: set[str] = set()
-    for r in paper:
-        if r.tau is None or r.tau <= 1.0 or _by_authors(r):
-            continue
-        authors = [a for a in paper if _by_authors(a) and (a.method, a.variant, a.workload) == (r.method, r.variant,
-                                                                                                 r.workload)]
-        if not authors:
-            continue
-        draft_ratio = r.draft_params_b / r.verifier_params_b if r.draft_params_b and r.verifier_params_b else None
-        tau_authors = _source_median(authors, _row_taus(authors, r.method, r.temperature, _row_shape(r), draft_ratio,
-                                                        1.0, [], exclude))
-        if tau_authors > 1.0:
-            ratios.setdefault(r.source_id, []).append((r.tau - 1.0) / (tau_authors - 1.0))
-            groups.add(_runner_group(r.method))
-    return {k: tuple(v) for k, v in ratios.items()}, frozenset(groups)
-
-
-def runner_ratio(exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
-    """(a third party's tau - 1 over the method's authors' prior for the same method, variant and workload, capped at
-    1; the third-party sources it rests on), from the papers'-harness rows outside ``exclude`` (a leave-one-source-out
-    run must not learn it from the left-out source). Like the prior it corrects, it pools verifiers: it says how far
-    third parties' runs fall below what the authors' rows predict for them, not a same-model gap (on the same
-    verifier only, RADAR's rows give about 0.87 and HASS's about 1.04).
-
-    Each third-party row that states tau is set against its method's authors' own rows of the same variant and
-    workload, moved to the row's shape, temperature and draft size (``_row_taus``); a source gives the median of its
-    rows' ratios and the figure is the median over sources. (1.0, n) when fewer than ``RUNNER_MIN_SOURCES`` compare.
-    """
-    ratios, _ = _runner_comparisons(exclude)
-    if len(ratios) < RUNNER_MIN_SOURCES:
-        return 1.0, len(ratios)
-    # floor: a source of tau-1 rows at ~0 must not zero the ratio that authors' cases divide by
-    return min(1.0, max(RUNNER_RATIO_FLOOR, statistics.median(statistics.median(v) for v in ratios.values()))), \
-        len(ratios)
-
-
-def _runner_factors(rows: list[PriorRow], runner: Runner, exclude: frozenset[str],
-                    assumptions: list[str]) -> list[float] | None:
-    """Per paper row, the multiplier on tau - 1 that levels it to ``runner``'s run (None: no row moves).
-
-    The methods' authors measure more than third parties (``tools/catalog/authorship.py``); a user is a third
-    party, so the authors' rows are scaled down by ``runner_ratio``, and a calibration case the authors ran scales
-    the third parties' rows up by it. Only a method group some comparison covers moves (``_runner_group``): there
-    are no authors' plain-Medusa, n-gram or lookahead tau rows to compare with, so the ratio is not extrapolated.
-    """
-    if _runner_group(rows[0].method) not in _runner_comparisons(exclude)[1]:
-        return None
-    ratio, n_sources = runner_ratio(exclude)
-    want_authors = runner == "authors"
-    factors = [1.0 if _by_authors(r) == want_authors else (1.0 / ratio if want_authors else ratio) for r in rows]
-    if all(f == 1.0 for f in factors):
-        return None
-    other = "third parties'" if want_authors else "the method's authors'"
-    assumptions.append(f"acceptance levelled to a run by {RUNNER_LABEL[runner]}: {other} rows' tau-1 "
-                       f"{'/' if want_authors else 'x'} {ratio:.2f} (third parties' tau-1 over the authors' for the "
-                       f"same method, variant and workload, median of {n_sources} third-party sources)")
-    return factors
-
-
 def _variant_factors(rows: list[PriorRow], variant: str, exclude: frozenset[str],
                      assumptions: list[str]) -> list[float] | None:
     """Per row, the multiplier on tau that moves a borrowed variant's row to ``variant`` (None: no row moves).
@@ -597,8 +311,8 @@ def _variant_factors(rows: list[PriorRow], variant: str, exclude: frozenset[str]
 
 def _decay_source(r: PriorRow, exclude: frozenset[str]) -> str:
     """Where row ``r``'s position decay comes from (``row_decay``), for the answer's assumptions."""
-    return decay_and_source(r.method, r.harness_class, _decay_family(r), _engine_decay(exclude),
-                            _rule_figures()["position_decay"])[1]
+    return decay_and_source(r.method, r.harness_class, decay_family(r), engine_decay(exclude),
+                            rule_figures()["position_decay"])[1]
 
 
 def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: float | None,
@@ -634,7 +348,7 @@ def _tau_range(rows: list[PriorRow], taus: list[float], borrowed: bool,
     workloads and single-source priors get extra range (``DERIVED_RANGE_WIDEN``, ``SINGLE_SOURCE_WIDEN``).
     """
     low, _, high = _quant(taus)
-    med = _source_median(rows, taus)
+    med = source_median(rows, taus)
     single = len({r.source_id for r in rows}) == 1
     if single:
         assumptions.append(f"all rows from one source: range widened by {SINGLE_SOURCE_WIDEN:.0%} of tau-1")
@@ -670,22 +384,6 @@ ENGINE_RUNS_AS: dict[tuple[str, str], str] = {("vllm", "eagle2"): "eagle"}
 # So an engine prior for such a head rests on the verifier family's own engine rows when there are any. The papers'
 # harnesses keep pooling across models: there each paper trained its heads one way on ShareGPT for every model.
 ENGINE_FAMILY_METHODS = TRAINED_HEAD_METHODS
-
-
-def family_key(family: str) -> str:
-    """The catalog family without its architecture note: 'deepseek-v3 (MoE+MLA+MTP)' -> 'deepseek-v3'."""
-    return family.split(" (")[0].strip().lower()
-
-
-@cache
-def row_family(verifier_model: str) -> str:
-    """The catalog family of a prior row's verifier cell ('' when the catalog does not know the model)."""
-    from specpick.tools.catalog.tables import get_catalog  # lazy: only MTP priors need it
-
-    try:
-        return family_key(get_catalog().model(verifier_model.split(" (")[0].strip()).family)
-    except PickerError:
-        return ""
 
 
 def _family_rows(rows: list[PriorRow], method: str, verifier_family: str, assumptions: list[str]) -> list[PriorRow]:
@@ -756,7 +454,7 @@ def acceptance_prior(
     counts once: the prior is the median over sources of each source's median, so one paper's five
     benchmarks on one model do not outvote another measurement. ``verifier_family`` (``family_key``) keeps a
     verifier-owned module's prior (MTP) on the verifier's own family when that family was measured. ``runner``:
-    whose run the papers'-harness rows are levelled to (``_runner_factors``); a user is a third party.
+    whose run the papers'-harness rows are levelled to (``runner_factors``); a user is a third party.
     """
     if workload not in FALLBACK:
         raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
@@ -771,9 +469,9 @@ def acceptance_prior(
                               f"{engine} acceptance used")
     if harness_class == "engine" and rows[0].harness_class != "engine":
         factor *= engine_discount(rows[0].method, exclude_sources)[0]
-    levels = (_runner_factors(rows, runner, exclude_sources, assumptions)
+    levels = (runner_factors(rows, runner, exclude_sources, assumptions)
               if harness_class != "engine" and rows[0].harness_class == "paper" else None)
-    taus = _row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources, levels,
+    taus = row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources, levels,
                      list(tau_factors))
     assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
     med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
@@ -795,17 +493,22 @@ def acceptance_prior(
     )
 
 
+# Row-level names stay importable from here (``tools/model/prior_rows.py``, ``runner_levelling.py`` hold them).
 __all__ = [
+    "RUNNER_MIN_SOURCES",
     "AcceptancePrior",
     "PriorRow",
     "Shape",
     "acceptance_prior",
     "decay_for",
-    "query_decay",
     "draft_ratio_slope",
+    "engine_discount",
     "family_key",
     "load_prior_rows",
     "measured_workload_ratios",
+    "query_decay",
+    "row_alpha",
+    "row_decay",
     "row_family",
     "runner_ratio",
     "temperature_rho",

@@ -5,8 +5,8 @@ from __future__ import annotations
 # Assumption: prompt plus half the answer; MT-Bench-style chat is short, summarization/RAG carry long documents,
 # agents long histories.
 DEFAULT_CONTEXT_TOKENS: dict[str, int] = {
-    "chat": 512, "code": 512, "math": 512, "translation": 256, "summarization": 1536, "rag": 2048, "qa": 512, "doc-qa": 2048,
-    "structured": 1024, "creative": 768, "agentic": 4096,
+    "chat": 512, "code": 512, "math": 512, "translation": 256, "summarization": 1536, "rag": 2048, "qa": 512,
+    "doc-qa": 2048, "structured": 1024, "creative": 768, "agentic": 4096,
 }
 UNKNOWN_WORKLOAD_CONTEXT_TOKENS = 1024
 
