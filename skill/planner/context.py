@@ -159,11 +159,10 @@ def build_context(inp: PlannerInputs) -> PlanContext:
 
         head_check = check_head(head_repo, verifier.repo_id, live=True)
         notes.append(f"--head {head_repo}: {head_check.summary} (facts from {head_check.source})")
-    from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
+    from specpick.tools.model.workload_context import typical_context_tokens
 
     # One context for the whole answer: the user's, else the workload's typical length (stated once, below).
-    context_tokens = inp.context_tokens if "context_tokens" in given else DEFAULT_CONTEXT_TOKENS.get(inp.workload,
-                                                                                                     1024)
+    context_tokens = inp.context_tokens if "context_tokens" in given else typical_context_tokens(inp.workload)
     defaults = []
     for name in ANNOUNCED_DEFAULTS:
         if name not in given and not (name == "sampling" and "temperature" in given):

@@ -25,7 +25,7 @@ from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.calibration.split import split_of_source
 from specpick.tools.calibration.stats import Stats, error_stats
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
-from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
+from specpick.tools.model.workload_context import typical_context_tokens
 from specpick.tools.model.steptime import step_time
 
 MAX_BASELINE_BATCH = 4  # above this the sources' aggregate throughput includes prefill (module docstring)
@@ -84,7 +84,7 @@ def plain_step_report(constants: ModelConstants = DEFAULT_CONSTANTS) -> PlainSte
             reason = case if isinstance(case, str) else use
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
-        context = DEFAULT_CONTEXT_TOKENS.get(case.workloads[0], 1024)
+        context = typical_context_tokens(case.workloads[0])
         step = step_time(case.verifier, case.gpu, gpus=case.gpus, batch=case.batch, tokens_per_seq=1,
                          context_tokens=context, weight_bytes_per_param=case.bpp,
                          overhead=constants.overhead(case.harness), constants=constants)

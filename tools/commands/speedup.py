@@ -25,9 +25,10 @@ from specpick.tools.checks.method_fit import fit_options, method_fit, published_
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
-    DEFAULT_CONTEXT_TOKENS, ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape,
+    ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape,
     estimate_for_specs, validate_acceptance,
 )
+from specpick.tools.model.workload_context import typical_context_tokens
 from specpick.tools.validation import (
     OneLineText,
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, EngineVersion, GpuCount, ModelName, ParamsB, Probability, Tau,
@@ -269,7 +270,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     draft = _resolve_draft(inp, verifier, notes)
     bpp = _bpp(inp.quantization, verifier.dtype)
     draft_bpp = _bpp(inp.quantization, draft.dtype) if draft else None
-    context = inp.context_tokens if inp.context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(inp.workload, 1024)
+    context = inp.context_tokens if inp.context_tokens is not None else typical_context_tokens(inp.workload)
     if inp.context_tokens is None:
         if 0 < limit < context:  # the workload's typical context is past this model's positions (Vicuna: 2048)
             context = limit

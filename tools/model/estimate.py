@@ -32,7 +32,8 @@ from specpick.tools.model.priors import (
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 from specpick.tools.vocab import METHOD_FAMILY, Runner
-from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS
+# DEFAULT_CONTEXT_TOKENS: callers import the table from here too
+from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS, typical_context_tokens  # noqa: F401
 
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 CHAIN_SWEEP_MAX = 12
@@ -256,7 +257,7 @@ def _context_tokens(req: EstimateRequest, notes: list[str]) -> int:
     """Tokens in the KV cache while decoding: the request's, else the workload's typical figure (noted)."""
     if req.context_tokens is not None:
         return req.context_tokens
-    ctx = DEFAULT_CONTEXT_TOKENS.get(req.workload, 1024)
+    ctx = typical_context_tokens(req.workload)
     notes.append(f"context: {ctx} tokens in the KV cache while decoding (assumed typical for {req.workload})")
     return ctx
 
@@ -363,7 +364,9 @@ def _batch_sweep(req: EstimateRequest, tau: float, cost: CostAt,
 
 
 def _ctx_of(req: EstimateRequest) -> int:
-    return req.context_tokens if req.context_tokens is not None else DEFAULT_CONTEXT_TOKENS.get(req.workload, 1024)
+    if req.context_tokens is not None:
+        return req.context_tokens
+    return typical_context_tokens(req.workload)
 
 
 def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFAULT_CONSTANTS) -> SpeedupResult:

@@ -8,6 +8,12 @@ DEFAULT_CONTEXT_TOKENS: dict[str, int] = {
     "chat": 512, "code": 512, "math": 512, "translation": 256, "summarization": 1536, "rag": 2048, "qa": 512,
     "doc-qa": 2048, "structured": 1024, "creative": 768, "agentic": 4096,
 }
-UNKNOWN_WORKLOAD_CONTEXT_TOKENS = 1024
+UNKNOWN_WORKLOAD_CONTEXT_TOKENS = 1024  # assumption: a workload outside the table
 
-__all__ = ["DEFAULT_CONTEXT_TOKENS", "UNKNOWN_WORKLOAD_CONTEXT_TOKENS"]
+
+def typical_context_tokens(workload: str) -> int:
+    """The tokens assumed in the KV cache while decoding ``workload`` when the user gives no context length."""
+    return DEFAULT_CONTEXT_TOKENS.get(workload, UNKNOWN_WORKLOAD_CONTEXT_TOKENS)
+
+
+__all__ = ["DEFAULT_CONTEXT_TOKENS", "UNKNOWN_WORKLOAD_CONTEXT_TOKENS", "typical_context_tokens"]
