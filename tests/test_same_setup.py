@@ -6,7 +6,8 @@ import statistics
 
 import pytest
 
-from specpick.tools.catalog.published import load_published, map_workload
+from specpick.tools.catalog.published import copied_from, load_published, map_workload, measurement_sources
+from specpick.tools.model import same_setup
 from specpick.tools.model.priors import Shape, acceptance_prior
 from specpick.tools.model.same_setup import SAME_SHAPE_VARIANTS, variant_gap, workload_gap
 
@@ -15,27 +16,42 @@ EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
 MEDUSA_TREE = Shape(num_draft_tokens=4, tree_top_k=10, tree_tokens=64)
 
 
-def _raw(source: str, method_raw: str, verifier: str, task: str) -> float:
-    """A published speedup read from the CSV cells, not through the code under test."""
+def _cell(source: str, method_raw: str, verifier: str, task: str, column: str = "speedup_raw") -> float:
+    """A published cell read as written in the CSV, not through the code under test."""
     (row,) = [r for r in load_published() if (r.source_id, r.method_raw, r.verifier_model, r.task)
               == (source, method_raw, verifier, task)]
-    return float(row.speedup_raw)
+    return float(getattr(row, column))
 
 
 def test_medusa_2s_gap_is_the_median_of_the_medusa_readmes_same_setup_speedup_pairs():
     # Medusa-2 keeps Medusa-1's heads and tree, so equal cycle costs make the speedup ratio the tau ratio
-    pairs = [_raw("MEDUSA-README", "Medusa-2", v, "MT-Bench") / _raw("MEDUSA-README", "Medusa-1", v, "MT-Bench")
+    pairs = [_cell("MEDUSA-README", "Medusa-2", v, "MT-Bench") / _cell("MEDUSA-README", "Medusa-1", v, "MT-Bench")
              for v in ("Vicuna-7B", "Vicuna-13B")]
     gap, sources = variant_gap("medusa", "medusa-2")
     assert sources == ("MEDUSA-README",)
     assert gap == pytest.approx(statistics.median(pairs))
-    assert gap > 1.0
+
+
+def test_a_copy_of_a_measurement_leaves_with_its_original():
+    # the README's Medusa-2 bars are the Medusa paper's Table 1 figures: leaving the paper out leaves them out too,
+    # so the paper's rows are never predicted from their own numbers
+    copies = [r for r in load_published() if copied_from(r) == "MEDUSA-PAPER-T1"]
+    assert copies and all(measurement_sources(r) == {"MEDUSA-README", "MEDUSA-PAPER-T1"} for r in copies)
+    assert variant_gap("medusa", "medusa-2", frozenset({"MEDUSA-PAPER-T1"})) == (1.0, ())
 
 
 def test_hydras_gap_rests_on_stated_tau_from_two_sources():
     gap, sources = variant_gap("medusa", "hydra")
-    assert sources == ("EAGLE3-T1", "SPECBENCH-LB")
-    assert 1.3 < gap < 1.5  # tau 3.65 vs 2.59 on MT-Bench (EAGLE-3 paper), 3.26 vs 2.32 overall (Spec-Bench)
+    assert set(sources) == {"EAGLE3-T1", "SPECBENCH-LB"}
+    mt_bench = _cell("EAGLE3-T1", "Hydra", "Vicuna-13B-v1.3", "MT-Bench", "tau_raw") \
+        / _cell("EAGLE3-T1", "Medusa-1", "Vicuna-13B-v1.3", "MT-Bench", "tau_raw")
+    assert gap == pytest.approx(mt_bench, rel=0.05)
+
+
+def test_a_variant_pair_compares_runs_by_the_same_kind_of_runner():
+    # HASS's authors ran HASS and, as a third party, EAGLE-2; the EAGLE authors ran EAGLE-2 and HASS as a third
+    # party. Either ratio would also carry who ran the rows, which runner levelling already moves.
+    assert variant_gap("eagle2", "hass") == (1.0, ())
 
 
 def test_speedup_pairs_stand_for_tau_only_where_the_cycles_cost_alike():
@@ -43,68 +59,106 @@ def test_speedup_pairs_stand_for_tau_only_where_the_cycles_cost_alike():
     assert ("draft_model", "distillspec") not in SAME_SHAPE_VARIANTS
     assert variant_gap("draft_model", "distillspec") == (1.0, ())
     # CNN/DM carries long documents: without the EAGLE-3 paper's stated taus, no head summarization/chat ratio,
-    # though SAM-Decoding ran EAGLE-2 on both (speedups only)
+    # though the Spec-Bench tables ran EAGLE heads on both (speedups only)
     assert workload_gap("head", "summarization", "chat", frozenset({"EAGLE3-T1"})) == (1.0, ())
-    # translation prompts are as short as chat's: SAM-Decoding's speedups give the ratio (with the Spec-Bench
-    # leaderboard's task columns left out, it is SAM-Decoding's one EAGLE-2 pair)
-    assert workload_gap("head", "translation", "chat")[1] == ("SAMD-README", "SPECBENCH-LB")
+
+
+def test_a_workload_ratio_reads_tau_off_the_tables_overall_tau():
+    # SAM-Decoding's EAGLE-2 table: overall tau 4.36, split over the six tasks in proportion to their speedups
+    tasks = {w: _cell("SAMD-README", "EAGLE-2", "Vicuna-7B-v1.3", t) for w, t in (
+        ("chat", "Spec-Bench: Multi-turn Conversation (MT-bench)"),
+        ("translation", "Spec-Bench: Translation (WMT14 DE-EN)"),
+        ("summarization", "Spec-Bench: Summarization (CNN/DM)"),
+        ("qa", "Spec-Bench: Question Answering (Natural Questions, closed-book)"),
+        ("math", "Spec-Bench: Mathematical Reasoning (GSM8K)"),
+        ("rag", "Spec-Bench: Retrieval-aug. Generation (Natural Questions with retrieved passages)"))}
+    overall_tau = _cell("SAMD-README", "EAGLE-2", "Vicuna-7B-v1.3", "Mean of 6 (Spec-Bench Overall column)", "tau_raw")
+    tau = {w: overall_tau * s / statistics.fmean(tasks.values()) for w, s in tasks.items()}
     ratio, sources = workload_gap("head", "translation", "chat", frozenset({"SPECBENCH-LB"}))
     assert sources == ("SAMD-README",)
-    translation = _raw("SAMD-README", "EAGLE-2", "Vicuna-7B-v1.3", "Spec-Bench: Translation (WMT14 DE-EN)")
-    chat = _raw("SAMD-README", "EAGLE-2", "Vicuna-7B-v1.3", "Spec-Bench: Multi-turn Conversation (MT-bench)")
-    assert ratio == pytest.approx(translation / chat)
+    assert ratio == pytest.approx((tau["translation"] - 1) / (tau["chat"] - 1))
 
 
 @pytest.mark.parametrize("gap", [
     lambda ex: variant_gap("medusa", "medusa-2", ex), lambda ex: variant_gap("medusa", "hydra", ex),
-    lambda ex: variant_gap("eagle2", "hass", ex), lambda ex: workload_gap("head", "translation", "chat", ex),
-    lambda ex: workload_gap("model_free", "rag", "summarization", ex),
-    lambda ex: workload_gap("head", "code", "chat", ex),
+    lambda ex: workload_gap("head", "translation", "chat", ex),
+    lambda ex: workload_gap("model_free", "qa", "chat", ex), lambda ex: workload_gap("head", "code", "chat", ex),
 ])
-def test_a_gap_learns_nothing_from_a_left_out_source(gap):
+def test_a_gap_left_without_a_source_is_the_gap_of_data_that_never_had_it(gap, monkeypatch):
     _, sources = gap(frozenset())
     assert sources
+    rows = same_setup._paper_rows()
     for source in sources:
-        assert source not in gap(frozenset({source}))[1]
+        with_exclude = gap(frozenset({source}))
+        monkeypatch.setattr(same_setup, "_paper_rows",
+                            lambda source=source: tuple(r for r in rows if source not in measurement_sources(r)))
+        same_setup.variant_gap.cache_clear()
+        same_setup.workload_gap.cache_clear()
+        try:
+            assert gap(frozenset()) == with_exclude, source
+        finally:
+            monkeypatch.undo()
+            same_setup.variant_gap.cache_clear()
+            same_setup.workload_gap.cache_clear()
 
 
 def test_a_borrowed_variant_is_moved_toward_the_variant_asked_for():
-    # Medusa-2 without its own rows borrows Medusa-1's, raised by the gap
-    plain = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, exclude_sources=frozenset({"MEDUSA-PAPER-T1"}))
-    m2 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2",
-                          exclude_sources=frozenset({"MEDUSA-PAPER-T1"}))
-    assert m2.source_ids == plain.source_ids
-    assert m2.tau > plain.tau
-    assert any("medusa/plain rows moved to medusa-2: tau x" in a and "MEDUSA-README" in a for a in m2.assumptions)
-    # ...and Medusa-1 without its own rows borrows Medusa-2's, lowered by it
-    m1 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, exclude_sources=frozenset({"EAGLE3-T1"}))
-    m2_own = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2",
-                              exclude_sources=frozenset({"EAGLE3-T1"}))
-    assert m1.source_ids == m2_own.source_ids == ["MEDUSA-PAPER-T1"]
-    assert m1.tau < m2_own.tau
-    assert any("medusa/medusa-2 rows moved to plain medusa" in a for a in m1.assumptions)
+    # without the EAGLE-3 paper, plain Medusa has no tau rows and borrows Medusa-2's (the Medusa paper's), lowered
+    # by the Medusa-2 gap; Medusa-2 itself uses them as they are
+    no_t1 = frozenset({"EAGLE3-T1"})
+    m2 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2", exclude_sources=no_t1)
+    m1 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, exclude_sources=no_t1)
+    assert m1.source_ids == m2.source_ids == ["MEDUSA-PAPER-T1"]
+    assert not any("rows moved to" in a for a in m2.assumptions)
+    assert any("medusa/medusa-2 rows moved to plain medusa: tau x" in a and "MEDUSA-README" in a
+               for a in m1.assumptions)
+    assert m1.tau / m2.tau == pytest.approx(1 / variant_gap("medusa", "medusa-2", no_t1)[0], rel=0.01)
 
 
-def test_a_variant_nobody_compared_borrows_as_it_did():
-    # Hydra++ was never run beside plain Medusa or Hydra: it borrows Hydra's gap (its fallback), no guess of its own
-    hydra = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra")
-    hydra_pp = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++",
-                                exclude_sources=frozenset({"HYDRA"}))
-    assert hydra_pp.tau == pytest.approx(hydra.tau)
+def test_a_variant_never_compared_stands_in_with_its_fallbacks_gap():
+    # Hydra++ was never run beside plain Medusa. Without Hydra's or Hydra++'s own tau rows it borrows Medusa-2's,
+    # moved by Hydra's gap over Medusa-2's
+    ex = frozenset({"EAGLE3-T1", "HYDRA"})
+    hydra_pp = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++", exclude_sources=ex)
+    m2 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2", exclude_sources=ex)
+    assert hydra_pp.source_ids == m2.source_ids == ["MEDUSA-PAPER-T1"]
+    expected = variant_gap("medusa", "hydra", ex)[0] / variant_gap("medusa", "medusa-2", ex)[0]
+    assert hydra_pp.tau / m2.tau == pytest.approx(expected, rel=0.01)
+    # with no gap measured either way, the borrowed rows are used as they are
+    blind = ex | {"SPECBENCH-LB", "MEDUSA-README"}
+    assert acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++", exclude_sources=blind).tau \
+        == pytest.approx(acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2",
+                                          exclude_sources=blind).tau)
 
 
-def test_a_measured_workload_ratio_replaces_an_assumed_one_for_the_papers_rows():
+def test_a_measured_workload_ratio_replaces_an_assumed_one_in_the_papers_harness():
     chat = acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE)
     translation = acceptance_prior("eagle2", "translation", 0.0, EAGLE2_TREE)
     assert translation.workload_used == "chat"
-    assert translation.tau < chat.tau
-    assert any("ran both on one setup: SAMD-README, SPECBENCH-LB" in a for a in translation.assumptions)
+    ratio = workload_gap("head", "translation", "chat")[0]
+    assert translation.tau - 1 == pytest.approx((chat.tau - 1) * ratio, rel=0.02)
+    assert any("ran both in one table: SAMD-README, SPECBENCH-LB" in a for a in translation.assumptions)
     # without the sources that measured it, the borrowed rows are used as they are, and said to be an assumption
     neither = frozenset({"SAMD-README", "SPECBENCH-LB"})
     unmeasured = acceptance_prior("eagle2", "translation", 0.0, EAGLE2_TREE, exclude_sources=neither)
     assert unmeasured.tau == pytest.approx(acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE,
                                                             exclude_sources=neither).tau)
-    assert any("(tau-1) x 1 (assumption: no adjustment)" in a for a in unmeasured.assumptions)
+    assert any("(tau-1) x 1.00 (assumption: no adjustment)" in a for a in unmeasured.assumptions)
+
+
+def test_closed_book_qa_moves_n_gram_by_the_measured_ratio_not_the_assumed_one():
+    chat = acceptance_prior("ngram", "chat", 0.0, CHAIN3)
+    qa = acceptance_prior("ngram", "qa", 0.0, CHAIN3)
+    assert 1.0 < qa.tau < chat.tau
+    assert any("(tau-1) ratio qa/chat" in a for a in qa.assumptions)
+
+
+@pytest.mark.parametrize("method, shape", [("eagle3", CHAIN3), ("medusa", CHAIN3), ("ngram", CHAIN3)])
+def test_an_engine_estimate_is_not_moved_by_ratios_measured_on_the_papers_trees(method, shape):
+    # measured over 6-8 drafted positions, they would overstate the gap on an engine's 3-token chain, also when the
+    # engine estimate rests on the papers' rows
+    p = acceptance_prior(method, "translation", 0.0, shape, harness_class="engine", engine="sglang")
+    assert not any("ran both in one table" in a for a in p.assumptions)
 
 
 def test_a_separate_drafts_workload_gap_is_not_borrowed_from_another_draft():
@@ -113,14 +167,7 @@ def test_a_separate_drafts_workload_gap_is_not_borrowed_from_another_draft():
     p = acceptance_prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.1,
                          exclude_sources=frozenset({"LEVIATHAN-T2"}))  # the one source of draft translation rows
     assert p.workload_used == "chat"
-    assert not any("ran both on one setup" in a for a in p.assumptions)
-
-
-def test_a_workload_ratio_measured_on_papers_trees_does_not_move_engine_rows():
-    # measured over 6-8 drafted positions, it would overstate the gap on an engine's 3-token chain
-    p = acceptance_prior("eagle3", "translation", 0.0, CHAIN3, harness_class="engine", engine="vllm")
-    assert p.workload_used != "translation"
-    assert not any("ran both on one setup" in a for a in p.assumptions)
+    assert not any("ran both in one table" in a for a in p.assumptions)
 
 
 @pytest.mark.parametrize("task, workload", [

@@ -18,7 +18,7 @@ from specpick.tools.calibration.specs import harness_for, resolve_draft, resolve
 from specpick.tools.model.prior_rules import CHAIN_DEFAULTS, TREE_DEFAULTS, tree_for
 from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import (
-    AGGREGATE, TASK_COLUMN, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int,
+    AGGREGATE, TASK_COLUMN, UNMODELLED, WORKLOAD_MIXES, PublishedRow, config_int, copied_from,
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
@@ -77,8 +77,8 @@ def skip_reason(row: PublishedRow) -> str | None:
         return "aggregate of rows already in the set (a mean of its benchmarks)"
     if row.provenance == TASK_COLUMN:
         return "a task column of a table graded by its overall column (feeds same-setup workload ratios)"
-    if row.source_id == "EAGLE1-FIG1" and row.method in ("medusa", "lookahead"):
-        return "duplicate: values copied from the Medusa/Lookahead reports already in the set"
+    if copied_from(row):
+        return f"duplicate: the same measurement as {copied_from(row)}'s, already in the set"
     if row.workload is None:
         return "workload not modelled"
     return None

@@ -136,7 +136,7 @@ def constants_used() -> dict[str, str]:
         + " (tau ratio of same-setup runs; moves a borrowed variant's rows: tools/model/same_setup.py)",
         "workload / borrowed workload": ", ".join(f"{f} {w}/{b} {g:.2f} ({', '.join(src)})"
                                                   for (f, w, b), (g, src) in measured_workload_ratios().items())
-        + " (tau ratio of same-setup runs; moves the papers' rows where the move was assumed)",
+        + " ((tau-1) ratio of same-setup runs; moves papers'-harness estimates where the move was assumed)",
         "draft-size slope S": "{:+.3f} alpha per decade, {} sweeps (Leviathan T2/T3)".format(*draft_ratio_slope()),
         "temperature rho": ", ".join(f"{k} {v[0]:.3f} ({v[1]} pairs)" for k, v in sorted(temperature_rho().items())),
         "NGRAM/SUFFIX/REST lookup ms": f"{consts.ngram_lookup_ms}/{consts.suffix_lookup_ms}/"

@@ -61,6 +61,15 @@ AGGREGATE = "aggregate"  # "Mean of 5": the mean of rows already in the set
 # (Spec-Bench leaderboard): the task rows feed same-setup workload ratios (tools/model/same_setup.py) but are not
 # graded on their own, so a 6-task table counts once per setup, as it did before its task columns were added.
 TASK_COLUMN = "primary-task"
+# Rows that republish another source's measurement: (source_id, method cell) -> the source whose run they copy.
+# A copy is graded once, under its original; a leave-one-source-out run that leaves either out leaves the copy out.
+SAME_MEASUREMENT: dict[tuple[str, str], str] = {
+    # EAGLE Fig. 1 footnote: Medusa and Lookahead values "copied from their original technical reports"
+    ("EAGLE1-FIG1", "Medusa-1"): "MEDUSA-README",
+    ("EAGLE1-FIG1", "Lookahead"): "LADE-BLOG",
+    # the README's tech-report chart shows the Medusa paper's Table 1 Medusa-2 speedups (2.83x on Vicuna-7B/13B)
+    ("MEDUSA-README", "Medusa-2"): "MEDUSA-PAPER-T1",
+}
 MIXED5 = "mixed5"  # EAGLE-3 headline figure: mean over MT-bench, HumanEval, GSM8K, Alpaca, CNN/DM
 MIXED5_WORKLOADS: tuple[str, ...] = ("chat", "code", "math", "chat", "summarization")
 # Spec-Bench's "Overall" column (github:hemingkx/Spec-Bench Leaderboard.md): the mean over its six tasks, MT-bench
@@ -145,7 +154,8 @@ def parse_batch(cell: str) -> int | None:
 def map_workload(task: str) -> str | None:
     """Benchmark -> workload (MT-Bench/Alpaca -> chat, HumanEval -> code, GSM8K -> math, CNN/DM and XSum
     -> summarization, HAGRID context QA and Spec-Bench's retrieval-augmented task -> rag, closed-book Natural
-    Questions -> qa, WMT -> translation; MT-Bench coding/math categories go to code/math). None: not a workload we model (language-modelling corpora, long-context RULER, ranges)."""
+    Questions -> qa, WMT -> translation; MT-Bench coding/math categories go to code/math). None: not a workload we
+    model (language-modelling corpora, long-context RULER, ranges)."""
     t = task.lower()
     if "(range)" in t:
         return None
@@ -163,7 +173,8 @@ def map_workload(task: str) -> str | None:
         return "chat"
     rules = (
         ("humaneval", "code"), ("mbpp", "code"), ("gsm8k", "math"), ("cnn", "summarization"), ("xsum", "summarization"),
-        ("hagrid", "rag"), ("retrieval-aug", "rag"), ("natural questions", "qa"), ("wmt", "translation"), ("ende", "translation"), ("alpaca", "chat"),
+        ("hagrid", "rag"), ("retrieval-aug", "rag"), ("natural questions", "qa"), ("wmt", "translation"),
+        ("ende", "translation"), ("alpaca", "chat"),
         ("dialog", "chat"), ("math (internal)", "math"), ("chat (internal)", "chat"),
         ("wikipedia", "chat"), ("books", "chat"), ("various generation", "chat"), ("coding agents", "agentic"),
     )
@@ -226,6 +237,17 @@ def load_published() -> tuple[PublishedRow, ...]:
     """All published rows, parsed (cached)."""
     text = resources.files("specpick.tools").joinpath("data", "published_measurements.csv").read_text("utf-8")
     return rows_from_text(text)
+
+
+def copied_from(row: PublishedRow) -> str | None:
+    """The source whose measurement ``row`` republishes (``SAME_MEASUREMENT``), or None for an original."""
+    return SAME_MEASUREMENT.get((row.source_id, row.method_raw.strip()))
+
+
+def measurement_sources(row: PublishedRow) -> frozenset[str]:
+    """The sources whose exclusion removes ``row``: its own, and the original's for a copy."""
+    original = copied_from(row)
+    return frozenset({row.source_id, original}) if original else frozenset({row.source_id})
 
 
 def config_int(config: str, *keys: str) -> int | None:

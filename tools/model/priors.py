@@ -6,8 +6,8 @@ moved to the requested situation by stated rules, then the median over sources i
 
 1-3. shape, draft size and temperature (``tools/model/prior_rows.py``);
 4. workload: if no rows for the workload, the nearest workload's rows with a stated adjustment, and a wider range;
-   where the adjustment would only be assumed, the papers' rows move by the tau ratio of same-setup runs on both
-   workloads (``tools/model/same_setup.py``);
+   where the adjustment would only be assumed, papers'-harness estimates move by the (tau-1) ratio of same-setup
+   runs on both workloads (``tools/model/same_setup.py``);
 5. who runs it (papers' harnesses only): third parties measure less than a method's authors, so rows of the other
    kind are moved by ``runner_ratio`` to the requested runner's level; a user is a third party
    (``tools/model/runner_levelling.py``);
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 from functools import lru_cache
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -31,7 +32,7 @@ from specpick.tools.model.prior_rows import (
 )
 from specpick.tools.model.prior_rules import OWN_MODULE_METHODS, decay_and_source
 from specpick.tools.model.runner_levelling import RUNNER_MIN_SOURCES, runner_factors, runner_ratio
-from specpick.tools.model.same_setup import borrow_factor, variant_gap, workload_gap
+from specpick.tools.model.same_setup import variant_gap, workload_gap
 from specpick.tools.vocab import METHOD_FAMILY, TRAINED_HEAD_METHODS, Runner
 
 # Nearest workloads to borrow rows from, in order.
@@ -41,23 +42,33 @@ FALLBACK: dict[str, tuple[str, ...]] = {
     "translation": ("chat",),
     "structured": ("code", "chat"), "agentic": ("code", "rag", "chat"), "creative": ("chat",),
 }
+class Adjust(NamedTuple):
+    """A move on (tau - 1) when a workload borrows another's rows, why, and whether it is only assumed (then a
+    measured same-setup ratio replaces it: ``_measured_adjust``)."""
+
+    factor: float
+    why: str
+    assumed: bool = False
+
+
 # Multiplier on (tau - 1) when borrowing rows (target workload, borrowed workload, method family), with
-# its reason; pairs not listed borrow unchanged (stated as an assumption).
-WORKLOAD_ADJUST: dict[tuple[str, str, str], tuple[float, str]] = {
-    ("creative", "chat", "model_free"): (0.3, "PLD-RAW writing/roleplay turn-1 speedups 1.10/1.06 vs 1.30 for all "
-                                         "MT-Bench turn 1: creative text copies little from its prompt"),
-    ("creative", "chat", "head"): (1.0, "Medusa README: writing 1.95x / roleplay 2.01x vs 1.97x overall"),
-    ("translation", "chat", "model_free"): (0.5, "assumption: output language differs from the input, little "
-                                            "to copy (low-overlap n-gram loses, vllm#8439)"),
-    ("rag", "summarization", "model_free"): (1.0, "PLD-RAW: HAGRID context QA 2.37x vs CNN/DM 2.38x"),
-    ("doc-qa", "rag", "model_free"): (1.0, "document QA is RAG with the document supplied by the user: the HAGRID "
-                                      "rows are questions answered from given passages (PLD-RAW)"),
-    ("doc-qa", "rag", "head"): (1.0, "document QA is RAG with the document supplied by the user"),
-    ("qa", "chat", "model_free"): (1.0, "closed-book answers copy little from the question, as chat does "
-                                   "(assumption; MT-Bench rows)"),
-    ("chat", "code", "model_free"): (0.68, "EAGLE3-T1 prompt lookup: MT-Bench tau 1.63 vs HumanEval 1.93, "
-                                     "(tau-1) ratio 0.68"),
+# its reason; pairs not listed borrow unchanged (``DEFAULT_ADJUST``, an assumption).
+WORKLOAD_ADJUST: dict[tuple[str, str, str], Adjust] = {
+    ("creative", "chat", "model_free"): Adjust(0.3, "PLD-RAW writing/roleplay turn-1 speedups 1.10/1.06 vs 1.30 for "
+                                               "all MT-Bench turn 1: creative text copies little from its prompt"),
+    ("creative", "chat", "head"): Adjust(1.0, "Medusa README: writing 1.95x / roleplay 2.01x vs 1.97x overall"),
+    ("translation", "chat", "model_free"): Adjust(0.5, "output language differs from the input, little to copy "
+                                                  "(low-overlap n-gram loses, vllm#8439)", assumed=True),
+    ("rag", "summarization", "model_free"): Adjust(1.0, "PLD-RAW: HAGRID context QA 2.37x vs CNN/DM 2.38x"),
+    ("doc-qa", "rag", "model_free"): Adjust(1.0, "document QA is RAG with the document supplied by the user: the "
+                                            "HAGRID rows are questions answered from given passages (PLD-RAW)"),
+    ("doc-qa", "rag", "head"): Adjust(1.0, "document QA is RAG with the document supplied by the user"),
+    ("qa", "chat", "model_free"): Adjust(1.0, "closed-book answers copy little from the question, as chat does "
+                                         "(MT-Bench rows)", assumed=True),
+    ("chat", "code", "model_free"): Adjust(0.68, "EAGLE3-T1 prompt lookup: MT-Bench tau 1.63 vs HumanEval 1.93, "
+                                           "(tau-1) ratio 0.68"),
 }
+DEFAULT_ADJUST = Adjust(1.0, "no adjustment", assumed=True)
 # Variants without acceptance rows of their own borrow from the closest variant ("" = plain method).
 VARIANT_FALLBACK: dict[str, str] = {"hydra++": "hydra"}
 # Methods with no published rows of their own borrow another method's rows, with the reason.
@@ -69,7 +80,6 @@ METHOD_BORROW: dict[str, tuple[str, str]] = {
                         "used, since both draft from text already seen; suffix can do better on repetitive "
                         "agentic traffic, where its cache of earlier outputs matches more (measure it)"),
 }
-DEFAULT_ADJUST = (1.0, "assumption: no adjustment")
 # Families whose workload ratios are measured (tools/model/same_setup.py). A separate draft model is left out: how
 # well it drafts a task follows its own training data, not the method's. The only measured pairs (Spec-Bench's SpS)
 # use Vicuna-68M, trained on ShareGPT chat, at 0.70x its chat speed on WMT translation, while T5-small, fine-tuned on
@@ -241,49 +251,50 @@ def engine_discount(method: str, exclude: frozenset[str] = frozenset()) -> tuple
     return min(1.0, statistics.median(eng) / statistics.median(pap)), len(eng)
 
 
-def _workload_rows(rows: list[PriorRow], method: str, workload: str, exclude: frozenset[str],
-                   assumptions: list[str]) -> tuple[list[PriorRow], str, float, float]:
-    """(rows of the workload used, that workload, multiplier on tau - 1, multiplier on tau) for the workload asked.
+def _measured_adjust(workload: str, used_w: str, family: str, harness_class: str | None,
+                     exclude: frozenset[str]) -> tuple[Adjust, tuple[str, ...]]:
+    """The move for borrowing ``used_w``'s rows for ``workload``: ``WORKLOAD_ADJUST``'s, or, where that is only
+    assumed, the measured (tau-1) ratio of same-setup runs on both (``same_setup.workload_gap``, without
+    ``exclude``) and its sources. Measured ratios move the papers'-harness estimates only: they come from the
+    papers' deep trees and long chains, where acceptance differences compound over more drafted positions than an
+    engine's 1-5 token chain verifies; and not separate drafts' (``MEASURED_WORKLOAD_FAMILIES``)."""
+    adjust = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)
+    if not adjust.assumed or harness_class == "engine" or family not in MEASURED_WORKLOAD_FAMILIES:
+        return adjust, ()
+    ratio, sources = workload_gap(family, workload, used_w, exclude)
+    if not sources:
+        return adjust, ()
+    return Adjust(ratio, f"the {family} family's (tau-1) ratio {workload}/{used_w} where one source ran both in "
+                         f"one table: {', '.join(sources)}"), sources
 
-    The workload's own rows if any, else the nearest workload's (``FALLBACK``) moved by ``WORKLOAD_ADJUST``; where
-    that move is only an assumption and some source measured both workloads on one setup in a papers' harness, the
-    papers' rows move by the measured tau ratio instead (``same_setup.workload_gap``, without ``exclude``).
-    """
+
+def _workload_rows(rows: list[PriorRow], method: str, workload: str, harness_class: str | None,
+                   exclude: frozenset[str], assumptions: list[str]) -> tuple[list[PriorRow], str, float]:
+    """(rows of the workload used, that workload, multiplier on tau - 1) for the workload asked: the workload's own
+    rows if any, else the nearest workload's (``FALLBACK``) moved by ``_measured_adjust``."""
     used_w = next((w for w in (workload, *FALLBACK[workload]) if any(r.workload == w for r in rows)), None)
     if used_w is None:
         used_w = "chat" if any(r.workload == "chat" for r in rows) else rows[0].workload
-    factor, tau_ratio = 1.0, 1.0
+    factor = 1.0
     if used_w != workload:
-        family = METHOD_FAMILY[method]
-        factor, why = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)
-        # the ratios are measured in the papers' harnesses, at their deep trees and long chains, where acceptance
-        # differences compound over more drafted positions than an engine's 1-5 token chain verifies: they move
-        # the papers' rows only
-        measured, sources = workload_gap(family, workload, used_w, exclude) \
-            if rows[0].harness_class == "paper" and family in MEASURED_WORKLOAD_FAMILIES else (1.0, ())
-        if sources and why.startswith("assumption"):
-            factor, tau_ratio = 1.0, measured
-            assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, tau x "
-                               f"{measured:.2f} (the {family} family's {workload}/{used_w} ratio where one source ran "
-                               f"both on one setup: {', '.join(sources)}); range widened by "
-                               f"{DERIVED_RANGE_WIDEN:.0%} of tau-1")
-        else:
-            assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
-                               f"{factor:g} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
-    return [r for r in rows if r.workload == used_w], used_w, factor, tau_ratio
+        adjust, _ = _measured_adjust(workload, used_w, METHOD_FAMILY[method], harness_class, exclude)
+        factor = adjust.factor
+        why = f"assumption: {adjust.why}" if adjust.assumed else adjust.why
+        assumptions.append(f"no published {method} acceptance for {workload}: {used_w} rows used, (tau-1) x "
+                           f"{factor:.2f} ({why}); range widened by {DERIVED_RANGE_WIDEN:.0%} of tau-1")
+    return [r for r in rows if r.workload == used_w], used_w, factor
 
 
 def measured_workload_ratios() -> dict[tuple[str, str, str], tuple[float, tuple[str, ...]]]:
-    """(family, workload, borrowed workload) -> (tau ratio, sources) for every fallback whose assumed adjustment a
-    measured ratio replaces (``_workload_rows``), for ``calibrate``."""
+    """(family, workload, borrowed workload) -> ((tau-1) ratio, sources) for every fallback whose assumed move a
+    measured ratio replaces in the papers' harnesses (``_measured_adjust``), for ``calibrate``."""
     out = {}
     for workload, nearest in FALLBACK.items():
         for used_w in nearest:
             for family in sorted(MEASURED_WORKLOAD_FAMILIES):
-                why = WORKLOAD_ADJUST.get((workload, used_w, family), DEFAULT_ADJUST)[1]
-                ratio, sources = workload_gap(family, workload, used_w)
-                if sources and why.startswith("assumption"):
-                    out[(family, workload, used_w)] = (ratio, sources)
+                adjust, sources = _measured_adjust(workload, used_w, family, "paper", frozenset())
+                if sources:
+                    out[(family, workload, used_w)] = (adjust.factor, sources)
     return out
 
 
@@ -291,21 +302,38 @@ def _variant_factors(rows: list[PriorRow], variant: str, exclude: frozenset[str]
                      assumptions: list[str]) -> list[float] | None:
     """Per row, the multiplier on tau that moves a borrowed variant's row to ``variant`` (None: no row moves).
 
-    ``_select_rows`` borrows another variant's rows when the asked one has none; the variants' gap
-    (``tools/model/same_setup.py``, measured outside ``exclude``) moves them. A variant whose gap was never
-    measured borrows its ``VARIANT_FALLBACK``'s gap, else none (its rows are used as they are, and said so above).
+    ``_select_rows`` borrows another variant's rows when the asked one has none; the variants' gaps over the plain
+    method (``same_setup.variant_gap``, measured outside ``exclude``) move them. A variant never compared with the
+    plain method stands in with its ``VARIANT_FALLBACK``'s gap, else its rows are used as they are.
     """
     method = rows[0].method
-    wanted = variant if variant_gap(method, variant, exclude)[1] else VARIANT_FALLBACK.get(variant, variant)
-    factors = [borrow_factor(method, wanted, r.variant, exclude) for r in rows]
-    if all(f == 1.0 for f in factors):
+
+    def gap(kind: str) -> tuple[float, tuple[str, ...]] | None:
+        """The kind's gap over plain (1.0 for plain), its stand-in's, or None when neither was measured."""
+        for k in (kind, VARIANT_FALLBACK.get(kind, "")):
+            if not k:
+                return 1.0, ()
+            g = variant_gap(method, k, exclude)
+            if g[1]:
+                return g
         return None
-    for kind in sorted({r.variant for r in rows if r.variant != wanted}):
-        f = borrow_factor(method, wanted, kind, exclude)
-        sources = sorted(set(variant_gap(method, wanted, exclude)[1]) | set(variant_gap(method, kind, exclude)[1]))
-        assumptions.append(f"{method}/{kind or 'plain'} rows moved to {variant or 'plain ' + method}: tau x {f:.2f} "
-                           f"(the variants' tau ratio where one source ran both on the same setup: "
-                           f"{', '.join(sources)})")
+
+    wanted = gap(variant)
+    factors: list[float] = []
+    notes: dict[str, str] = {}
+    for r in rows:
+        have = gap(r.variant)
+        if r.variant == variant or wanted is None or have is None or wanted[0] == have[0]:
+            factors.append(1.0)
+            continue
+        factors.append(wanted[0] / have[0])
+        sources = ", ".join(sorted(set(wanted[1]) | set(have[1])))
+        notes[r.variant] = (f"{method}/{r.variant or 'plain'} rows moved to {variant or 'plain ' + method}: tau x "
+                            f"{wanted[0] / have[0]:.2f} (the variants' tau ratio where one source ran both on one "
+                            f"setup: {sources})")
+    if not notes:
+        return None
+    assumptions.extend(notes[k] for k in sorted(notes))
     return factors
 
 
@@ -411,7 +439,7 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
               engine: str | None, verifier_family: str = ""
               ) -> tuple[list[PriorRow], str, float, tuple[float, ...], tuple[str, ...]]:
     """(rows, workload used, tau - 1 multiplier, per-row tau multipliers, notes): the shape-independent half of a
-    prior. The per-row multipliers move a borrowed workload's and a borrowed variant's rows (``same_setup``).
+    prior. The per-row multipliers move a borrowed variant's rows (``_variant_factors``).
 
     One estimate asks for the prior at every draft length and batch of its sweeps (over a hundred shapes per
     `recommend`); the rows they rest on depend only on these arguments, so they are chosen once.
@@ -423,10 +451,9 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     if not rows:
         raise InputError(f"no acceptance figure for method '{method}' that applies outside the engine that measured "
                          f"it ({assumptions[-1]}); pass --alpha or --tau")
-    rows, used_w, factor, tau_ratio = _workload_rows(rows, method, workload, exclude_sources, assumptions)
+    rows, used_w, factor = _workload_rows(rows, method, workload, harness_class, exclude_sources, assumptions)
     moved = _variant_factors(rows, variant, exclude_sources, assumptions)
-    tau_factors = tuple(tau_ratio * (moved[i] if moved else 1.0) for i in range(len(rows)))
-    return rows, used_w, factor, tau_factors, tuple(assumptions)
+    return rows, used_w, factor, tuple(moved or (1.0,) * len(rows)), tuple(assumptions)
 
 
 def acceptance_prior(

@@ -1,25 +1,29 @@
-"""Acceptance ratios from same-setup published pairs: one source, one verifier, one harness, one thing changed.
+"""Acceptance ratios from same-setup published pairs: one source, one table, one verifier, one thing changed.
 
 When one source measured two runs that differ in a single respect, the ratio of their acceptance says how far that
 respect moves acceptance, free of the harness, hardware and verifier the two runs share. Two such respects are used
 where a prior has to borrow rows (``tools/model/priors.py``):
 
-- **the variant** of a method. A variant with no rows of its own borrows the plain method's, and a plain method with
-  none borrows a variant's (``_select_rows``). Variants are not alike: Hydra's sequentially dependent heads accept
-  about 1.4x the tokens of Medusa-1's on the same verifier (EAGLE-3 paper Table 1 and the Spec-Bench leaderboard,
-  tau 3.65 vs 2.59 on MT-Bench), and Medusa-2's jointly trained backbone about 1.25x (Medusa README: 2.83x vs
-  2.18x). Borrowed as they were, a Medusa-1 prior sat at Medusa-2's level and a Medusa-2 prior at Medusa-1's.
-- **the workload**. A workload with no rows borrows the nearest one's (``FALLBACK``). Where the move was an
-  assumption (``WORKLOAD_ADJUST`` reasons that start with "assumption"), a measured ratio replaces it: EAGLE-2 on
-  Spec-Bench's translation task runs at 0.67x its chat speed on the same machine (SAM-Decoding README).
+- **the variant** of a method (``variant_gap``: tau over tau). A variant with no rows of its own borrows the plain
+  method's, and a plain method with none borrows a variant's (``_select_rows``). Variants are not alike: Hydra's
+  sequentially dependent heads accept about 1.4x the tokens of Medusa-1's on the same verifier (EAGLE-3 paper
+  Table 1 and the Spec-Bench leaderboard, tau 3.65 vs 2.59 on MT-Bench). Borrowed as they were, a Medusa-1 prior
+  without its own rows sat at Medusa-2's level and a Medusa-2 prior at Medusa-1's. A pair compares like with like:
+  both rows run by the method's authors, or both by third parties (``tools/catalog/authorship.py``); otherwise the
+  ratio would also carry who ran them, which ``tools/model/runner_levelling.py`` already moves.
+- **the workload** (``workload_gap``: (tau-1) over (tau-1), the quantity ``WORKLOAD_ADJUST`` moves). A workload
+  with no rows borrows the nearest one's (``FALLBACK``); where that move was an assumption, the measured ratio
+  replaces it.
 
-A pair's ratio is tau over tau when both rows state it. Otherwise it is speedup over speedup when the two runs
-cost the same per cycle, since then the speedup ratio is the tau ratio: for two variants only when the variant keeps
-the plain method's drafter and tree (``SAME_SHAPE_VARIANTS``); for two workloads of one method, variant and
-configuration only when their typical contexts are alike (``CONTEXT_ALIKE``), since a long document makes each
-verify dearer and the speedup ratio would charge that to acceptance (EAGLE-3 on CNN/DM: tau 0.97x MT-Bench's, speedup
-0.90x; EAGLE-3 paper Table 1). A source gives the median of its pairs and a ratio is the median over sources, so one
-paper's many benchmarks count once. Every ratio is computed without the sources a leave-one-source-out run excludes.
+A pair's tau comes from the rows when they state it. A row that states only a speedup has its tau read off a run
+that costs the same per cycle: for two variants only when the variant keeps the plain method's drafter and tree
+(``SAME_SHAPE_VARIANTS``), as tau_v / tau_plain = speedup_v / speedup_plain; for a workload, from its table's stated
+overall tau, split over the table's tasks in proportion to their speedups, and only between workloads of alike
+typical context (``CONTEXT_ALIKE``), since a long document makes each verify dearer and the speedup ratio would
+charge that to acceptance (EAGLE-3 on CNN/DM: tau 0.97x MT-Bench's, speedup 0.90x; EAGLE-3 paper Table 1). A source
+gives the median of its pairs and a ratio is the median over sources, so one paper's many benchmarks count once.
+Every ratio is computed without the sources a leave-one-source-out run excludes, a republished copy of a measurement
+with its original (``catalog.published.measurement_sources``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from __future__ import annotations
 import statistics
 from functools import lru_cache
 
-from specpick.tools.catalog.published import AGGREGATE, PublishedRow, load_published
+from specpick.tools.catalog.authorship import by_authors
+from specpick.tools.catalog.published import AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, \
+    measurement_sources
 from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS, UNKNOWN_WORKLOAD_CONTEXT_TOKENS
 from specpick.tools.vocab import METHOD_FAMILY
 
@@ -36,9 +42,8 @@ from specpick.tools.vocab import METHOD_FAMILY
 # arXiv 2401.10774, sec. 2.3); HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's
 # dynamic tree (Zhang et al. 2024, arXiv 2408.15766, sec. 4).
 SAME_SHAPE_VARIANTS: frozenset[tuple[str, str]] = frozenset({("medusa", "medusa-2"), ("eagle2", "hass")})
-
-
 CONTEXT_ALIKE = 2.0  # assumption: typical contexts within 2x of each other cost alike per cycle
+MIN_BASE_TAU = 1.05  # a base workload accepting less leaves no (tau-1) to take a ratio of
 
 
 def _contexts_alike(a: str, b: str) -> bool:
@@ -48,19 +53,14 @@ def _contexts_alike(a: str, b: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _paper_rows() -> tuple[PublishedRow, ...]:
-    """Published rows usable in a pair: a modelled method, point values, no mean of rows already in the set (a
-    mix such as Spec-Bench's overall is kept: two variants run on the same mix compare like any benchmark)."""
-    return tuple(r for r in load_published() if r.method and r.workload and r.workload != AGGREGATE
+    """Published rows usable in a pair: a modelled method and point values (aggregates and mixes included: they
+    anchor a table's tau, and two variants run on the same mix compare like any benchmark)."""
+    return tuple(r for r in load_published() if r.method and r.workload
                  and not r.speedup_is_range and not r.acceptance_is_range)
 
 
-def _ratio(a: PublishedRow, b: PublishedRow, speedup_ok: bool) -> float | None:
-    """Acceptance of ``a`` over ``b``: tau over tau, else (same drafting) speedup over speedup."""
-    if a.tau and b.tau:
-        return a.tau / b.tau
-    if speedup_ok and a.speedup and b.speedup:
-        return a.speedup / b.speedup
-    return None
+def _rows(exclude: frozenset[str]) -> list[PublishedRow]:
+    return [r for r in _paper_rows() if not measurement_sources(r) & exclude]
 
 
 def _median_over_sources(by_source: dict[str, list[float]]) -> tuple[float, tuple[str, ...]]:
@@ -77,29 +77,25 @@ def variant_gap(method: str, variant: str, exclude: frozenset[str] = frozenset()
         return 1.0, ()
 
     def setup(r: PublishedRow) -> tuple:
-        return r.source_id, r.verifier_model, r.hardware, r.task, r.temperature, r.batch
+        return (r.source_id, r.source, r.verifier_model, r.hardware, r.task, r.temperature, r.batch,
+                by_authors(r.source_id, r.method, r.variant))
 
-    rows = [r for r in _paper_rows() if r.method == method and r.source_id not in exclude]
-    plain = {setup(r): r for r in rows if r.variant == ""}
+    rows = [r for r in _rows(exclude) if r.method == method]
+    plain: dict[tuple, list[PublishedRow]] = {}
+    for r in rows:
+        if r.variant == "":
+            plain.setdefault(setup(r), []).append(r)
+    same_shape = (method, variant) in SAME_SHAPE_VARIANTS
     by_source: dict[str, list[float]] = {}
     for r in rows:
-        if r.variant == variant and setup(r) in plain:
-            ratio = _ratio(r, plain[setup(r)], (method, variant) in SAME_SHAPE_VARIANTS)
-            if ratio is not None:
-                by_source.setdefault(r.source_id, []).append(ratio)
+        if r.variant != variant:
+            continue
+        for p in plain.get(setup(r), []):
+            if r.tau and p.tau:
+                by_source.setdefault(r.source_id, []).append(r.tau / p.tau)
+            elif same_shape and r.speedup and p.speedup:
+                by_source.setdefault(r.source_id, []).append(r.speedup / p.speedup)
     return _median_over_sources(by_source)
-
-
-def borrow_factor(method: str, wanted: str, row_variant: str, exclude: frozenset[str]) -> float:
-    """The multiplier on tau that moves a ``row_variant`` row of ``method`` to ``wanted`` (1.0 when either gap is
-    unmeasured: then the row is used as it is)."""
-    if wanted == row_variant:
-        return 1.0
-    g_wanted, src_w = variant_gap(method, wanted, exclude)
-    g_row, src_r = variant_gap(method, row_variant, exclude)
-    if (wanted and not src_w) or (row_variant and not src_r):
-        return 1.0
-    return g_wanted / g_row
 
 
 def measured_variant_gaps() -> dict[tuple[str, str], tuple[float, tuple[str, ...]]]:
@@ -108,27 +104,45 @@ def measured_variant_gaps() -> dict[tuple[str, str], tuple[float, tuple[str, ...
     return {k: g for k in kinds if (g := variant_gap(*k))[1]}
 
 
+def _task_taus(table: list[PublishedRow]) -> dict[str, float]:
+    """workload -> tau for one table of one method on one setup: the tasks' stated taus; when no task states one,
+    the table's stated overall tau (an aggregate or mix row) split over its tasks in proportion to their speedups."""
+    tasks = [r for r in table if r.workload != AGGREGATE and r.workload not in WORKLOAD_MIXES]
+    taus: dict[str, list[float]] = {}
+    if any(r.tau for r in tasks):
+        for r in tasks:
+            if r.tau:
+                taus.setdefault(r.workload, []).append(r.tau)
+    else:
+        overall = [r.tau for r in table if (r.workload == AGGREGATE or r.workload in WORKLOAD_MIXES) and r.tau]
+        if overall and tasks and all(r.speedup for r in tasks):
+            mean_speed = statistics.fmean(r.speedup for r in tasks)
+            for r in tasks:
+                taus.setdefault(r.workload, []).append(overall[0] * r.speedup / mean_speed)
+    return {w: statistics.median(v) for w, v in taus.items()}
+
+
 @lru_cache(maxsize=512)
 def workload_gap(family: str, workload: str, base: str,
                  exclude: frozenset[str] = frozenset()) -> tuple[float, tuple[str, ...]]:
-    """(tau on ``workload`` over tau on ``base`` for the method family, the sources it rests on), from runs of one
-    method, variant and configuration on both workloads outside ``exclude``; (1.0, ()) when none. Several rows of
-    one workload in one setup (MT-Bench categories) give the median of their pairs."""
-    groups: dict[tuple, dict[str, list[PublishedRow]]] = {}
-    for r in _paper_rows():
-        if r.source_id in exclude or METHOD_FAMILY.get(r.method) != family or r.workload not in (workload, base):
-            continue
-        key = (r.source_id, r.verifier_model, r.hardware, r.temperature, r.batch, r.method, r.variant, r.config)
-        groups.setdefault(key, {}).setdefault(r.workload, []).append(r)
+    """((tau-1) on ``workload`` over (tau-1) on ``base`` for the method family, the sources it rests on), from one
+    method, variant and configuration run on both workloads in one table, outside ``exclude``; (1.0, ()) when none.
+    Rows of one workload in one table (MT-Bench categories) give the median of their taus."""
+    tables: dict[tuple, list[PublishedRow]] = {}
+    for r in _rows(exclude):
+        if METHOD_FAMILY.get(r.method) == family:
+            key = (r.source_id, r.source, r.verifier_model, r.hardware, r.temperature, r.batch, r.method, r.variant,
+                   r.config, r.draft_or_head)
+            tables.setdefault(key, []).append(r)
     by_source: dict[str, list[float]] = {}
-    speedup_ok = _contexts_alike(workload, base)
-    for key, by_w in groups.items():
-        if workload not in by_w or base not in by_w:
-            continue
-        ratios = [x for a in by_w[workload] for b in by_w[base] if (x := _ratio(a, b, speedup_ok)) is not None]
-        if ratios:
-            by_source.setdefault(key[0], []).append(statistics.median(ratios))
+    estimated_ok = _contexts_alike(workload, base)
+    for key, table in tables.items():
+        taus = _task_taus(table)
+        if not estimated_ok and not all(any(r.workload == w and r.tau for r in table) for w in (workload, base)):
+            continue  # unlike contexts: only taus both rows state
+        if workload in taus and base in taus and taus[base] >= MIN_BASE_TAU:
+            by_source.setdefault(key[0], []).append(max(0.0, taus[workload] - 1.0) / (taus[base] - 1.0))
     return _median_over_sources(by_source)
 
 
-__all__ = ["SAME_SHAPE_VARIANTS", "borrow_factor", "measured_variant_gaps", "variant_gap", "workload_gap"]
+__all__ = ["SAME_SHAPE_VARIANTS", "measured_variant_gaps", "variant_gap", "workload_gap"]
