@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from specpick.tools.catalog.published import (
-    AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, read_2026_cells, row_from_cells,
+    AGGREGATE, WORKLOAD_MIXES, PublishedRow, copied_from, load_published, read_2026_cells, row_from_cells,
 )
 from specpick.tools.catalog.row_ids import prior_id, source_ordinal_ids
 from specpick.tools.calibration.engine_cases import draft_shape
@@ -84,6 +84,8 @@ def prior_row(row: PublishedRow, factor: float, decay: float, harness_class: str
         return None
     if "bigram" in row.draft_or_head.lower():
         return None  # a bigram table is not a draft model (and drafts with c ~ 0)
+    if copied_from(row):
+        return None  # one measurement, one prior row: the original's (catalog.published.SAME_MEASUREMENT)
     out: dict[str, object] = {
         "published_row": row.row_id, "source_id": row.source_id, "source": row.source,
         "provenance": row.provenance, "method": row.method, "variant": row.variant, "workload": row.workload,

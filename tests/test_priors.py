@@ -294,6 +294,7 @@ def test_third_parties_measure_less_than_the_authors_and_the_ratio_learns_nothin
     """runner_ratio: a third party's tau-1 over the method's authors' for the same setup, below 1 on the published
     rows. Leaving a source out gives exactly the figure the data would give had that source never been collected."""
     from specpick.tools.catalog.authorship import by_authors
+    from specpick.tools.catalog.published import measurement_sources
     from specpick.tools.model import runner_levelling as levelling
 
     ratio, n_sources = levelling.runner_ratio()
@@ -307,8 +308,9 @@ def test_third_parties_measure_less_than_the_authors_and_the_ratio_learns_nothin
                       | {"EAGLE3-T1", "EAGLE2-PAPER", "LEVIATHAN-T3"})
     for left_out in compared:
         with_exclude = levelling.runner_ratio(frozenset({left_out}))
-        monkeypatch.setattr(levelling, "load_prior_rows",
-                            lambda left_out=left_out: tuple(r for r in rows if r.source_id != left_out))
+        # "never collected": every row of a measurement that source published leaves with it (SAME_MEASUREMENT)
+        monkeypatch.setattr(levelling, "load_prior_rows", lambda left_out=left_out: tuple(
+            r for r in rows if left_out not in measurement_sources(r.published_row, r.source_id)))
         levelling._runner_comparisons.cache_clear()
         try:
             assert levelling.runner_ratio() == with_exclude, left_out

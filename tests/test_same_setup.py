@@ -35,9 +35,22 @@ def test_medusa_2s_gap_is_the_median_of_the_medusa_readmes_same_setup_speedup_pa
 def test_a_copy_of_a_measurement_leaves_with_its_original():
     # the README's Medusa-2 bars are the Medusa paper's Table 1 figures: leaving the paper out leaves them out too,
     # so the paper's rows are never predicted from their own numbers
-    copies = [r for r in load_published() if copied_from(r) == "MEDUSA-PAPER-T1"]
-    assert copies and all(measurement_sources(r) == {"MEDUSA-README", "MEDUSA-PAPER-T1"} for r in copies)
+    copies = [r for r in load_published() if (copied_from(r) or "").startswith("MEDUSA-PAPER-T1/")]
+    assert copies and all(measurement_sources(r.row_id, r.source_id) == {"MEDUSA-README", "MEDUSA-PAPER-T1"}
+                          for r in copies)
     assert variant_gap("medusa", "medusa-2", frozenset({"MEDUSA-PAPER-T1"})) == (1.0, ())
+
+
+def test_every_declared_copy_states_what_its_original_states():
+    by_id = {r.row_id: r for r in load_published()}
+    from specpick.tools.catalog.published import SAME_MEASUREMENT
+    for copy, original in SAME_MEASUREMENT.items():
+        a, b = by_id[copy], by_id[original]
+        assert a.source_id != b.source_id, copy
+        assert (a.method, a.variant, a.workload, a.speedup_raw) == (b.method, b.variant, b.workload, b.speedup_raw), copy
+        assert a.temperature is None or b.temperature is None or a.temperature == b.temperature, copy
+        assert not a.tau or a.tau == b.tau, copy
+        assert copied_from(b) is None, f"{original} is itself a copy"
 
 
 def test_hydras_gap_rests_on_stated_tau_from_two_sources():
@@ -91,7 +104,8 @@ def test_a_gap_left_without_a_source_is_the_gap_of_data_that_never_had_it(gap, m
     for source in sources:
         with_exclude = gap(frozenset({source}))
         monkeypatch.setattr(same_setup, "_paper_rows",
-                            lambda source=source: tuple(r for r in rows if source not in measurement_sources(r)))
+                            lambda source=source: tuple(r for r in rows
+                                                        if source not in measurement_sources(r.row_id, r.source_id)))
         same_setup.variant_gap.cache_clear()
         same_setup.workload_gap.cache_clear()
         try:

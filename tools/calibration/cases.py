@@ -78,7 +78,7 @@ def skip_reason(row: PublishedRow) -> str | None:
     if row.provenance == TASK_COLUMN:
         return "a task column of a table graded by its overall column (feeds same-setup workload ratios)"
     if copied_from(row):
-        return f"duplicate: the same measurement as {copied_from(row)}'s, already in the set"
+        return "duplicate: a measurement already in the set under another row (catalog.published.SAME_MEASUREMENT)"
     if row.workload is None:
         return "workload not modelled"
     return None

@@ -61,14 +61,26 @@ AGGREGATE = "aggregate"  # "Mean of 5": the mean of rows already in the set
 # (Spec-Bench leaderboard): the task rows feed same-setup workload ratios (tools/model/same_setup.py) but are not
 # graded on their own, so a 6-task table counts once per setup, as it did before its task columns were added.
 TASK_COLUMN = "primary-task"
-# Rows that republish another source's measurement: (source_id, method cell) -> the source whose run they copy.
-# A copy is graded once, under its original; a leave-one-source-out run that leaves either out leaves the copy out.
-SAME_MEASUREMENT: dict[tuple[str, str], str] = {
-    # EAGLE Fig. 1 footnote: Medusa and Lookahead values "copied from their original technical reports"
-    ("EAGLE1-FIG1", "Medusa-1"): "MEDUSA-README",
-    ("EAGLE1-FIG1", "Lookahead"): "LADE-BLOG",
-    # the README's tech-report chart shows the Medusa paper's Table 1 Medusa-2 speedups (2.83x on Vicuna-7B/13B)
-    ("MEDUSA-README", "Medusa-2"): "MEDUSA-PAPER-T1",
+# Rows that republish a measurement already in the set: copy row id -> the original's row id (the row that states
+# the most: tau where one does). The EAGLE papers and repos re-report their earlier runs; EAGLE Fig. 1 copies Medusa
+# and Lookahead "from their original technical reports" (its footnote); the Medusa README's tech-report chart shows
+# the Medusa paper's Table 1 Medusa-2 speedups. Found by matching method, verifier, benchmark, temperature and
+# speedup across sources (and tau where both state it). A copy is graded once, under its original, and every row of
+# one measurement leaves a leave-one-source-out run when any of their sources does (``measurement_sources``).
+SAME_MEASUREMENT: dict[str, str] = {
+    "EAGLE1-FIG1/7": "MEDUSA-README/9", "EAGLE1-FIG1/8": "MEDUSA-README/10", "EAGLE1-FIG1/9": "MEDUSA-README/11",
+    "EAGLE1-FIG1/10": "LADE-BLOG/1", "EAGLE1-FIG1/11": "LADE-BLOG/2", "EAGLE1-FIG1/12": "LADE-BLOG/3",
+    "MEDUSA-README/13": "MEDUSA-PAPER-T1/1", "MEDUSA-README/15": "MEDUSA-PAPER-T1/3",
+    # EAGLE-1 on MT-Bench: the EAGLE paper's Fig. 1 and Table 7, the EAGLE-2 repo figure, the EAGLE-3 paper's table
+    "EAGLE1-T7/1": "EAGLE1-FIG1/1", "EAGLE2-FIG/2": "EAGLE1-FIG1/1",
+    "EAGLE1-FIG1/2": "EAGLE3-T1/31", "EAGLE2-FIG/4": "EAGLE3-T1/31",
+    "EAGLE2-FIG/6": "EAGLE1-FIG1/4", "EAGLE2-FIG/8": "EAGLE1-FIG1/5",
+    "EAGLE1-T7/6": "EAGLE1-FIG1/6", "EAGLE2-FIG/10": "EAGLE1-FIG1/6",
+    # EAGLE-2 on MT-Bench: the EAGLE-2 paper's table, its repo figure, the EAGLE-3 paper's table
+    "EAGLE2-FIG/1": "EAGLE2-PAPER/3", "EAGLE2-FIG/3": "EAGLE2-PAPER/1", "EAGLE3-T1/37": "EAGLE2-PAPER/1",
+    "EAGLE2-FIG/5": "EAGLE2-PAPER/7", "EAGLE2-FIG/7": "EAGLE2-PAPER/5",
+    # the EAGLE-2 repo figure's Medusa and SpS baselines on Vicuna-13B, as the EAGLE-3 paper's table states them
+    "EAGLE2-FIG/16": "EAGLE3-T1/13", "EAGLE2-FIG/23": "EAGLE3-T1/1",
 }
 MIXED5 = "mixed5"  # EAGLE-3 headline figure: mean over MT-bench, HumanEval, GSM8K, Alpaca, CNN/DM
 MIXED5_WORKLOADS: tuple[str, ...] = ("chat", "code", "math", "chat", "summarization")
@@ -240,14 +252,28 @@ def load_published() -> tuple[PublishedRow, ...]:
 
 
 def copied_from(row: PublishedRow) -> str | None:
-    """The source whose measurement ``row`` republishes (``SAME_MEASUREMENT``), or None for an original."""
-    return SAME_MEASUREMENT.get((row.source_id, row.method_raw.strip()))
+    """The row id of the measurement ``row`` republishes (``SAME_MEASUREMENT``), or None for an original."""
+    return SAME_MEASUREMENT.get(row.row_id)
 
 
-def measurement_sources(row: PublishedRow) -> frozenset[str]:
-    """The sources whose exclusion removes ``row``: its own, and the original's for a copy."""
-    original = copied_from(row)
-    return frozenset({row.source_id, original}) if original else frozenset({row.source_id})
+@lru_cache(maxsize=1)
+def _measurement_groups() -> dict[str, frozenset[str]]:
+    """row id -> the sources of every row of its measurement (its own, its original's, the other copies')."""
+    by_id = {r.row_id: r for r in load_published()}
+    members: dict[str, set[str]] = {}
+    for copy, original in SAME_MEASUREMENT.items():
+        members.setdefault(original, {original}).add(copy)
+    groups = {}
+    for original, ids in members.items():
+        sources = frozenset(by_id[i].source_id for i in ids)
+        groups.update({i: sources for i in ids})
+    return groups
+
+
+def measurement_sources(row_id: str, source_id: str) -> frozenset[str]:
+    """The sources whose exclusion removes the row ``row_id`` of ``source_id``: its own, and for a measurement
+    published more than once, every source that published it."""
+    return _measurement_groups().get(row_id, frozenset({source_id}))
 
 
 def config_int(config: str, *keys: str) -> int | None:

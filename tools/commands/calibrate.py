@@ -105,6 +105,8 @@ def _headline(report: CalibrationReport) -> list[str]:
     if loso:
         out += [format_stats_line("dev LOSO end to end", loso.overall),
                 format_coverage_line("dev LOSO coverage", loso.coverage or Coverage(n=0, inside=0, share=None))]
+        if report.loso_grouped:
+            out.append(format_stats_line("dev LOSO, Spec-Bench runs grouped (not gated)", report.loso_grouped))
     if report.engines:
         e = EngineReport.model_validate(report.engines)
         out += [format_stats_line("engine LOSO end to end", e.loso.overall),

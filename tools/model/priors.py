@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.errors import InputError
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha
 from specpick.tools.model.prior_rows import (
@@ -84,7 +85,8 @@ METHOD_BORROW: dict[str, tuple[str, str]] = {
 # well it drafts a task follows its own training data, not the method's. The only measured pairs (Spec-Bench's SpS)
 # use Vicuna-68M, trained on ShareGPT chat, at 0.70x its chat speed on WMT translation, while T5-small, fine-tuned on
 # WMT EnDe like its T5-XXL verifier, drafts it at alpha 0.75 against 0.65 on CNN/DM (Leviathan et al. 2023, Table 2).
-# Heads are trained by each method's recipe on chat data, and model-free drafting has no drafter to train.
+# A head is trained by its method's recipe (EAGLE and Medusa heads on chat data such as ShareGPT; MTP modules with
+# their verifier), so one method's heads share a task profile; model-free drafting has no drafter to train.
 MEASURED_WORKLOAD_FAMILIES: frozenset[str] = frozenset({"head", "model_free"})
 DERIVED_RANGE_WIDEN = 0.15  # assumption: borrowed rows get +/-15% of (tau - 1) extra range
 SINGLE_SOURCE_WIDEN = 0.15  # assumption: rows from a single source get +/-15% of (tau - 1) extra range
@@ -119,7 +121,7 @@ def _quant(values: list[float]) -> tuple[float, float, float]:
 def _matching_rows(method: str, variant: str | None, exclude_sources: frozenset[str]) -> list[PriorRow]:
     """Prior rows of ``method`` (and ``variant``; None: any variant) outside ``exclude_sources``."""
     return [r for r in load_prior_rows() if r.method == method and (variant is None or r.variant == variant)
-            and r.source_id not in exclude_sources]
+            and not measurement_sources(r.published_row, r.source_id) & exclude_sources]
 
 
 def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
@@ -238,7 +240,7 @@ def engine_discount(method: str, exclude: frozenset[str] = frozenset()) -> tuple
     re-expanded at ``REFERENCE_CHAIN``.
     """
     rows = [r for r in load_prior_rows() if r.alpha_chain is not None and r.workload == "chat"
-            and r.method == method and r.source_id not in exclude]
+            and r.method == method and not measurement_sources(r.published_row, r.source_id) & exclude]
 
     def excess(kind: str) -> list[float]:
         return [expected_tokens(row_alpha(r, exclude), REFERENCE_CHAIN, row_decay(r, exclude)) - 1.0
@@ -309,12 +311,11 @@ def _variant_factors(rows: list[PriorRow], variant: str, exclude: frozenset[str]
     method = rows[0].method
 
     def gap(kind: str) -> tuple[float, tuple[str, ...]] | None:
-        """The kind's gap over plain (1.0 for plain), its stand-in's, or None when neither was measured."""
-        for k in (kind, VARIANT_FALLBACK.get(kind, "")):
-            if not k:
+        """The kind's gap over plain (1.0 for plain), else its fallback's, else None: never measured."""
+        for k in (kind, VARIANT_FALLBACK.get(kind)):
+            if k == "":
                 return 1.0, ()
-            g = variant_gap(method, k, exclude)
-            if g[1]:
+            if k is not None and (g := variant_gap(method, k, exclude))[1]:
                 return g
         return None
 
@@ -329,8 +330,8 @@ def _variant_factors(rows: list[PriorRow], variant: str, exclude: frozenset[str]
         factors.append(wanted[0] / have[0])
         sources = ", ".join(sorted(set(wanted[1]) | set(have[1])))
         notes[r.variant] = (f"{method}/{r.variant or 'plain'} rows moved to {variant or 'plain ' + method}: tau x "
-                            f"{wanted[0] / have[0]:.2f} (the variants' tau ratio where one source ran both on one "
-                            f"setup: {sources})")
+                            f"{wanted[0] / have[0]:.2f} (the variants' gaps over plain {method} where one source ran "
+                            f"both on one setup: {sources})")
     if not notes:
         return None
     assumptions.extend(notes[k] for k in sorted(notes))

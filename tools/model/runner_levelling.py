@@ -12,6 +12,7 @@ import statistics
 from functools import lru_cache
 
 from specpick.tools.catalog.authorship import by_authors
+from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.model.prior_rows import PriorRow, load_prior_rows, row_shape, row_taus, source_median
 from specpick.tools.vocab import EAGLE_METHODS, Runner
 
@@ -37,7 +38,8 @@ def _runner_group(method: str) -> str:
 def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float, ...]], frozenset[str]]:
     """(per third-party source, its rows' tau-1 over the authors' for the same method, variant and workload;
     the method groups those comparisons cover), from the papers'-harness rows outside ``exclude``."""
-    paper = [r for r in load_prior_rows() if r.harness_class == "paper" and r.source_id not in exclude]
+    paper = [r for r in load_prior_rows() if r.harness_class == "paper"
+             and not measurement_sources(r.published_row, r.source_id) & exclude]
     ratios: dict[str, list[float]] = {}
     groups: set[str] = set()
     for r in paper:

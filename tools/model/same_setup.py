@@ -34,7 +34,7 @@ from functools import lru_cache
 from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, \
     measurement_sources
-from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS, UNKNOWN_WORKLOAD_CONTEXT_TOKENS
+from specpick.tools.model.workload_context import typical_context_tokens
 from specpick.tools.vocab import METHOD_FAMILY
 
 # (method, variant) whose drafting and verification are the plain method's, so only acceptance differs:
@@ -43,11 +43,12 @@ from specpick.tools.vocab import METHOD_FAMILY
 # dynamic tree (Zhang et al. 2024, arXiv 2408.15766, sec. 4).
 SAME_SHAPE_VARIANTS: frozenset[tuple[str, str]] = frozenset({("medusa", "medusa-2"), ("eagle2", "hass")})
 CONTEXT_ALIKE = 2.0  # assumption: typical contexts within 2x of each other cost alike per cycle
-MIN_BASE_TAU = 1.05  # a base workload accepting less leaves no (tau-1) to take a ratio of
+# assumption: below this (tau-1) on the base workload, a 0.01 error in a read-off tau moves the ratio by over 3%
+MIN_BASE_EXCESS = 0.3
 
 
 def _contexts_alike(a: str, b: str) -> bool:
-    ca, cb = (DEFAULT_CONTEXT_TOKENS.get(w, UNKNOWN_WORKLOAD_CONTEXT_TOKENS) for w in (a, b))
+    ca, cb = typical_context_tokens(a), typical_context_tokens(b)
     return max(ca, cb) <= CONTEXT_ALIKE * min(ca, cb)
 
 
@@ -60,7 +61,7 @@ def _paper_rows() -> tuple[PublishedRow, ...]:
 
 
 def _rows(exclude: frozenset[str]) -> list[PublishedRow]:
-    return [r for r in _paper_rows() if not measurement_sources(r) & exclude]
+    return [r for r in _paper_rows() if not measurement_sources(r.row_id, r.source_id) & exclude]
 
 
 def _median_over_sources(by_source: dict[str, list[float]]) -> tuple[float, tuple[str, ...]]:
@@ -80,7 +81,8 @@ def variant_gap(method: str, variant: str, exclude: frozenset[str] = frozenset()
         return (r.source_id, r.source, r.verifier_model, r.hardware, r.task, r.temperature, r.batch,
                 by_authors(r.source_id, r.method, r.variant))
 
-    rows = [r for r in _rows(exclude) if r.method == method]
+    # a mean of rows already in the set would count its benchmarks twice; a mix run by both variants is one pair
+    rows = [r for r in _rows(exclude) if r.method == method and r.workload != AGGREGATE]
     plain: dict[tuple, list[PublishedRow]] = {}
     for r in rows:
         if r.variant == "":
@@ -115,7 +117,7 @@ def _task_taus(table: list[PublishedRow]) -> dict[str, float]:
                 taus.setdefault(r.workload, []).append(r.tau)
     else:
         overall = [r.tau for r in table if (r.workload == AGGREGATE or r.workload in WORKLOAD_MIXES) and r.tau]
-        if overall and tasks and all(r.speedup for r in tasks):
+        if len(overall) == 1 and tasks and all(r.speedup for r in tasks):  # one overall, or the table is unclear
             mean_speed = statistics.fmean(r.speedup for r in tasks)
             for r in tasks:
                 taus.setdefault(r.workload, []).append(overall[0] * r.speedup / mean_speed)
@@ -140,8 +142,8 @@ def workload_gap(family: str, workload: str, base: str,
         taus = _task_taus(table)
         if not estimated_ok and not all(any(r.workload == w and r.tau for r in table) for w in (workload, base)):
             continue  # unlike contexts: only taus both rows state
-        if workload in taus and base in taus and taus[base] >= MIN_BASE_TAU:
-            by_source.setdefault(key[0], []).append(max(0.0, taus[workload] - 1.0) / (taus[base] - 1.0))
+        if workload in taus and base in taus and taus[base] - 1.0 >= MIN_BASE_EXCESS and taus[workload] > 1.0:
+            by_source.setdefault(key[0], []).append((taus[workload] - 1.0) / (taus[base] - 1.0))
     return _median_over_sources(by_source)
 
 
