@@ -23,7 +23,7 @@ def rec(**kw):
 def sweep_n(*, verifier, workload, method, gpu="H100", gpus=1, concurrency=1, **kw):
     """N that `specpick speedup` picks for the same deployment (the shared draft-length rule)."""
     from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
-    from specpick.tools.model.estimate import DEFAULT_CONTEXT_TOKENS
+    from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS
 
     return estimate_speedup(SpeedupInput(verifier=verifier, workload=workload, method=method, gpu=gpu, gpus=gpus,
                                          batch=concurrency, context_tokens=DEFAULT_CONTEXT_TOKENS[workload],

@@ -21,7 +21,7 @@ from importlib import resources
 
 from pydantic import BaseModel
 
-from specpick.tools.catalog.row_ids import source_ordinal_ids
+from specpick.tools.catalog.row_ids import SEPARATOR, source_ordinal_ids
 
 # Paper method name -> (our Method, variant). Variants keep different heads/training apart from the
 # canonical method in the priors (HASS is an EAGLE-2-style tree with a better-trained head, Hydra/Clover
@@ -258,14 +258,14 @@ def copied_from(row: PublishedRow) -> str | None:
 
 @lru_cache(maxsize=1)
 def _measurement_groups() -> dict[str, frozenset[str]]:
-    """row id -> the sources of every row of its measurement (its own, its original's, the other copies')."""
-    by_id = {r.row_id: r for r in load_published()}
+    """row id -> the sources of every row of its measurement (its own, its original's, the other copies'). A row id
+    names its source (``row_ids``: ``{source_id}/{n}``), so no rows are loaded: priors filter with this per query."""
     members: dict[str, set[str]] = {}
     for copy, original in SAME_MEASUREMENT.items():
         members.setdefault(original, {original}).add(copy)
     groups = {}
-    for original, ids in members.items():
-        sources = frozenset(by_id[i].source_id for i in ids)
+    for ids in members.values():
+        sources = frozenset(i.rpartition(SEPARATOR)[0] for i in ids)
         groups.update({i: sources for i in ids})
     return groups
 

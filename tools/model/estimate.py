@@ -32,8 +32,7 @@ from specpick.tools.model.priors import (
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 from specpick.tools.vocab import METHOD_FAMILY, Runner
-# DEFAULT_CONTEXT_TOKENS: callers import the table from here too
-from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS, typical_context_tokens  # noqa: F401
+from specpick.tools.model.workload_context import typical_context_tokens
 
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 CHAIN_SWEEP_MAX = 12
