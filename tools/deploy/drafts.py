@@ -1,0 +1,99 @@
+"""The draft models the catalog knows for a verifier: one query that `heads`, `model`, `recommend` and `speedup` read.
+
+A draft is known from two tables: ``drafts.csv`` (same-family pairings with their tokenizer relation) and the
+``draft_model`` rows of ``heads.csv`` (drafts published for one exact verifier, with their size). Before, the
+listings showed both while the answers looked only for drafts with an architecture row in ``models.csv``: the
+DeepSeek-R1 drafts were listed and then said not to exist. Here every listed draft gets a ``ModelSpec``: its own
+catalog row, its PARD base's, or, when only its size is known, the geometry of the closest-sized catalog model
+(stated, the same stand-in `speedup --draft-params-b` uses).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
+from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.catalog.tables import get_catalog
+
+# transplant-vocab retokenises a small model to the verifier's vocabulary (drafts.csv, heads.csv notes): the
+# draft's token map is the verifier's.
+TRANSPLANTED = "transplanted"
+
+
+@dataclass(frozen=True)
+class KnownDraft:
+    """One draft the catalog lists for a verifier, sized for the memory check and the speed model."""
+
+    repo_id: str
+    spec: ModelSpec
+    relation: str  # tokenizer relation from drafts.csv ("" when only heads.csv lists it)
+    note: str  # where its architecture came from
+    incompatible: bool = False  # recorded as a pairing that does not work (drafts.csv "incompatible")
+    incompatible_note: str = ""
+
+
+def synthetic_draft(params_b: float, verifier: ModelSpec, repo_id: str | None = None,
+                    same_tokenizer: bool = False) -> tuple[ModelSpec, str]:
+    """A draft of ``params_b`` billions with the geometry of the closest-sized dense catalog model.
+
+    The verifier's vocabulary is assumed (a draft must share it); ``same_tokenizer`` also takes the verifier's
+    tokenizer facts (a transplanted vocabulary).
+    """
+    cat = get_catalog()
+    dense = [m for m in cat.models if not m.is_moe and m.params_total_b]
+    near = min(dense, key=lambda m: abs(math.log(m.params_total_b / params_b)))  # type: ignore[operator]
+    update: dict[str, object] = {"repo_id": repo_id or f"draft-{params_b:g}B", "params_total_b": params_b,
+                                 "vocab_size": verifier.vocab_size, "fact_source": "user", "aliases": ()}
+    if same_tokenizer:
+        update.update(tokenizer_family=verifier.tokenizer_family, tokenizer_specials=verifier.tokenizer_specials)
+    spec = near.model_copy(update=update)
+    return spec, (f"draft of {params_b:g}B: geometry of {near.repo_id} ({near.params_total_b:g}B, "
+                  f"{near.num_layers} layers) assumed, verifier vocabulary")
+
+
+def _sized(repo_id: str, verifier: ModelSpec, relation: str) -> tuple[ModelSpec | None, str]:
+    cat = get_catalog()
+    own = cat.find_model(repo_id)
+    if own is not None:
+        return own, "catalog row"
+    if is_pard_repo(repo_id):
+        pard = pard_draft_spec(repo_id)
+        return pard, (pard.notes if pard is not None else "")
+    head = cat.head(repo_id)
+    if head is not None and head.head_params_b:
+        spec, note = synthetic_draft(head.head_params_b, verifier, repo_id, same_tokenizer=relation == TRANSPLANTED)
+        return spec, f"{note} (size from heads.csv: {head.head_params_note or head.source})"
+    return None, ""
+
+
+def known_drafts(verifier: ModelSpec) -> list[KnownDraft]:
+    """Drafts listed for ``verifier``: drafts.csv pairings of its family, then heads.csv drafts for it exactly.
+
+    Drafts with neither an architecture nor a size are left out (nothing can be estimated for them).
+    """
+    cat = get_catalog()
+    rows: dict[str, tuple[str, bool, str]] = {}
+    for d in cat.drafts_for(verifier):
+        rows.setdefault(d.draft_repo_id, (d.tokenizer_relation, d.tokenizer_relation == "incompatible", d.note))
+    for h in cat.heads_for(verifier.repo_id):
+        if h.method == "draft_model" and h.publisher != "test" and h.head_repo_id != verifier.repo_id:
+            # heads.csv says these drafts were retokenised to the target (transplant-vocab) when its notes say so.
+            relation = TRANSPLANTED if "transplant" in (h.method_detail + h.notes).lower() else ""
+            rows.setdefault(h.head_repo_id, (relation, False, ""))
+    out = []
+    for repo_id, (relation, bad, note) in rows.items():
+        spec, how = _sized(repo_id, verifier, relation)
+        if spec is not None:
+            out.append(KnownDraft(repo_id, spec, relation, how, bad, note if bad else ""))
+    return out
+
+
+def find_known_draft(verifier: ModelSpec, name: str) -> KnownDraft | None:
+    """The listed draft named ``name`` (repo id, any case) for this verifier."""
+    low = name.lower()
+    return next((d for d in known_drafts(verifier) if d.repo_id.lower() == low), None)
+
+
+__all__ = ["KnownDraft", "find_known_draft", "known_drafts", "synthetic_draft"]
