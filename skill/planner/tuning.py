@@ -19,11 +19,12 @@ from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
+from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH
 from specpick.tools.model.draftshape import TREE_TOLERANCE
 from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
-# vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
-SUFFIX_MAX_TOKENS = 16
+# vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap (one value for every verb).
+SUFFIX_MAX_TOKENS = FIXED_DRAFT_LENGTH["suffix"]
 # From here on draft length and tree width are kept small (skill/planner/flags.py HIGH_CONCURRENCY).
 HIGH_LOAD = 16
 # Long drafts under load waste verifier compute on rejected tokens (vllm#6494: ngram k=8 485 -> 301 tok/s;

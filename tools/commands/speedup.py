@@ -24,10 +24,8 @@ from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.checks.method_fit import published_head
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.drafts import known_drafts
-from specpick.tools.deploy.requests import (
-    DEFAULT_HARNESS, FIXED_DRAFT_LENGTH, estimate_request, fit_alternatives, harness_for, memory_fit,
-    start_draft_length,
-)
+from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
+from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.model.draftshape import tuned_estimate

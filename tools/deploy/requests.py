@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.deployment import Deployment
-from specpick.tools.model.draftshape import START_N
+from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.overlap import spec_overlap
@@ -23,26 +23,6 @@ if TYPE_CHECKING:
     from specpick.tools.checks.vram import VramResult
 
 DEFAULT_HARNESS = "vllm"  # no engine named: the most common open-source serving engine's overheads
-# Suffix decoding's N is a cap, not a length the sweep tunes: each draft is sized by match confidence and the vLLM
-# docs suggest 16-32 (features/speculative_decoding suffix section). `recommend` and `speedup` both use it.
-FIXED_DRAFT_LENGTH: dict[str, int] = {"suffix": 16}
-
-
-def start_draft_length(method: str) -> int:
-    """The draft length an estimate starts from before any tuning: the method's published length where the method
-    registry has one (parallel drafters), else the shared start of the draft-length rule."""
-    if method in FIXED_DRAFT_LENGTH:
-        return FIXED_DRAFT_LENGTH[method]
-    try:
-        from specpick.tools.methods import method_record
-    except ImportError:  # pragma: no cover - the registry lands separately
-        return _PUBLISHED_START.get(method, START_N)
-    return method_record(method).start_draft_len or START_N
-
-
-# Until the method registry is on this branch: the lengths parallel drafters were published with (DFlash -b16
-# blocks draft 15, z-lab; P-EAGLE best K=7 at BS1, vllm PR #32887; PARD doc example 12).
-_PUBLISHED_START = {"dflash": 15, "peagle": 7, "pard": 12}
 
 
 def draft_bytes_per_param(dep: Deployment, draft: ModelSpec | None) -> float | None:
@@ -127,5 +107,5 @@ def with_concurrency(dep: Deployment, concurrency: int) -> Deployment:
     return replace(dep, concurrency=concurrency)
 
 
-__all__ = ["FIXED_DRAFT_LENGTH", "draft_bytes_per_param", "estimate_request", "fit_alternatives", "harness_for",
-           "memory_fit", "start_draft_length", "with_concurrency"]
+__all__ = ["draft_bytes_per_param", "estimate_request", "fit_alternatives", "harness_for",
+           "memory_fit", "with_concurrency"]
