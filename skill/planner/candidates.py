@@ -15,6 +15,7 @@ from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
+from specpick.tools.deploy.drafts import published_heads
 from specpick.tools.deploy.lengths import published_start_length
 from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
@@ -96,31 +97,6 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
         if row is not None and row.support != "no":
             return engine
     return None
-
-
-def published_heads(verifier_repo_id: str, method: str, engine: str | None = None) -> list[HeadSpec]:
-    """Published heads of ``method`` for exactly this verifier, newest of each line, best publisher first.
-
-    A head whose publisher names a successor (``superseded_by``) is replaced by that successor
-    when the catalog holds it for the same verifier and method; with ``engine`` only heads whose
-    ``runtimes`` include it are kept (an empty runtimes list means no engine is known to load it).
-    """
-    cat = get_catalog()
-    out: list[HeadSpec] = []
-    for head in cat.heads_for(verifier_repo_id):
-        if head.method != method or head.publisher == "test":
-            continue
-        seen = {head.head_repo_id}
-        while head.superseded_by and head.superseded_by not in seen:
-            newer = cat.head(head.superseded_by)
-            if newer is None or newer.method != method or newer.verifier_repo_id.lower() != verifier_repo_id.lower():
-                break
-            seen.add(newer.head_repo_id)
-            head = newer
-        if head not in out and (engine is None or engine in head.runtimes):
-            out.append(head)
-    rank = {"official": 0, "vendor": 1, "community": 2}
-    return sorted(out, key=lambda h: rank.get(h.publisher, 3))
 
 
 def _successor(head: HeadSpec, engine: str) -> HeadSpec | None:

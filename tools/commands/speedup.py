@@ -21,9 +21,8 @@ from specpick.tools.model.overhead import Harness
 from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.catalog.specs import ModelSpec
-from specpick.tools.checks.method_fit import published_head
 from specpick.tools.checks.vram import VramResult
-from specpick.tools.deploy.drafts import known_drafts
+from specpick.tools.deploy.drafts import best_published_head, known_drafts
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
 from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
@@ -217,7 +216,7 @@ def _check_fit(inp: SpeedupInput, dep: Deployment, draft: ModelSpec | None, note
     Raises:
         InputError: the deployment does not fit (the verdict and what would fit, exit 2).
     """
-    head = published_head(dep.verifier.spec, inp.method, inp.engine)
+    head = best_published_head(dep.verifier.repo_id, inp.method, inp.engine)  # the head recommend would take
     fit = memory_fit(dep, inp.method, engine=inp.engine, draft=draft, head=head)
     if not fit.fits:
         options = fit_alternatives(dep, inp.method, engine=inp.engine, draft=draft, head=head)

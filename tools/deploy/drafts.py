@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
-from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 
 # transplant-vocab retokenises a small model to the verifier's vocabulary (drafts.csv, heads.csv notes): the
@@ -96,4 +96,40 @@ def find_known_draft(verifier: ModelSpec, name: str) -> KnownDraft | None:
     return next((d for d in known_drafts(verifier) if d.repo_id.lower() == low), None)
 
 
-__all__ = ["KnownDraft", "find_known_draft", "known_drafts", "synthetic_draft"]
+def published_heads(verifier_repo_id: str, method: str, engine: str | None = None) -> list[HeadSpec]:
+    """Published heads of ``method`` for exactly this verifier, newest of each line, best publisher first.
+
+    A head whose publisher names a successor (``superseded_by``) is replaced by that successor
+    when the catalog holds it for the same verifier and method; with ``engine`` only heads whose
+    ``runtimes`` include it are kept (an empty runtimes list means no engine is known to load it).
+    """
+    cat = get_catalog()
+    out: list[HeadSpec] = []
+    for head in cat.heads_for(verifier_repo_id):
+        if head.method != method or head.publisher == "test":
+            continue
+        seen = {head.head_repo_id}
+        while head.superseded_by and head.superseded_by not in seen:
+            newer = cat.head(head.superseded_by)
+            if newer is None or newer.method != method or newer.verifier_repo_id.lower() != verifier_repo_id.lower():
+                break
+            seen.add(newer.head_repo_id)
+            head = newer
+        if head not in out and (engine is None or engine in head.runtimes):
+            out.append(head)
+    rank = {"official": 0, "vendor": 1, "community": 2}
+    return sorted(out, key=lambda h: rank.get(h.publisher, 3))
+
+
+def best_published_head(verifier_repo_id: str, method: str, engine: str | None = None) -> HeadSpec | None:
+    """The head `recommend` would take for ``method`` (its catalog head method) on ``engine``: the first of
+    ``published_heads`` (the same query `speedup` sizes memory with)."""
+    from specpick.tools.checks.method_fit import HEAD_METHOD_FOR
+
+    wanted = HEAD_METHOD_FOR.get(method)
+    heads = published_heads(verifier_repo_id, wanted, engine) if wanted else []
+    return heads[0] if heads else None
+
+
+__all__ = ["KnownDraft", "best_published_head", "find_known_draft", "known_drafts", "published_heads",
+           "synthetic_draft"]

@@ -78,14 +78,17 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
 def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: ModelSpec | None = None,
                head: HeadSpec | None = None, concurrency: int | None = None, gpus: int | None = None,
                quantization: str | None = None, head_params_b: float | None = None,
-               draft_tp: int | None = None) -> VramResult:
-    """The memory check of ``method`` in this deployment (``none``: the verifier alone), as every verb runs it."""
+               draft_tp: int | None = None, head_format: str | None = None) -> VramResult:
+    """The memory check of ``method`` in this deployment (``none``: the verifier alone), as every verb runs it.
+
+    ``head_params_b``/``head_format``: a head the catalog does not size, as `vram --head-params-b` gives it.
+    """
     from specpick.tools.checks.method_fit import method_fit
 
     return method_fit(dep.verifier.spec, dep.hardware.gpu, method=method, gpus=gpus or dep.hardware.gpus,
                       context_tokens=dep.context_tokens, concurrency=concurrency or dep.concurrency, draft=draft,
                       head=head, quantization=quantization or dep.verifier.quantization_given, engine=engine,
-                      kv_cache_dtype=dep.kv_cache_dtype, draft_quantization=draft_format(dep, draft),
+                      kv_cache_dtype=dep.kv_cache_dtype, draft_quantization=draft_format(dep, draft) or head_format,
                       dp_attention=dep.hardware.dp_attention, reserve_fraction=dep.hardware.reserve_fraction,
                       head_params_b=head_params_b, draft_tp=draft_tp)
 
