@@ -15,7 +15,7 @@ from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
-from specpick.tools.deploy.drafts import published_heads
+from specpick.tools.deploy.drafts import head_runtime_filter, published_heads
 from specpick.tools.deploy.lengths import published_start_length
 from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
@@ -243,9 +243,9 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             note = "" if chk.belongs == "yes" else f" ({chk.summary})"
             return Candidate(method, engine, True, f"your head {ctx.head_repo}, checked against this verifier "
                              f"({chk.source}){note}", draft_repo=ctx.head_repo)
-    # llama.cpp loads EAGLE-3 and DFlash drafters converted to GGUF (convert_hf_to_gguf.py; engine_support.csv).
-    gguf = engine == "llamacpp" and method in ("eagle3", "dflash")
-    published = published_heads(ctx.verifier.repo_id, wanted, None if gguf else engine)
+    # llama.cpp loads EAGLE-3 and DFlash drafters converted to GGUF (tools/deploy/drafts.head_runtime_filter).
+    gguf = head_runtime_filter(engine, method) is None
+    published = published_heads(ctx.verifier.repo_id, wanted, head_runtime_filter(engine, method))
     elsewhere = [] if gguf else [h for h in published_heads(ctx.verifier.repo_id, wanted) if h not in published]
     if published:
         best = published[0]

@@ -121,15 +121,25 @@ def published_heads(verifier_repo_id: str, method: str, engine: str | None = Non
     return sorted(out, key=lambda h: rank.get(h.publisher, 3))
 
 
+def head_runtime_filter(engine: str | None, method: str) -> str | None:
+    """The engine a published head must list to be loadable: llama.cpp loads EAGLE-3 and DFlash drafters converted
+    to GGUF (convert_hf_to_gguf.py; engine_support.csv), so any published one will do there (None)."""
+    return None if engine == "llamacpp" and method in GGUF_CONVERTIBLE else engine
+
+
+# Methods whose published drafters llama.cpp loads after conversion to GGUF (engine_support.csv llamacpp rows).
+GGUF_CONVERTIBLE = ("eagle3", "dflash")
+
+
 def best_published_head(verifier_repo_id: str, method: str, engine: str | None = None) -> HeadSpec | None:
     """The head `recommend` would take for ``method`` (its catalog head method) on ``engine``: the first of
     ``published_heads`` (the same query `speedup` sizes memory with)."""
     from specpick.tools.checks.method_fit import HEAD_METHOD_FOR
 
     wanted = HEAD_METHOD_FOR.get(method)
-    heads = published_heads(verifier_repo_id, wanted, engine) if wanted else []
+    heads = published_heads(verifier_repo_id, wanted, head_runtime_filter(engine, method)) if wanted else []
     return heads[0] if heads else None
 
 
-__all__ = ["KnownDraft", "best_published_head", "find_known_draft", "known_drafts", "published_heads",
+__all__ = ["GGUF_CONVERTIBLE", "KnownDraft", "best_published_head", "find_known_draft", "head_runtime_filter", "known_drafts", "published_heads",
            "synthetic_draft"]
