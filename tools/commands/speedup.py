@@ -8,7 +8,6 @@ assumption in ``assumptions``.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator

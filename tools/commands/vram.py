@@ -6,7 +6,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.arch.params import count_params
-from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.requests import memory_fit
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment

@@ -5,12 +5,12 @@ Kept apart from ``requests.py`` so the planner can read it at import time withou
 
 from __future__ import annotations
 
-# Suffix decoding's N is a cap, not a length the sweep tunes: each draft is sized by match confidence and the vLLM
+from specpick.tools.methods import method_record
+
+# Suffix decoding's N is a cap, not a length the sweep tunes (the method registry has no field for a cap yet; this
+# is the one home of the figure, moved from the planner): each draft is sized by match confidence and the vLLM
 # docs suggest 16-32 (features/speculative_decoding suffix section). `recommend` and `speedup` both use it.
 FIXED_DRAFT_LENGTH: dict[str, int] = {"suffix": 16}
-# Until the method registry is on this branch: the lengths parallel drafters were published with (DFlash -b16
-# blocks draft 15, z-lab; P-EAGLE best K=7 at BS1, vllm PR #32887; PARD doc example 12).
-_PUBLISHED_START = {"dflash": 15, "peagle": 7, "pard": 12}
 
 
 def start_draft_length(method: str) -> int:
@@ -21,19 +21,11 @@ def start_draft_length(method: str) -> int:
         return FIXED_DRAFT_LENGTH[method]
     from specpick.tools.model.draftshape import START_N
 
-    try:
-        from specpick.tools.methods import method_record
-    except ImportError:  # the registry lands separately
-        return _PUBLISHED_START.get(method, START_N)
     return method_record(method).start_draft_len or START_N
 
 
 def published_start_length(method: str) -> int | None:
-    """A parallel drafter's published draft length (None: the method has none)."""
-    try:
-        from specpick.tools.methods import method_record
-    except ImportError:
-        return _PUBLISHED_START.get(method)
+    """A parallel drafter's published draft length (None: the method has none; tools/methods.py)."""
     return method_record(method).start_draft_len
 
 

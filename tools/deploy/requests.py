@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.deployment import Deployment
-from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
+from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.overlap import spec_overlap
