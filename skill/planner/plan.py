@@ -181,8 +181,12 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     switch: list[str] = []
     if inp.method:  # the user's method: tuned, never swapped for another
         chosen = choose_parameters(ctx, order[0])
+        tuned = [(order[0], chosen)]
     else:
-        chosen = choose_tuned(ctx, order, switch)
+        chosen, tuned = choose_tuned(ctx, order, switch)
+    # The tuned values stand in for the candidates they were made from (alternatives and flags read the list).
+    for original, value in tuned:
+        candidates[next(i for i, c in enumerate(candidates) if c is original)] = value
     rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
     rationale += switch
     rationale += chosen.notes

@@ -15,6 +15,8 @@ vllm#6494, #21278), so an answer never sets an N it would warn about.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, estimate
 from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
@@ -89,7 +91,8 @@ def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: flo
 
 
 def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
-    """Set ``num_draft_tokens`` and ``tree`` on the chosen candidate and re-estimate."""
+    """The candidate with ``num_draft_tokens`` and ``tree`` set and re-estimated (a new value; ``c`` is unchanged)."""
+    c = replace(c, notes=list(c.notes), flags=list(c.flags), rejected_drafts=list(c.rejected_drafts))
     if c.strategy == "lookahead":
         c.notes.append("lookahead window W=4, n-gram N=3, verification set G=4 (TensorRT-LLM defaults)")
         return c
