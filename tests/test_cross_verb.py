@@ -205,3 +205,22 @@ def test_the_installed_cli_agrees_across_verbs(case):  # type: ignore[no-untyped
     assert rec["expected_speedup"]["value"] == pytest.approx(at_n["speedup"], rel=0.01)
     assert mem["fits"]
     assert _release(rec["defaults_used"]) == _release(sp["defaults_used"]) == _release(mem["defaults_used"]) != []
+
+
+@pytest.mark.parametrize("verifier,gpu,gpus", [("deepseek-ai/DeepSeek-R1", "H200", 8), ("deepseek-v3", "H200", 8),
+                                               ("llama-3.1-70b", "H100", 4), ("Qwen/Qwen3-32B", "H100", 2)])
+def test_every_draft_the_listings_offer_is_one_the_answers_take(verifier: str, gpu: str, gpus: int):
+    # `model` (drafts and heads.csv draft rows) lists them; `speedup --draft` estimates each and `recommend`
+    # weighs them (the DeepSeek-R1 drafts were listed, then said not to exist).
+    from specpick.tools.commands.lookup import ModelInfoInput, model_info
+
+    info = model_info(ModelInfoInput(model=verifier))
+    listed = [d.draft_repo_id for d in info.drafts if d.tokenizer_relation != "incompatible"] + [
+        h.head_repo_id for h in info.heads if h.method == "draft_model"]
+    assert listed
+    for draft in listed:
+        sp = estimate_speedup(SpeedupInput(verifier=verifier, gpu=gpu, gpus=gpus, method="draft_model", draft=draft,
+                                           workload="chat"))
+        assert sp.draft is not None and sp.draft.lower() == draft.lower()
+    rec = plan(PlannerInputs(verifier=verifier, gpu=gpu, gpus=gpus, workload="chat", method="draft_model"))
+    assert rec.strategy == "draft_model" and rec.draft_model in listed
