@@ -218,9 +218,20 @@ def test_every_draft_the_listings_offer_is_one_the_answers_take(verifier: str, g
     listed = [d.draft_repo_id for d in info.drafts if d.tokenizer_relation != "incompatible"] + [
         h.head_repo_id for h in info.heads if h.method == "draft_model"]
     assert listed
+    rows = {h.head_repo_id: h.runtimes for h in get_catalog().heads}
     for draft in listed:
+        # A draft published for one engine's format (GGUF: llama.cpp) is asked about on that engine.
+        engine = (rows.get(draft) or ("vllm",))[0]
         sp = estimate_speedup(SpeedupInput(verifier=verifier, gpu=gpu, gpus=gpus, method="draft_model", draft=draft,
-                                           workload="chat"))
+                                           workload="chat", engine=engine))
         assert sp.draft is not None and sp.draft.lower() == draft.lower()
-    rec = plan(PlannerInputs(verifier=verifier, gpu=gpu, gpus=gpus, workload="chat", method="draft_model"))
-    assert rec.strategy == "draft_model" and rec.draft_model in listed
+        rec = plan(PlannerInputs(verifier=verifier, gpu=gpu, gpus=gpus, workload="chat", method="draft_model",
+                                 draft=draft, engine=engine))
+        assert rec.strategy == "draft_model" and rec.draft_model == sp.draft
+        if engine != "vllm":  # on an engine that cannot load it, both verbs refuse it
+            with pytest.raises(InputError, match=f"loads in {engine}"):
+                estimate_speedup(SpeedupInput(verifier=verifier, gpu=gpu, gpus=gpus, method="draft_model",
+                                              draft=draft, workload="chat", engine="vllm"))
+            with pytest.raises(InputError, match=f"loads in {engine}"):
+                plan(PlannerInputs(verifier=verifier, gpu=gpu, gpus=gpus, workload="chat", method="draft_model",
+                                   draft=draft, engine="vllm"))

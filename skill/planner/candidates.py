@@ -315,7 +315,15 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
                          "(give one with --draft)", rejected_for="no_draft")
     best: Candidate | None = None
     rejected: list[str] = []
+    by_id = {d.repo_id.lower(): d for d in listed}
     for draft in options:
+        row = by_id.get(draft.repo_id.lower())
+        if row is not None and not row.runs_on(engine):  # e.g. a GGUF-only draft on vLLM
+            cand = Candidate("draft_model", engine, False, row.refusal(engine), draft=draft, draft_repo=draft.repo_id,
+                             rejected_for="engine")
+            rejected.append(cand.reason)
+            best = best or cand
+            continue
         # A PARD draft keeps its base model's tokenizer (plus mask tokens): compare the base.
         tok_repo = (pard_base_spec(draft.repo_id) or draft).repo_id if is_pard_repo(draft.repo_id) else draft.repo_id
         both_catalog = cat.find_model(tok_repo) and cat.find_model(ctx.verifier.repo_id)

@@ -21,7 +21,7 @@ from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
 from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.checks.vram import VramResult
-from specpick.tools.deploy.drafts import best_published_head, known_drafts
+from specpick.tools.deploy.drafts import best_published_head, find_known_draft, known_drafts
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
 from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
@@ -153,13 +153,24 @@ def _default_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> 
         assert draft is not None  # known_drafts lists only drafts it could size
         notes.append(f"PARD draft {draft.repo_id}: {draft.notes or 'catalog row'}")
         return draft
-    known = [d for d in known_drafts(verifier) if not d.incompatible and not is_pard_repo(d.repo_id)]
+    engine = _draft_engine(inp)
+    usable = [d for d in known_drafts(verifier) if not d.incompatible and not is_pard_repo(d.repo_id)]
+    known = [d for d in usable if d.runs_on(engine)]
+    if usable and not known:
+        raise InputError(f"no known draft for {verifier.repo_id} loads in {engine}: {usable[0].refusal(engine)}; "
+                         f"pass --engine {usable[0].runtimes[0]}, or a draft with --draft / --draft-params-b")
     if not known:
         raise InputError(f"no known draft for {verifier.repo_id} in the catalog; pass --draft or --draft-params-b")
     relation = f" ({known[0].relation} tokenizer)" if known[0].relation else ""
     notes.append(f"draft not given: the catalog's known {verifier.family} draft {known[0].repo_id}{relation}"
                  + ("" if known[0].note == "catalog row" else f"; {known[0].note}"))
     return known[0].spec
+
+
+def _draft_engine(inp: SpeedupInput) -> str | None:
+    """The engine that must load the draft: the user's, else vLLM whose overheads are assumed (a papers' harness
+    override loads nothing)."""
+    return inp.engine or (None if inp.harness else DEFAULT_HARNESS)
 
 
 def _resolve_draft(inp: SpeedupInput, dep: Deployment, notes: list[str]) -> ModelSpec | None:
@@ -179,6 +190,10 @@ def _resolve_draft(inp: SpeedupInput, dep: Deployment, notes: list[str]) -> Mode
         notes.append(dep.drafter.note)
     if draft.repo_id == verifier.repo_id:
         raise InputError("the draft is the verifier itself: choose a smaller draft model")
+    listed = find_known_draft(verifier, draft.repo_id)
+    engine = _draft_engine(inp)
+    if listed is not None and engine is not None and not listed.runs_on(engine):
+        raise InputError(f"{listed.refusal(engine)}; pass --engine {listed.runtimes[0]} or another draft")
     vp, dp = count_params(verifier).total_b, count_params(draft).total_b
     if dp >= vp and inp.draft_params_b is None:
         raise InputError(f"draft ({dp:.2f}B) is not smaller than the verifier ({vp:.2f}B): it cannot pay")

@@ -32,6 +32,15 @@ class KnownDraft:
     note: str  # where its architecture came from
     incompatible: bool = False  # recorded as a pairing that does not work (drafts.csv "incompatible")
     incompatible_note: str = ""
+    runtimes: tuple[str, ...] = ()  # engines heads.csv says load it (GGUF-only drafts: llamacpp); () = any
+
+    def runs_on(self, engine: str | None) -> bool:
+        """Whether ``engine`` loads this draft (no engine, or no runtimes recorded: yes)."""
+        return engine is None or not self.runtimes or engine in self.runtimes
+
+    def refusal(self, engine: str) -> str:
+        return (f"{self.repo_id} loads in {', '.join(self.runtimes)}, not {engine} (heads.csv runtimes: "
+                "published for that engine's format)")
 
 
 def synthetic_draft(params_b: float, verifier: ModelSpec, repo_id: str | None = None,
@@ -85,8 +94,10 @@ def known_drafts(verifier: ModelSpec) -> list[KnownDraft]:
     out = []
     for repo_id, (relation, bad, note) in rows.items():
         spec, how = _sized(repo_id, verifier, relation)
+        row = cat.head(repo_id)
+        runtimes = row.runtimes if row is not None and row.method == "draft_model" else ()
         if spec is not None:
-            out.append(KnownDraft(repo_id, spec, relation, how, bad, note if bad else ""))
+            out.append(KnownDraft(repo_id, spec, relation, how, bad, note if bad else "", runtimes))
     return out
 
 
