@@ -96,7 +96,7 @@ def test_vram_and_speedup_size_a_draft_given_by_its_size_the_same_way():
         try:
             sp = estimate_speedup(SpeedupInput(**common, method="draft_model", workload="chat", batch=concurrency))
         except InputError as err:
-            assert not fit.fits and f"{fit.headroom_gib:+.1f} GiB per GPU" in str(err.value)
+            assert not fit.fits and f"{fit.headroom_gib:+.1f} GiB per GPU" in str(err)
         else:
             assert fit.fits and f"memory: {fit.verdict_line()} ({fit.reservation})" in sp.assumptions
     assert verdicts == {True, False}  # both verdicts are exercised
