@@ -8,7 +8,7 @@ concurrency. The planner (``skill/planner/plan.py``) picks among them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
@@ -430,7 +430,7 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
         if cand.feasible and cand.estimate is None:
             cand.estimate = estimate(ctx, cand)
         if cand.feasible and method in PARALLEL_DRAFT_METHODS and not ctx.inp.method:
-            _hold_back_thin_evidence(cand, ctx.inp.workload, ctx.verifier)
+            cand = _hold_back_thin_evidence(cand, ctx.inp.workload, ctx.verifier)
         out.append(cand)
     return out
 
@@ -442,21 +442,22 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
 MIN_SOURCES_FOR_NEW_METHODS = 2
 
 
-def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec) -> None:
+def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec) -> Candidate:
+    """The candidate, held back (infeasible on its own, with the reason) when its acceptance rests on thin evidence."""
     prior = cand.estimate.prior if cand.estimate is not None else None
     if prior is None:  # the user's own measured acceptance: no thin evidence to hold back
-        return
+        return cand
     borrowed = prior.workload_used != workload
     family = _measured_on_family(prior.prior_ids, verifier)
     if not borrowed and len(prior.source_ids) >= MIN_SOURCES_FOR_NEW_METHODS and family:
-        return
+        return cand
     why = (f"its {workload} acceptance is borrowed from {prior.workload_used} rows" if borrowed else
            f"its acceptance rests on one source ({', '.join(prior.source_ids)})"
            if len(prior.source_ids) < MIN_SOURCES_FOR_NEW_METHODS else
            f"its acceptance was measured on other models' drafters, not {verifier.family}'s")
-    cand.feasible, cand.rejected_for = False, "thin_evidence"
-    cand.reason = (f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
-                   f"comparable with better-measured methods (ask for it with --method {cand.strategy})")
+    return replace(cand, feasible=False, rejected_for="thin_evidence", reason=(
+        f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
+        f"comparable with better-measured methods (ask for it with --method {cand.strategy})"))
 
 
 def _measured_on_family(prior_ids: list[str], verifier: ModelSpec) -> bool:
