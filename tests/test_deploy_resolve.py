@@ -112,3 +112,15 @@ def test_dp_attention_reaches_every_verbs_memory_check():
         estimate_speedup(SpeedupInput(**common, method="mtp", workload="chat", batch=128))
     sp = estimate_speedup(SpeedupInput(**common, method="mtp", workload="chat", batch=128, dp_attention=True))
     assert f"memory: {split.verdict_line()} ({split.reservation})" in sp.assumptions
+
+
+def test_dp_attention_is_a_deployment_feature_the_engine_rows_can_break_with():
+    # engine_support.csv: SGLang NGRAM lists dp_attention in breaks_with (ENGINES.md: no --enable-dp-attention).
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    base = dict(verifier="deepseek-ai/DeepSeek-R1", workload="rag", gpu="H200", gpus=8, engine="sglang", method="ngram")
+    with_dp = plan(PlannerInputs(**base, dp_attention=True))
+    without = plan(PlannerInputs(**base))
+    assert any(f.id == "engine_breaks_with" and "dp_attention" in f.message for f in with_dp.flags)
+    assert not any(f.id == "engine_breaks_with" and "dp_attention" in f.message for f in without.flags)
