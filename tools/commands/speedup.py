@@ -250,6 +250,7 @@ def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
         quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
         concurrency=inp.batch, temperature=inp.temperature, method=inp.method, draft=inp.draft,
         draft_params_b=inp.draft_params_b, dp_attention=inp.dp_attention, alpha=inp.alpha, tau=inp.tau,
+        measured_at_draft_tokens=inp.tree_depth or inp.num_draft_tokens,
         catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, context_flag="--context-tokens",
         given=frozenset(given | {"sampling"}), announce=frozenset({"gpus", "concurrency"}),
     )

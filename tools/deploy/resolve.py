@@ -60,6 +60,7 @@ class DeploymentQuery:
     head: str | None = None
     alpha: float | None = None
     tau: float | None = None
+    measured_at_draft_tokens: int | None = None  # the N a given alpha/tau was measured at (`speedup`: its N)
     reserve_fraction: float | None = None
     live: bool = False
     catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
@@ -211,7 +212,7 @@ def _evidence(q: DeploymentQuery, drafter: Drafter | None) -> Evidence | None:
     head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}
     method = q.method or ("draft_model" if drafter is not None and drafter.kind == "draft" else
                           head_method.get(drafter.head.method) if drafter is not None and drafter.head else None)
-    return Evidence(alpha=q.alpha, tau=q.tau, method=method)
+    return Evidence(alpha=q.alpha, tau=q.tau, method=method, num_draft_tokens=q.measured_at_draft_tokens)
 
 
 def resolve_deployment(q: DeploymentQuery) -> Deployment:
