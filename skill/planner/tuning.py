@@ -54,8 +54,10 @@ def under_load(ctx: PlanContext, concurrency: int | None = None) -> bool:
 def measured_alpha(ctx: PlanContext, strategy: str) -> float | None:
     """The user's measured per-token alpha, if it belongs to this strategy (else None: a prior is no measurement)."""
     mine = ctx.measured_method == strategy or (ctx.measured_method == MODEL_BASED_MEASURED
-                                               and strategy in MODEL_BASED_METHODS)
-    return ctx.inp.alpha if ctx.inp.alpha is not None and mine else None
+                                               and strategy in MODEL_BASED_METHODS
+                                               and strategy not in PARALLEL_DRAFT_METHODS)
+    ev = ctx.dep.evidence
+    return ev.alpha if ev is not None and ev.alpha is not None and mine else None
 
 
 def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: float | None,

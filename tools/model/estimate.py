@@ -133,8 +133,13 @@ class _Acceptance:
     """Maps a draft shape to tau: from a prior, or from the user's alpha/tau."""
 
     def __init__(self, method: str, shape: Shape, *, alpha: float | None, tau: float | None,
-                 prior_args: dict[str, object]) -> None:
+                 prior_args: dict[str, object], tau_at: int | None = None,
+                 tau_by_n: tuple[tuple[int, float], ...] = (), tau_spread: tuple[float, float] | None = None) -> None:
         self.method, self.prior_args = method, prior_args
+        # A measured tau holds at the N it was measured at (``tau_at``), not at the request's N; per-position
+        # acceptance gives the tau of every shorter chain directly (``tau_by_n``: N = 1, 2, ...); ``tau_spread``
+        # is the measurement's spread over prompts as (low / tau, high / tau).
+        self.tau_by_n, self.tau_spread = dict(tau_by_n), tau_spread
         self.decay = query_decay(method, prior_args.get("harness_class"),  # type: ignore[arg-type]
                                  str(prior_args.get("verifier_family") or ""),
                                  frozenset(prior_args.get("exclude_sources") or ()))  # type: ignore[arg-type]
@@ -148,10 +153,15 @@ class _Acceptance:
                 self.tau_fixed = tau
             elif shape.is_tree:
                 k_eff = effective_branching(shape.num_draft_tokens, shape.tree_top_k or 1, shape.tree_tokens or 2)
-                a_tree = alpha_from_tau(tau, shape.num_draft_tokens)
+                a_tree = alpha_from_tau(tau, tau_at or shape.num_draft_tokens)
                 self.alpha_chain = chain_alpha(a_tree, k_eff, tree_factor())
             else:
-                self.alpha_chain = alpha_from_tau(tau, shape.num_draft_tokens, self.decay)
+                self.alpha_chain = alpha_from_tau(tau, tau_at or shape.num_draft_tokens, self.decay)
+
+    def _spread(self, t: float) -> tuple[float, float, float]:
+        if self.tau_spread is None:
+            return t, t, t
+        return t, max(1.0, t * self.tau_spread[0]), t * self.tau_spread[1]
 
     def prior(self, shape: Shape) -> AcceptancePrior:
         return acceptance_prior(self.method, shape=shape, **self.prior_args)  # type: ignore[arg-type]
@@ -160,16 +170,16 @@ class _Acceptance:
         """(tau, low, high) at ``shape``, never above what the shape can verify (``tau_cap``)."""
         cap = float("inf") if self.measured else tau_cap(shape)
         if self.tau_fixed is not None:
-            t = min(self.tau_fixed, cap)
-            return t, t, t
+            return self._spread(min(self.tau_fixed, cap))
+        if not shape.is_tree and shape.num_draft_tokens in self.tau_by_n:
+            return self._spread(min(self.tau_by_n[shape.num_draft_tokens], cap))
         if self.alpha_chain is not None:
             if shape.is_tree:
                 t = tree_tau(self.alpha_chain, shape.num_draft_tokens, shape.tree_top_k or 1,
                              shape.tree_tokens or 2, tree_factor())
             else:
                 t = expected_tokens(self.alpha_chain, shape.num_draft_tokens, self.decay)
-            t = min(t, cap)
-            return t, t, t
+            return self._spread(min(t, cap))
         p = self.prior(shape)
         return min(p.tau, cap), min(p.tau_low, cap), min(p.tau_high, cap)
 
@@ -214,6 +224,11 @@ class EstimateRequest:
     tree: TreeShape | None = None
     alpha: float | None = None
     tau: float | None = None
+    # A user-stated tau's own N (None: the request's); measured (N, tau) pairs (per-position acceptance, a tune run);
+    # the measurement's spread over prompts as (low / tau, high / tau) (tools/deploy/evidence.py).
+    tau_at_draft_tokens: int | None = None
+    tau_by_draft_tokens: tuple[tuple[int, float], ...] = ()
+    tau_spread: tuple[float, float] | None = None
     harness: str = "vllm"
     engine: str | None = None
     context_tokens: int | None = None
@@ -268,7 +283,9 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         vp, dp = req.verifier.params_total_b, req.draft.params_total_b
         if vp and dp:
             draft_ratio = dp / vp
-    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, prior_args={
+    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau,
+                       tau_at=req.tau_at_draft_tokens, tau_by_n=req.tau_by_draft_tokens, tau_spread=req.tau_spread,
+                       prior_args={
         "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
         "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
         "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
@@ -400,6 +417,10 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
         req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
     notes.append(interval_note)
+    if req.tau_spread is not None and t > 0:
+        # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
+        low, high = low * t_lo / t, high * t_hi / t
+        notes.append(f"low/high widened by the measured acceptance range, tau {t_lo:.2f}-{t_hi:.2f}")
     return SpeedupResult(
         verifier=req.verifier.repo_id, method=req.method, draft=req.draft.repo_id if req.draft else None,
         gpu=req.gpu.key, gpus=req.gpus, workload=req.workload, temperature=req.temperature, batch=req.batch,
