@@ -31,7 +31,8 @@ from specpick.tools.model.priors import (
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
-from specpick.tools.vocab import METHOD_FAMILY, Runner
+from specpick.tools.methods import method_record
+from specpick.tools.vocab import METHOD_FAMILY, METHODS, Runner
 from specpick.tools.model.workload_context import typical_context_tokens
 
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
@@ -43,10 +44,10 @@ TREE_DEPTH_SWEEP_MAX = 10
 # measured speed peaks there (TensorRT-LLM DeepSeek-R1 on 8x B200: 2.28x at N=3, 2.21x at 4, 2.15x at 5, rows
 # TRTLLM-BLOG1-DSR1-B200/3-5; vLLM warns that acceptance drops for k > 1), so `speedup` and `recommend` sweep
 # the same range instead of the planner cutting the sweep's N afterwards.
-HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 3,
-                                  # parallel drafters: up to the lengths they were published with (DFlash -b16
-                                  # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
-                                  "dflash": 15, "peagle": 8, "pard": 12}
+# Parallel drafters: up to the lengths they were published with (DFlash -b16 blocks draft 15; P-EAGLE best K=7 at
+# BS1, PR #32887; PARD doc example 12). The bounds' one home is the method registry (max_sweep_draft_len).
+HEAD_SWEEP_MAX: dict[str, int] = {m: r.max_sweep_draft_len for m in METHODS
+                                  if (r := method_record(m)).max_sweep_draft_len is not None}
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
@@ -229,6 +230,8 @@ class EstimateRequest:
     tau_at_draft_tokens: int | None = None
     tau_by_draft_tokens: tuple[tuple[int, float], ...] = ()
     tau_spread: tuple[float, float] | None = None
+    # The largest N the user measured this drafter at with per-position figures: the sweep stops there.
+    sweep_max_draft_tokens: int | None = None
     harness: str = "vllm"
     engine: str | None = None
     context_tokens: int | None = None
@@ -337,6 +340,8 @@ def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
     top = HEAD_SWEEP_MAX.get(req.method, TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
+    if req.sweep_max_draft_tokens is not None:
+        top = min(top, req.sweep_max_draft_tokens)  # a measured drafter: past its measured N nothing is known
     if req.method == "medusa":
         top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
     points = []
@@ -414,6 +419,12 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         a_out = alpha_from_tau(t, n, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
+    if sweep_pts and max(sweep_pts, key=lambda p: p.speedup).num_draft_tokens == sweep_pts[-1].num_draft_tokens:
+        top = sweep_pts[-1].num_draft_tokens
+        why = ("the largest N you measured" if req.sweep_max_draft_tokens == top else
+               "the method registry's bound, tools/methods.py")
+        notes.append(f"best at the sweep's limit N={top} ({why}): N={top + 1}-{top + 2} untested and may gain "
+                     f"more; run `specpick tune --method {req.method} --draft-lengths {top} {top + 1} {top + 2}`")
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
         req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
     notes.append(interval_note)
