@@ -250,6 +250,9 @@ class PlannerInputs(BaseModel):
                                                      "`specpick tune --json` wrote: its acceptance, N, spread over "
                                                      "prompts and speedup (instead of --tau/--alpha)",
                                                      json_schema_extra=_cli(metavar="FILE"))
+    samples: OneLineText | None = Field(None, description="your prompt/output pairs (JSONL: prompt, output): n-gram "
+                                        "acceptance simulated on them with the verifier's tokenizer",
+                                        json_schema_extra=_cli(metavar="FILE"))
     pipeline_parallel: GpuCount = Field(1, description="pipeline-parallel stages")
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")

@@ -148,7 +148,16 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         NotFoundError: unknown model or GPU (close matches listed).
     """
     _check_contradictions(inp)
-    dep = resolve_deployment(deployment_query(inp))
+    query = deployment_query(inp)
+    dep = resolve_deployment(query)
+    if inp.samples is not None:
+        from pathlib import Path
+
+        from specpick.skill.planner.samples import samples_figures
+
+        # The pairs are tokenized as the resolved verifier tokenizes them, then go through the resolver as evidence.
+        figures = samples_figures(Path(inp.samples), dep.verifier.repo_id)
+        dep = resolve_deployment(replace(query, measured_figures=figures, figures_source=f"--samples {inp.samples}"))
     notes = list(dep.notes)
     head_check = None
     head_repo = dep.drafter.repo_id if dep.drafter is not None and dep.drafter.kind == "head" else None

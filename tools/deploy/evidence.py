@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specpick.tools.deploy.lengths import start_draft_length
+from specpick.tools.deploy.measured_file import MeasuredFigures
 from specpick.tools.deployment import Deployment, Drafter, Evidence
 from specpick.tools.errors import InputError
 from specpick.tools.methods import is_method
@@ -64,14 +65,18 @@ def check_measured_n(method: str | None, n: int, tau: float | None) -> None:
 
 def build_evidence(*, alpha: float | None, tau: float | None, measured_n: int | None, measured_method: str | None,
                    measured_speedup: float | None, measurement_file: str | None, method: str | None,
-                   drafter: Drafter | None, concurrency: int, check_n: bool = True) -> Evidence | None:
+                   drafter: Drafter | None, concurrency: int, check_n: bool = True,
+                   figures: MeasuredFigures | None = None, figures_source: str = "") -> Evidence | None:
     """The Evidence for what the user gave (flags or a measure/tune report), or None without any.
 
     Raises:
         InputError: a speedup without acceptance, both a file and --tau/--alpha, a method that is none, an N
             outside the method's range; NotFoundError: no such measurement file.
     """
-    if measurement_file is None and alpha is None and tau is None:
+    if figures is not None and (measurement_file is not None or alpha is not None or tau is not None):
+        raise InputError(f"give {figures_source or '--samples'} or --from-measurement/--tau/--alpha, not both "
+                         "(each is a measured acceptance)")
+    if measurement_file is None and alpha is None and tau is None and figures is None:
         if measured_speedup is not None:
             raise InputError("--measured-speedup needs the acceptance it was measured with: add --tau (or --alpha) "
                              "and --measured-n, or --from-measurement FILE")
@@ -81,7 +86,7 @@ def build_evidence(*, alpha: float | None, tau: float | None, measured_n: int | 
         return None
     if measurement_file is not None and (alpha is not None or tau is not None):
         raise InputError("give --from-measurement FILE or --tau/--alpha, not both (the file holds the acceptance)")
-    file = None
+    file = figures
     if measurement_file is not None:
         from specpick.tools.deploy.measured_file import read_measurement
 
@@ -107,7 +112,8 @@ def build_evidence(*, alpha: float | None, tau: float | None, measured_n: int | 
         speedup=file.speedup if file and measured_speedup is None else measured_speedup,
         concurrency=file.concurrency if file and file.concurrency else concurrency,
         num_requests=file.num_requests if file else None,
-        source=(f"{measurement_file} (specpick {file.kind} report" + (f", {file.num_requests} prompts" if
+        source=(f"{measurement_file or figures_source} (specpick {file.kind}"
+                + (" report" if file.kind != "samples" else "") + (f", {file.num_requests} prompts" if
                 file.num_requests else "") + ")") if file else "your --tau/--alpha",
         notes=tuple(file.notes) if file else ())
 

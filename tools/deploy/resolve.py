@@ -19,6 +19,7 @@ from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import ModelSpec, version_key
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.deploy.drafts import find_known_draft, synthetic_draft
+from specpick.tools.deploy.measured_file import MeasuredFigures
 from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
 from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.overlap import overlap_setting_error
@@ -68,6 +69,8 @@ class DeploymentQuery:
     measured_speedup: float | None = None
     measurement_file: str | None = None
     compare_prior: bool = False
+    measured_figures: MeasuredFigures | None = None  # `recommend --samples`: simulated on the user's pairs
+    figures_source: str = ""
     reserve_fraction: float | None = None
     live: bool = False
     catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
@@ -219,7 +222,8 @@ def _evidence(q: DeploymentQuery, drafter: Drafter | None) -> Evidence | None:
     return build_evidence(alpha=q.alpha, tau=q.tau, measured_n=q.measured_at_draft_tokens,
                           measured_method=q.measured_method, measured_speedup=q.measured_speedup,
                           measurement_file=q.measurement_file, method=q.method, drafter=drafter,
-                          concurrency=q.concurrency, check_n=q.measured_n_given)
+                          concurrency=q.concurrency, check_n=q.measured_n_given, figures=q.measured_figures,
+                          figures_source=q.figures_source)
 
 
 def _with_prior(dep: Deployment) -> Deployment:
