@@ -62,3 +62,22 @@ def test_offline_without_the_tokenizer_names_the_file_to_fetch(tmp_path: Path, m
     err = capsys.readouterr().err.strip()
     assert rc == EXIT_UNAVAILABLE
     assert err.startswith("error:") and f"{QWEN}'s tokenizer.json" in err and "\n" not in err
+
+
+def test_estimate_ngram_uses_the_named_verifiers_tokenizer_not_o200k(tmp_path: Path, monkeypatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    rc = main(["measure", "--estimate-ngram", "--samples", str(_pairs(tmp_path / "p.jsonl", True)),
+               "--model", "qwen3-8b"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert rc == EXIT_UNAVAILABLE
+    assert err.startswith("error: --estimate-ngram needs Qwen/Qwen3-8B's tokenizer.json")
+
+
+def test_estimate_ngram_reads_the_verifiers_tokenizer_from_the_hub(qwen_hub, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["measure", "--estimate-ngram", "--samples", str(_pairs(tmp_path / "p.jsonl", True)),
+               "--model", "qwen3-8b", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["ngram"]["tokenizer"].startswith("tokenizers:")

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from specpick.tools.deploy.measured_file import MeasuredFigures, pooled_tau, tau_interval
-from specpick.tools.errors import UnavailableError
 
 # The longest chain simulated: per-position counts then give every shorter N (the model's chain sweep's top,
 # tools/model/estimate.py CHAIN_SWEEP_MAX).
@@ -22,24 +21,11 @@ SIM_DRAFT_TOKENS = 12
 LOOKUP_MIN, LOOKUP_MAX = 2, 5
 
 
-def verifier_tokenizer_file(repo_id: str) -> str:
-    """The verifier's tokenizer.json on disk (Hub, else cache). Offline without it: an error naming the file."""
-    from specpick.tools.hub.client import HubSettings, fetch_file
-
-    settings = HubSettings()
-    try:
-        return fetch_file(repo_id, "tokenizer.json", max_bytes=settings.max_tokenizer_bytes).path
-    except UnavailableError:
-        raise UnavailableError(
-            f"--samples needs {repo_id}'s tokenizer.json to count tokens as the verifier does, and it is not "
-            f"cached: fetch it once online (`hf download {repo_id} tokenizer.json`) or set HF_ENDPOINT") from None
-
-
 def samples_figures(path: Path, repo_id: str, tokenizer: str | None = None) -> MeasuredFigures:
     """The n-gram figures of the pairs file, tokenized with the verifier's tokenizer (or ``tokenizer``)."""
     from specpick.tools.measure.ngram_sim import NgramParams, SimCounts, simulate
     from specpick.tools.measure.prompts import load_samples
-    from specpick.tools.measure.tokenizer import load_tokenizer
+    from specpick.tools.measure.tokenizer import load_tokenizer, verifier_tokenizer_file
 
     items = load_samples(path)
     tok = load_tokenizer(tokenizer or verifier_tokenizer_file(repo_id))
@@ -64,4 +50,4 @@ def samples_figures(path: Path, repo_id: str, tokenizer: str | None = None) -> M
         per_position=tuple(acc.per_position), tau_low=low, tau_high=high, num_requests=len(items), notes=notes)
 
 
-__all__ = ["samples_figures", "verifier_tokenizer_file"]
+__all__ = ["samples_figures"]
