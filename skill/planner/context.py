@@ -135,6 +135,8 @@ def build_context(inp: PlannerInputs) -> PlanContext:
     _check_contradictions(inp)
     resolved: ResolvedModel = resolve_model_spec(inp.verifier, live=inp.live)
     verifier = resolved.spec
+    if resolved.quantization and "quantization" not in given:  # a GGUF build says its own weight format
+        inp = inp.model_copy(update={"quantization": resolved.quantization})
     limit = verifier.max_position_embeddings
     capped_context = "context_tokens" not in given and 0 < limit < inp.context_tokens
     if capped_context:
