@@ -173,3 +173,31 @@ def test_cli_takes_the_upper_case_name(capsys) -> None:
 
     code = main(["vram", "--verifier", "llama-3.1-8b", "--gpu", "RTX 3060", "--quantization", "Q4_K_M"])
     assert code == 0 and "q4_k_m" in capsys.readouterr().out
+
+
+def test_live_reads_the_chosen_files_header_by_range(fakehub: FakeHub, monkeypatch, tmp_path) -> None:
+    # The repo name says nothing and the card is silent: the header of the file -hf would load names the model and
+    # its file type, read with Range requests, never the whole file.
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    header = _gguf([("general.basename", 8, _str("SmolLM2")), ("general.size_label", 8, _str("135M")),
+                    ("general.finetune", 8, _str("Instruct")), ("general.file_type", 4, struct.pack("<I", 7))])
+    fakehub.add_repo("someone/quants-GGUF", {"README.md": "# no card data\n", "model-Q8_0.gguf": header + bytes(1 << 20),
+                                              "mmproj-f16.gguf": b"GGUF", "model-Q4_0.gguf": b"GGUF"})
+    base, ref = resolve_gguf_base("someone/quants-GGUF:Q8_0", live=True)
+    assert (base, ref.quantization) == ("SmolLM2-135M-Instruct", "q8_0")  # llama.h: LLAMA_FTYPE_MOSTLY_Q8_0 = 7
+    reads = fakehub.requests("GET", contains="model-Q8_0.gguf")
+    assert reads and all(r.range for r in reads)
+
+
+def test_a_server_that_cannot_give_the_header_leaves_the_card_and_name_to_answer(fakehub: FakeHub, monkeypatch,
+                                                                                  tmp_path) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    fakehub.add_repo("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", {"README.md": "---\nlicense: x\n---\n",
+                                                                   "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf": b"NOTGGUF"})
+    resolved = resolve_model_spec("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", live=False)
+    assert resolved.spec.repo_id == "meta-llama/Llama-3.1-8B-Instruct"
+    base, ref = resolve_gguf_base("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", live=True)
+    assert base == "Meta-Llama-3.1-8B-Instruct" and ref.quantization == "q4_k_m"
+    assert any("not read by HTTP range (RemoteDataError)" in n for n in ref.notes)

@@ -179,11 +179,24 @@ def repo_reference(name: str, *, live: bool) -> GgufReference:
             candidates += found
             notes.append(f"{repo} model card: base_model {', '.join(found) if found else 'not set'} "
                          f"(from {card.source})")
+    header_quant = None
+    if live:  # the chosen file's own header, by HTTP Range: its file type and model names
+        from specpick.tools.hub.gguf_remote import remote_metadata
+
+        try:
+            fname, meta = remote_metadata(repo, quant_token, HF_DEFAULT_QUANT.upper())
+            header_quant = meta.quantization
+            candidates += _metadata_names(meta)
+            notes.append(f"{repo}/{fname}: GGUF header read by HTTP range ({len(meta.values)} keys)")
+        except Exception as exc:  # noqa: BLE001 - any Hub/HTTP failure: the card and the name still answer
+            notes.append(f"{repo}: GGUF header not read by HTTP range ({type(exc).__name__}); card and name used")
     stem = _GGUF_SUFFIX.sub("", repo.split("/", 1)[1])
     candidates.append(stem)
     if not live:
         notes.append(f"base model taken from the repo name ({stem}); --live reads the model card's base_model")
-    if quant_token:
+    if header_quant:  # the file's own word beats its name
+        quant, source = header_quant, "the GGUF header of the file llama.cpp's -hf would load (general.file_type)"
+    elif quant_token:
         quant, approx = quant_name(quant_token)
         source = f"the repo tag :{quant_token}"
         notes += [approx] if approx else []
