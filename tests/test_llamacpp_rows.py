@@ -14,7 +14,7 @@ from specpick.tools.calibration.engine_specs import resolve_engine_gpu, weights_
 from specpick.tools.vocab import GGUF_BITS_PER_WEIGHT
 
 PENDING = Path(__file__).resolve().parent.parent / "docs" / "pending-data" / "LLAMACPP-COMMUNITY-2026.csv"
-NEW_SOURCES = {"LLAMACPP-23398", "GEMMACLAW-346", "GEMMACLAW-282", "LMSTUDIO-LMS-581"}
+NEW_SOURCES = {"LLAMACPP-23398", "GEMMACLAW-346", "GEMMACLAW-282", "LMSTUDIO-LMS-581", "LLAMACPP-22673"}
 
 
 @pytest.mark.parametrize(("cell", "key", "count"), [
@@ -39,7 +39,7 @@ def test_parts_outside_the_catalog_are_named_not_guessed(cell: str, reason: str)
 
 def test_new_llamacpp_rows_are_held_out_and_not_priors() -> None:
     rows = [r for r in load_engine_rows() if r.source_id in NEW_SOURCES]
-    assert len(rows) == 7
+    assert len(rows) == 8
     for row in rows:
         assert row.engine == "llamacpp" and row.held_out and not row.prior_candidate
         assert row_use(row)[0] == "skipped"  # never in a gated figure
