@@ -201,3 +201,14 @@ def test_a_server_that_cannot_give_the_header_leaves_the_card_and_name_to_answer
     base, ref = resolve_gguf_base("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", live=True)
     assert base == "Meta-Llama-3.1-8B-Instruct" and ref.quantization == "q4_k_m"
     assert any("not read by HTTP range (RemoteDataError)" in n for n in ref.notes)
+
+
+def test_a_header_base_model_is_tried_after_the_files_own_name(tmp_path: Path) -> None:
+    # general.base_model names what a fine-tune started from: the file's own name comes first.
+    pairs = [("general.file_type", 4, struct.pack("<I", 18)), ("general.base_model.count", 4, struct.pack("<I", 1)),
+             ("general.base_model.0.repo_url", 8, _str("https://huggingface.co/meta-llama/Llama-3.1-8B"))]
+    path = tmp_path / "Llama-3.1-8B-Instruct-Q6_K.gguf"
+    path.write_bytes(_gguf(pairs))
+    base, ref = resolve_gguf_base(str(path))
+    assert base == "Llama-3.1-8B-Instruct" and ref.quantization == "q6_k"  # llama.h: LLAMA_FTYPE_MOSTLY_Q6_K = 18
+    assert ref.candidates[-1] == "meta-llama/Llama-3.1-8B"

@@ -84,10 +84,8 @@ def split_quant(stem: str) -> tuple[str, str | None, str | None]:
 
 
 def _metadata_names(meta: GgufMetadata) -> list[str]:
-    names = []
-    for key in ("general.name",):
-        if isinstance(meta.get(key), str):
-            names.append(str(meta.get(key)))
+    """Model names a GGUF header carries: ``general.name``, then basename-size_label[-finetune]."""
+    names = [str(meta.get("general.name"))] if isinstance(meta.get("general.name"), str) else []
     base, size, tune = (meta.get(f"general.{k}") for k in ("basename", "size_label", "finetune"))
     if isinstance(base, str) and isinstance(size, str):
         names.append("-".join(p for p in (base, size, tune if isinstance(tune, str) else "") if p))
@@ -95,11 +93,15 @@ def _metadata_names(meta: GgufMetadata) -> list[str]:
     return names
 
 
+# A header lists at most a handful of base models; more is not a header we trust.
+MAX_BASE_MODELS = 8
+
+
 def _base_model_urls(meta: GgufMetadata) -> list[str]:
-    """``general.base_model.N.repo_url`` (or organization/name): the model this one was *fine-tuned* from."""
+    """``general.base_model.N.repo_url`` on the Hub: the model this one was *fine-tuned* from."""
+    count = meta.get("general.base_model.count")
     out = []
-    for n in range(int(meta.get("general.base_model.count") or 0) if isinstance(meta.get("general.base_model.count"),
-                                                                               int) else 0):
+    for n in range(min(count, MAX_BASE_MODELS) if isinstance(count, int) else 0):
         url = meta.get(f"general.base_model.{n}.repo_url")
         if isinstance(url, str) and "huggingface.co/" in url:
             out.append(url.split("huggingface.co/", 1)[1].strip("/"))
