@@ -171,3 +171,27 @@ def test_bad_evidence_is_a_one_line_error(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err.strip()
     assert rc == code
     assert err.startswith("error:") and needle in err and "\n" not in err
+
+
+@pytest.mark.parametrize("method, gpus, gpu, verifier", [("mtp", 8, "B200", "deepseek-v3"),
+                                                         ("eagle3", 1, "H100-SXM", L8)])
+def test_a_best_at_the_sweeps_limit_is_said_so_not_called_the_best(method: str, gpus: int, gpu: str,
+                                                                   verifier: str) -> None:
+    from specpick.skill.planner.candidates import Candidate, estimate
+    from specpick.skill.planner.context import build_context
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.methods import method_record
+
+    inp = PlannerInputs(verifier=verifier, workload="chat", engine="vllm", method=method, gpus=gpus, gpu=gpu)
+    rec, ctx = plan(inp), build_context(inp)
+    head = get_catalog().head(rec.draft_model) if method != "mtp" and rec.draft_model else None
+    est = estimate(ctx, Candidate(strategy=method, engine="vllm", feasible=True, reason="", head=head),
+                   num_draft_tokens=3)
+    top = method_record(method).max_sweep_draft_len
+    assert max(p.num_draft_tokens for p in est.draft_sweep) == top  # the registry's bound is the sweep's
+    at_limit = max(est.draft_sweep, key=lambda p: p.speedup).num_draft_tokens == top
+    said = any(a.startswith(f"best at the sweep's limit N={top}") for a in est.assumptions)
+    assert said == at_limit
+    assert at_limit or method != "mtp"  # the case: MTP's sweep stops at 3 while the model still gains
+    if at_limit and rec.num_draft_tokens == top:
+        assert any("not a proven best" in r for r in rec.rationale)

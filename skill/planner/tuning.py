@@ -124,8 +124,10 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
     est = estimate(ctx, c, tuned=True)
     n = est.num_draft_tokens
     if est.draft_length_rule:
+        limit = next((a for a in est.assumptions if a.startswith("best at the sweep's limit")), None)
         c.notes.append(f"Draft length: {est.draft_length_rule}, the rule `specpick speedup` applies "
-                       "(tools/model/estimate.py choose_draft_length).")
+                       "(tools/model/estimate.py choose_draft_length)" + (
+                           f"; not a proven best: {limit}." if limit else "."))
     adjusted, why = seed_adjustment(ctx, c.strategy, n, measured_alpha(ctx, c.strategy))
     cap = _measured_horizon(ctx, c)
     if why is not None and cap is not None and adjusted > max(n, cap):
