@@ -184,8 +184,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
                            sweep_draft_length=sweep_draft_length, notes=notes)
     ev = ctx.dep.evidence
-    if measured and ev is not None and ev.tau is not None and req.tau_spread is None and ev.num_draft_tokens:
-        # No spread over prompts and no one method to compare with (a bare --tau): this candidate's own prior's
+    if measured and ev is not None and req.tau_spread is None and ev.num_draft_tokens:
+        # No spread over prompts (a bare --tau/--alpha): this candidate's own prior's
         # relative spread at the measured N gives the range (stated in the evidence lines), never zero width.
         from specpick.tools.errors import PickerError
 
@@ -194,7 +194,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
                                                tau_by_draft_tokens=(), num_draft_tokens=ev.num_draft_tokens,
                                                tree=None, sweep=False))
             if prior.tau > 0 and prior.tau_high > prior.tau_low:
-                req = replace(req, tau_spread=(prior.tau_low / prior.tau, prior.tau_high / prior.tau))
+                req = replace(req, tau_spread=(prior.tau_low / prior.tau, prior.tau_high / prior.tau),
+                              tau_spread_measured=False)
         except PickerError:
             pass
     result = tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(req)

@@ -193,7 +193,7 @@ def evidence_lines(dep: Deployment, label: str) -> list[str]:
         lines.append(f"measured at N={ev.num_draft_tokens}" + (
             " (assumed: the method's starting draft length; give --measured-n with the N you ran)" if ev.n_assumed
             else "") + ("; per-position acceptance gives every shorter N directly" if ev.per_position else ""))
-    if ev.tau is not None and ev.method is None:
+    if ev.tau_low is None and (ev.method is None or ev.tau is None):
         lines.append("measured range: no per-prompt figures were given, so each drafter's own prior relative spread "
                      "at that N is used (--from-measurement gives your prompts' spread)")
     if ev.spread_from_prior:

@@ -72,6 +72,7 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
         tau_at_draft_tokens=ev.num_draft_tokens if ev and ev.tau is not None else None,
         tau_by_draft_tokens=ev.tau_by_draft_tokens if ev else (), tau_spread=tau_spread(ev) if ev else None,
         sweep_max_draft_tokens=ev.num_draft_tokens if ev and (ev.per_position or ev.tau_at_n) else None,
+        tau_spread_measured=not (ev and ev.spread_from_prior),
         harness=harness, engine=engine,
         context_tokens=dep.context_tokens, weight_bytes_per_param=dep.verifier.bytes_per_param,
         draft_bytes_per_param=draft_bytes_per_param(dep, draft), max_batch=max_batch, sweep=sweep,

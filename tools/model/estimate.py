@@ -232,6 +232,9 @@ class EstimateRequest:
     tau_spread: tuple[float, float] | None = None
     # The largest N the user measured this drafter at with per-position figures: the sweep stops there.
     sweep_max_draft_tokens: int | None = None
+    # The spread is the measurement's own over prompts (True: it widens the speedup interval too) or a stand-in
+    # taken from the prior (False: the tau range only; the interval band for stated acceptance already holds).
+    tau_spread_measured: bool = True
     harness: str = "vllm"
     engine: str | None = None
     context_tokens: int | None = None
@@ -428,7 +431,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
         req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
     notes.append(interval_note)
-    if req.tau_spread is not None and t > 0:
+    if req.tau_spread is not None and req.tau_spread_measured and t > 0:
         # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
         low, high = low * t_lo / t, high * t_hi / t
         notes.append(f"low/high widened by the measured acceptance range, tau {t_lo:.2f}-{t_hi:.2f}")
