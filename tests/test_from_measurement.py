@@ -195,3 +195,12 @@ def test_a_best_at_the_sweeps_limit_is_said_so_not_called_the_best(method: str, 
     assert at_limit or method != "mtp"  # the issue's case: MTP's sweep stops at 3 while the model still gains
     if at_limit and rec.num_draft_tokens == top:
         assert any("not a proven best" in r for r in rec.rationale)
+
+
+def test_copy_based_drafts_are_not_shortened_on_a_low_average_alpha() -> None:
+    """N-gram acceptance is bursty: its own prior alpha on code is below 0.6, and the answer must not tell the user to
+    cut N to 3 on the alpha they will measure (issue 26); the per-position rates decide instead."""
+    rec = plan(PlannerInputs(verifier="qwen3-8b", workload="code", engine="vllm", method="ngram"))
+    assert rec.strategy == "ngram" and rec.expected_speedup.alpha is not None and rec.expected_speedup.alpha < 0.6
+    assert not [s for s in rec.fallback if s.trigger is not None and s.trigger.metric == "alpha"]
+    assert any("per-position acceptance" in s.condition for s in rec.fallback)
