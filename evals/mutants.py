@@ -16,7 +16,9 @@ mistake can be caught), and ``grade_mutants`` grades them against the same case:
 | ``other_error`` | (error cases) an error of another class | outcome |
 
 A mutant is *killed* when a check that passed (or was n/a) on the real answer fails on the mutant. The report
-counts kills overall, per kind and per target grader (killed by that grader), and lists the survivors.
+counts kills overall (any check), per kind, and per target grader: of the mutants aimed at a grader that it
+judged (the case states that field), how many it failed. The overall rate measures the suite (a case without
+the field lets its mutant survive); the per-grader rate measures the grader itself. Survivors are listed.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class MutantResult(BaseModel):
     killed: bool
     killed_by: list[str] = Field(default_factory=list)
     target_killed: bool
+    target_applicable: bool = Field(description="the target grader judged the mutant (the case states that field)")
 
 
 def _render(rec: Recommendation) -> str:
@@ -228,19 +231,26 @@ def _ctx(case: Case, out: RunOutput) -> GradeContext:
 
 
 def grade_mutants(case: Case, orig: RunOutput) -> list[MutantResult]:
-    """Grade every mutant of ``orig``; killed = a check that did not fail on ``orig`` fails on the mutant."""
+    """Grade every mutant of ``orig``; killed = a check that did not fail on ``orig`` fails on the mutant.
+
+    Only answers the suite accepts are mutated: when ``orig`` already fails a check (a known failure), a wrong
+    variant of it says nothing about the graders, so none is made (``[]``).
+    """
     try:
         base = grade(_ctx(case, orig))
     except PickerError:
         return []
     before = {n for n, c in base.items() if c.status == "fail"}
+    if before:
+        return []
     out = []
     for m in mutants(case, orig):
         checks = grade(_ctx(case, m.output))
         new = sorted(n for n, c in checks.items() if c.status == "fail" and n not in before)
         target = KIND_TARGET[m.kind]
         out.append(MutantResult(case_id=case.id, kind=m.kind, target=target, what=m.what, killed=bool(new),
-                                killed_by=new, target_killed=target in new))
+                                killed_by=new, target_killed=target in new,
+                                target_applicable=checks[target].status != "na"))
     return out
 
 
@@ -250,7 +260,9 @@ class MutationSummary(BaseModel):
     total: int
     killed: int
     per_kind: dict[str, dict[str, int]]
-    per_grader: dict[str, dict[str, int]] = Field(description="target grader -> mutants aimed at it / killed by it")
+    per_grader: dict[str, dict[str, int]] = Field(
+        description="target grader -> mutants aimed at it (total), those it judged (applicable: the case states "
+                    "that field), those it failed (killed)")
     survivors: list[MutantResult]
 
     @property
@@ -265,8 +277,9 @@ def summarize_mutants(results: list[MutantResult]) -> MutationSummary:
         k = per_kind.setdefault(r.kind, {"total": 0, "killed": 0})
         k["total"] += 1
         k["killed"] += r.killed
-        g = per_grader.setdefault(r.target, {"total": 0, "killed": 0})
+        g = per_grader.setdefault(r.target, {"total": 0, "applicable": 0, "killed": 0})
         g["total"] += 1
+        g["applicable"] += r.target_applicable
         g["killed"] += r.target_killed
     return MutationSummary(total=len(results), killed=sum(r.killed for r in results),
                            per_kind=dict(sorted(per_kind.items())), per_grader=dict(sorted(per_grader.items())),

@@ -122,8 +122,9 @@ def mutation_failures(summary: MutationSummary, floor: float | None) -> list[str
         return []
     out = [f"mutant kill rate {summary.rate:.1%} < {floor:.1%}"] if summary.rate < floor else []
     for grader, c in summary.per_grader.items():
-        if c["total"] and c["killed"] / c["total"] < floor:
-            out.append(f"grader {grader} killed {c['killed']}/{c['total']} mutants aimed at it (< {floor:.1%})")
+        if c["applicable"] and c["killed"] / c["applicable"] < floor:
+            out.append(f"grader {grader} failed {c['killed']}/{c['applicable']} of the mutants it judged "
+                       f"(< {floor:.1%})")
     return out
 
 
@@ -436,8 +437,8 @@ def render_mutation(m: MutationSummary, *, max_reason: int = 110) -> list[str]:
     """The mutation-testing section: kill rate overall, per kind, per target grader, and every survivor."""
     out = ["", f"Mutation testing: {m.killed}/{m.total} wrong answers killed ({_pct(m.rate).strip()})"]
     out += _table(["mutant kind", "killed"], [[k, f"{c['killed']}/{c['total']}"] for k, c in m.per_kind.items()])
-    out += [""] + _table(["target grader", "killed by it"],
-                         [[g, f"{c['killed']}/{c['total']}"] for g, c in m.per_grader.items()])
+    out += [""] + _table(["target grader", "killed by it / judged", "aimed at it"],
+                         [[g, f"{c['killed']}/{c['applicable']}", str(c["total"])] for g, c in m.per_grader.items()])
     if m.survivors:
         out += ["", "Surviving mutants (a wrong answer every check passed):"]
         out += [f"- {r.case_id} {r.kind}: {r.what}"[:max_reason] for r in m.survivors]

@@ -11,7 +11,8 @@ decoding, not of this planner:
 * a fallback that switches to a method the answer's own flags rule out, or that gives up on speculation when
   acceptance or speed is *high* (a trigger on alpha/tau/speedup must fire below a value, Leviathan et al. 2023:
   speculation pays in acceptance);
-* numbers that cannot hold together: speedup above tau (a cycle emits tau tokens and costs at least one verifier
+* numbers that cannot hold together: speculation recommended at an estimate below 1x (slower than none), speedup
+  above tau (a cycle emits tau tokens and costs at least one verifier
   step, Leviathan et al. 2023 eq. 3), tau above N + 1 on a chain (N drafted tokens plus the bonus token), a tau
   trigger below 1 or above N + 1, an alpha trigger outside (0, 1).
 
@@ -54,10 +55,12 @@ def _blocked(rec: Recommendation, strategy: str, draft: str | None, forced: bool
     return out
 
 
-def _numbers(rec: Recommendation) -> list[str]:
+def _numbers(rec: Recommendation, forced: bool) -> list[str]:
     s, bad = rec.expected_speedup, []
     if rec.strategy == "none":
         return bad
+    if s.value < 1.0 and not forced:
+        bad.append(f"recommends {rec.strategy} while its own estimate is {s.value:.2f}x, slower than no speculation")
     if s.value > s.tau + 1e-6:
         bad.append(f"speedup {s.value:.2f}x above tau {s.tau:.2f} (a cycle emits tau tokens for >= 1 verifier step)")
     n = rec.tree.depth if rec.tree is not None else rec.num_draft_tokens
@@ -96,7 +99,7 @@ def grade_contradiction(ctx: GradeContext, rec: Recommendation) -> CheckResult:
     if rec.strategy != "none":
         bad += [f"chose {rec.strategy} with {c.name} = fail ({c.reason[:80]})" for c in rec.compatibility
                 if c.name in FATAL_CHECKS and c.verdict == "fail"]
-    bad += _numbers(rec) + _fallback(rec, forced)
+    bad += _numbers(rec, forced) + _fallback(rec, forced)
     if rec.strategy in COPY_METHODS and rec.draft_model:
         bad.append(f"{rec.strategy} drafts from the context but names a draft repo {rec.draft_model}")
     return check_result(NAME, not bad, "; ".join(bad) or "method, flags, checks, fallback and numbers agree")
