@@ -9,7 +9,8 @@ mistake can be caught), and ``grade_mutants`` grades them against the same case:
 | ``other_method`` | the planner's own full answer with another method forced (``inputs.method``) | strategy |
 | ``n_far`` | N moved far off (2N + 4), config rewritten to match | num_draft_tokens |
 | ``speedup_x2`` / ``speedup_x0.5`` | the speedup estimate (value, low, high) doubled / halved | speedup_band |
-| ``drop_flag`` | one warn/fail flag that says something breaks removed | flags |
+| ``drop_flag`` | one warn/fail flag that says something breaks removed (one the deployment triggers, about the
+  user's or the chosen draft) | flags |
 | ``other_head`` | the draft/head swapped for one trained for another verifier, config rewritten | draft_model |
 | ``config_contradicts`` | the engine config names another method than the answer | engine_config |
 | ``self_contradiction`` | the chosen method's runtime-support check turned to "fail" | contradiction |
@@ -33,6 +34,7 @@ from pydantic import BaseModel, Field
 from specpick.evals.dataset import Case
 from specpick.evals.evaluators.base import GradeContext
 from specpick.evals.evaluators.graders import grade
+from specpick.evals.flag_triggers import untriggered
 from specpick.evals.runners import RunOutput
 from specpick.skill.schema import Recommendation
 from specpick.tools.errors import EXIT_INPUT, EXIT_NOT_FOUND, PickerError
@@ -120,6 +122,17 @@ def _swap_repo(rec: Recommendation, repo: str) -> Recommendation:
     return rec.model_copy(deep=True, update={"draft_model": repo, "engine_config": new_cfg})
 
 
+def _real_warning(fid: str, message: str, case: Case, rec: Recommendation) -> bool:
+    """Whether dropping this flag makes the answer wrong: not when the deployment never triggers it (a batch warning
+    at concurrency 1), nor when it is about a draft the planner weighed and dropped (no user's or chosen repo)."""
+    if untriggered([fid], case.inputs):
+        return False
+    if fid == "no_room_for_draft":
+        repos = [r for r in (case.inputs.get("draft"), rec.draft_model) if r]
+        return any(str(r).lower() in message.lower() for r in repos)
+    return True
+
+
 def _other_repo(rec: Recommendation) -> str | None:
     """A published head (or draft) of the same method, trained for another verifier family."""
     from specpick.tools.catalog.tables import get_catalog
@@ -203,7 +216,7 @@ def mutants(case: Case, orig: RunOutput) -> Iterator[Mutant]:
         yield Mutant(case.id, kind, f"{s.value:.2f}x -> {s.value * factor:.2f}x",
                      _out(orig, rec.model_copy(deep=True, update={"expected_speedup": scaled})))
     for flag in rec.flags:
-        if flag.id in BREAKING_FLAGS and flag.severity != "info":
+        if flag.id in BREAKING_FLAGS and flag.severity != "info" and _real_warning(flag.id, flag.message, case, rec):
             kept = [f for f in rec.flags if f is not flag]
             yield Mutant(case.id, "drop_flag", f"dropped {flag.id} ({flag.severity})",
                          _out(orig, rec.model_copy(deep=True, update={"flags": kept})))
@@ -223,7 +236,7 @@ def mutants(case: Case, orig: RunOutput) -> Iterator[Mutant]:
                          _out(orig, rec.model_copy(deep=True, update={"compatibility": checks})))
 
 
-def _ctx(case: Case, out: RunOutput) -> GradeContext:
+def grade_context(case: Case, out: RunOutput) -> GradeContext:
     return GradeContext(case=case, runner="planner", expected=case.expected_for("planner"),
                         recommendation=out.recommendation, markdown=out.markdown,
                         error_exit_code=out.error.exit_code if out.error else None,
@@ -237,7 +250,7 @@ def grade_mutants(case: Case, orig: RunOutput) -> list[MutantResult]:
     variant of it says nothing about the graders, so none is made (``[]``).
     """
     try:
-        base = grade(_ctx(case, orig))
+        base = grade(grade_context(case, orig))
     except PickerError:
         return []
     before = {n for n, c in base.items() if c.status == "fail"}
@@ -245,7 +258,7 @@ def grade_mutants(case: Case, orig: RunOutput) -> list[MutantResult]:
         return []
     out = []
     for m in mutants(case, orig):
-        checks = grade(_ctx(case, m.output))
+        checks = grade(grade_context(case, m.output))
         new = sorted(n for n, c in checks.items() if c.status == "fail" and n not in before)
         target = KIND_TARGET[m.kind]
         out.append(MutantResult(case_id=case.id, kind=m.kind, target=target, what=m.what, killed=bool(new),

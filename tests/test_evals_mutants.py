@@ -12,7 +12,7 @@ from specpick.evals.evaluators.graders import grade
 from specpick.evals.mutants import KIND_TARGET, grade_mutants, mutants
 from specpick.evals.report import run_eval
 from specpick.evals.runners import run_planner
-from specpick.evals.mutants import _ctx  # noqa: PLC2701 - the same context the grading uses
+from specpick.evals.mutants import grade_context
 
 CASES = {c.id: c for c in Dataset.load().cases}
 # Llama-3.1-70B with the Llama-3.2-1B draft on vLLM (ROCM-BLOG-SPECDEC-DEEPDIVE-2025 rows): passes today.
@@ -20,7 +20,7 @@ QUICKSTART = "llama31-70b-draft-1b-quickstart"
 
 
 def _status(case, out) -> dict[str, str]:
-    return {n: c.status for n, c in grade(_ctx(case, out)).items()}
+    return {n: c.status for n, c in grade(grade_context(case, out)).items()}
 
 
 def test_each_mutant_is_wrong_in_one_way_only():
