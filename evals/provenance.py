@@ -41,6 +41,13 @@ URL = re.compile(r"^https://[A-Za-z0-9.-]+\.[a-z]{2,}/\S*$")
 CASES_PATH = "evals/cases"
 # what a change of the expectation must come with
 SOURCE_FIELDS = ("ground_truth", "sources", "release")
+# Reviewed commits that moved an expectation from a source already named, so no source field changed. Each entry
+# says which source; history is not rewritten, and a new entry needs the same review.
+REVIEWED: dict[tuple[str, str], str] = {
+    ("fda00fc1f0", "thinking-kimi-k2-thinking-trtllm-head"):
+        "flags_if eagle3: mla_dynamic_tree added from engine_support.csv:trtllm/eagle3 (dynamic tree unsupported "
+        "for MLA models), already in ground_truth; Kimi-K2-Thinking is an MLA model (models.csv)",
+}
 
 
 @lru_cache(maxsize=None)
@@ -137,7 +144,8 @@ def history_violations(root: Path, max_commits: int = 2000) -> list[str]:
             if not path.endswith(".yaml"):
                 continue
             for bad in expectation_changes(_load(root, parents[0], path), _load(root, commit, path)):
-                out.append(f"{commit[:10]} {path}: {bad}")
+                if (commit[:10], bad.split(" ", 1)[0]) not in REVIEWED:
+                    out.append(f"{commit[:10]} {path}: {bad}")
     return out
 
 
