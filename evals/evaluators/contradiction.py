@@ -50,7 +50,7 @@ def _blocked(rec: Recommendation, strategy: str, draft: str | None, forced: bool
             out.append(f"{f.id} ({f.severity})")
         elif f.id in REPO_BLOCKERS and f.severity == "fail" and draft and draft.lower() in f.message.lower():
             out.append(f"{f.id} (fail, about the chosen {draft})")
-        elif hard and f.id in HARD_STOPS and f.severity == "fail" and strategy != "none":
+        elif hard and not forced and f.id in HARD_STOPS and f.severity == "fail" and strategy != "none":
             out.append(f"{f.id} (fail)")
     return out
 
