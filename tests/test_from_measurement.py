@@ -157,12 +157,14 @@ def test_a_measured_speedup_recalibrates_that_drafter_at_the_measured_point() ->
     (["--measured-speedup", "1.2"], EXIT_INPUT, "needs the acceptance"),
     (["--measured-n", "3"], EXIT_INPUT, "add --tau or --alpha"),
     (["--tau", "1.8", "--from-measurement", "{tmp}/t.json"], EXIT_INPUT, "not both"),
+    (["--from-measurement", "{tmp}/m.json"], EXIT_INPUT, "add --measured-method"),
 ])
 def test_bad_evidence_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                                           code: int, needle: str) -> None:
     (tmp_path / "notjson.json").write_text("{nope")
     (tmp_path / "other.json").write_text(json.dumps({"hello": 1}))
     _tune_report(tmp_path / "t.json")
+    _measure_report(tmp_path / "m.json")
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     try:
         rc = main(["recommend", "--verifier", L8, "--workload", "chat", *args])

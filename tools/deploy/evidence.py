@@ -92,6 +92,9 @@ def build_evidence(*, alpha: float | None, tau: float | None, measured_n: int | 
 
         file = read_measurement(Path(measurement_file), concurrency)
     m = _method(method, measured_method, file.method if file else None, drafter)
+    if file is not None and m is None:
+        raise InputError(f"{measurement_file}: a measure report does not say which method the server ran; add "
+                         "--measured-method (ngram, eagle3, ...)")
     n = measured_n if measured_n is not None else (file.num_draft_tokens if file else None)
     n_assumed = n is None
     if n is None and m not in NO_DRAFT_LENGTH:
