@@ -206,3 +206,18 @@ def test_copy_based_drafts_are_not_shortened_on_a_low_average_alpha() -> None:
     assert rec.strategy == "ngram" and rec.expected_speedup.alpha is not None and rec.expected_speedup.alpha < 0.6
     assert not [s for s in rec.fallback if s.trigger is not None and s.trigger.metric == "alpha"]
     assert any("per-position acceptance" in s.condition for s in rec.fallback)
+
+
+def test_between_the_ns_a_tune_swept_tau_is_monotone_and_the_measured_point_is_the_measured_speedup(
+        tmp_path: Path) -> None:
+    from specpick.skill.planner.candidates import Candidate, estimate
+    from specpick.skill.planner.context import build_context
+
+    path = _tune_report(tmp_path / "t.json")
+    ctx = build_context(PlannerInputs(verifier=L8, workload="code", engine="vllm", from_measurement=str(path)))
+    est = estimate(ctx, Candidate(strategy="ngram", engine="vllm", feasible=True, reason=""), tuned=True)
+    taus = [p.tau for p in est.draft_sweep]
+    assert taus == sorted(taus) and [p.num_draft_tokens for p in est.draft_sweep] == list(range(1, 7))
+    at6 = next(p for p in est.draft_sweep if p.num_draft_tokens == 6)
+    assert at6.speedup == pytest.approx(1.4, rel=1e-6)  # the tune report's speedup_measured at N=6
+    assert "1.40x" in est.draft_length_rule or est.num_draft_tokens != 6

@@ -175,10 +175,14 @@ def recalibrated(result: SpeedupResult, ratio: float, ev: Evidence) -> SpeedupRe
     note = (f"cost side recalibrated to your measured speedup {ev.speedup:.2f}x at N={ev.num_draft_tokens}, "
             f"concurrency {ev.concurrency}: the model predicted {ev.speedup / ratio:.2f}x there with your measured "
             f"acceptance, so this deployment's cycle cost is scaled by {1 / ratio:.2f}")
+    from specpick.tools.model.draftlength import draft_length_rule_text
+
+    rule = draft_length_rule_text(sweep) if sweep else result.draft_length_rule
+    notes = [f"draft length: {rule}" if a.startswith("draft length: ") else a for a in result.assumptions]
     return result.model_copy(update={
         "speedup": result.speedup * ratio, "low": result.low * ratio, "high": result.high * ratio,
         "cycle_cost": result.cycle_cost / ratio, "draft_sweep": sweep, "batch_sweep": batches,
-        "assumptions": [*result.assumptions, note]})
+        "draft_length_rule": rule, "assumptions": [*notes, note]})
 
 
 def evidence_lines(dep: Deployment, label: str) -> list[str]:

@@ -69,7 +69,7 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
         workload=dep.workload, temperature=dep.temperature, batch=batch or dep.concurrency,
         num_draft_tokens=num_draft_tokens or start_draft_length(method), tree=tree,
         alpha=ev.alpha if ev else None, tau=ev.tau if ev else None,
-        tau_at_draft_tokens=ev.num_draft_tokens if ev and ev.tau is not None else None,
+        tau_at_draft_tokens=ev.num_draft_tokens if ev and ev.tau is not None and not ev.n_assumed else None,
         tau_by_draft_tokens=ev.tau_by_draft_tokens if ev else (), tau_spread=tau_spread(ev) if ev else None,
         sweep_max_draft_tokens=ev.num_draft_tokens if ev and (ev.per_position or ev.tau_at_n) else None,
         tau_spread_measured=not (ev and ev.spread_from_prior),

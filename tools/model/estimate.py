@@ -172,8 +172,15 @@ class _Acceptance:
         cap = float("inf") if self.measured else tau_cap(shape)
         if self.tau_fixed is not None:
             return self._spread(min(self.tau_fixed, cap))
-        if not shape.is_tree and shape.num_draft_tokens in self.tau_by_n:
-            return self._spread(min(self.tau_by_n[shape.num_draft_tokens], cap))
+        n = shape.num_draft_tokens
+        if not shape.is_tree and self.tau_by_n and n <= max(self.tau_by_n):
+            # Measured at these N: between two of them (tau = 1 at N = 0) the chain's tau moves linearly, which keeps
+            # it monotone where an alpha fitted at one N would not match the others.
+            pts = sorted({0: 1.0, **self.tau_by_n}.items())
+            lo = max(p for p in pts if p[0] <= n)
+            hi = min(p for p in pts if p[0] >= n)
+            t = lo[1] if hi[0] == lo[0] else lo[1] + (hi[1] - lo[1]) * (n - lo[0]) / (hi[0] - lo[0])
+            return self._spread(min(t, cap))
         if self.alpha_chain is not None:
             if shape.is_tree:
                 t = tree_tau(self.alpha_chain, shape.num_draft_tokens, shape.tree_top_k or 1,
