@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
+from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.model.draftlength import choose_draft_length, draft_length_rule_text
 from specpick.tools.errors import InputError
@@ -276,19 +277,26 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         "verifier_family": family_key(req.verifier.family), "runner": req.runner})
 
 
+def _draft_setup(req: EstimateRequest) -> DraftSetup:
+    """The request's draft at its own N or depth (the cost sweeps move N with ``DraftSetup.at``)."""
+    tree = req.head_tree
+    return DraftSetup(
+        method=req.method, num_draft_tokens=req.num_draft_tokens, tree_top_k=tree.top_k if tree else 1,
+        tree_tokens=tree.num_verify_tokens if tree else None, draft=req.draft,
+        draft_bytes_per_param=req.draft_bytes_per_param, variant=req.variant, lookahead=req.lookahead,
+        medusa_heads=req.medusa_heads,
+    )
+
+
 def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:
     """The cycle cost of the request's method as a function of (N or depth, batch)."""
-    tree = req.head_tree
+    draft = _draft_setup(req)
+    precision = Precision(req.weight_bytes_per_param)
+    hw = Hardware(req.gpu, req.gpus)
+    runtime = Runtime(overhead, constants, req.spec_overlap)
 
     def cost(n: int, b: int) -> CycleCost:
-        return cycle_cost(
-            req.method, req.verifier, req.gpu, gpus=req.gpus, batch=b, context_tokens=ctx,
-            weight_bytes_per_param=req.weight_bytes_per_param, overhead=overhead, num_draft_tokens=n,
-            tree_top_k=tree.top_k if tree else 1, tree_tokens=tree.num_verify_tokens if tree else None,
-            draft=req.draft, draft_bytes_per_param=req.draft_bytes_per_param, variant=req.variant,
-            verifier_params_b=req.verifier.params_total_b, lookahead=req.lookahead, medusa_heads=req.medusa_heads,
-            overlap=req.spec_overlap, constants=constants,
-        )
+        return cycle_cost(draft.at(n), req.verifier, precision, hw, runtime, batch=b, context_tokens=ctx)
 
     return cost
 
