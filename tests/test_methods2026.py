@@ -15,8 +15,13 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import cycle_cost
 from specpick.tools.model.constants import get_overhead
-from specpick.tools.model.priors import Shape, acceptance_prior
+from specpick.tools.model.priors import PriorQuery, Shape, acceptance_prior
 from specpick.tools.vocab import BREAK_TAGS, METHODS, PARALLEL_DRAFT_METHODS
+
+
+def _prior(method, workload, temperature, shape, **situation):
+    """``acceptance_prior`` for a workload and temperature, with the rest of the query by keyword."""
+    return acceptance_prior(method, shape, PriorQuery(workload=workload, temperature=temperature, **situation))
 
 
 def test_versions_order_releases_and_prereleases():
@@ -64,7 +69,7 @@ def test_parallel_drafters_run_one_draft_forward_whatever_n(method):
 ])
 def test_priors_come_from_the_published_2026_rows(method, workload, source):
     # These drafters were measured in serving engines: an engine estimate rests on those rows.
-    prior = acceptance_prior(method, workload, 0.0, Shape(num_draft_tokens=7), harness_class="engine")
+    prior = _prior(method, workload, 0.0, Shape(num_draft_tokens=7), harness_class="engine")
     assert source in prior.summary and 1.0 < prior.tau < 8.0
 
 

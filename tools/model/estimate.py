@@ -28,7 +28,7 @@ from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, ge
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import (
-    AcceptancePrior, Shape, acceptance_prior, family_key, query_decay, tree_factor,
+    AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
@@ -134,11 +134,9 @@ class _Acceptance:
     """Maps a draft shape to tau: from a prior, or from the user's alpha/tau."""
 
     def __init__(self, method: str, shape: Shape, *, alpha: float | None, tau: float | None,
-                 prior_args: dict[str, object]) -> None:
-        self.method, self.prior_args = method, prior_args
-        self.decay = query_decay(method, prior_args.get("harness_class"),  # type: ignore[arg-type]
-                                 str(prior_args.get("verifier_family") or ""),
-                                 frozenset(prior_args.get("exclude_sources") or ()))  # type: ignore[arg-type]
+                 query: PriorQuery) -> None:
+        self.method, self.query = method, query
+        self.decay = query_decay(method, query.harness_class, query.verifier_family, query.exclude_sources)
         self.measured = method in ("lookahead", "suffix") and alpha is None
         self.alpha_chain: float | None = None
         self.tau_fixed: float | None = None
@@ -155,7 +153,7 @@ class _Acceptance:
                 self.alpha_chain = alpha_from_tau(tau, shape.num_draft_tokens, self.decay)
 
     def prior(self, shape: Shape) -> AcceptancePrior:
-        return acceptance_prior(self.method, shape=shape, **self.prior_args)  # type: ignore[arg-type]
+        return acceptance_prior(self.method, shape, self.query)
 
     def tau(self, shape: Shape) -> tuple[float, float, float]:
         """(tau, low, high) at ``shape``, never above what the shape can verify (``tau_cap``)."""
@@ -269,12 +267,11 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         vp, dp = req.verifier.params_total_b, req.draft.params_total_b
         if vp and dp:
             draft_ratio = dp / vp
-    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, prior_args={
-        "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
-        "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
-        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
-        "engine": req.harness if req.harness in ENGINE_HARNESSES else None,
-        "verifier_family": family_key(req.verifier.family), "runner": req.runner})
+    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, query=PriorQuery(
+        workload=req.workload, temperature=req.temperature, variant=req.variant, draft_ratio=draft_ratio,
+        exclude_sources=req.exclude_sources, harness_class="engine" if req.harness in ENGINE_HARNESSES else "paper",
+        engine=req.harness if req.harness in ENGINE_HARNESSES else None,
+        verifier_family=family_key(req.verifier.family), runner=req.runner))
 
 
 def _draft_setup(req: EstimateRequest) -> DraftSetup:

@@ -21,6 +21,7 @@ import csv
 import json
 import math
 import statistics
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 
@@ -70,6 +71,17 @@ class Shape(BaseModel):
     def is_tree(self) -> bool:
         k, tokens = self.tree_top_k or 1, self.tree_tokens or 0
         return k > 1 and tokens > self.num_draft_tokens + 1
+
+
+@dataclass(frozen=True)
+class RowTarget:
+    """Where ``row_taus`` moves a prior's rows: the method asked for, at this temperature and draft shape, with a
+    draft of ``draft_ratio`` times the verifier's size (draft_model rows only)."""
+
+    method: str
+    temperature: float
+    shape: Shape
+    draft_ratio: float | None = None
 
 
 def _f(v: str) -> float | None:
@@ -210,18 +222,18 @@ def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: froz
     return expected_tokens(a, shape.num_draft_tokens, row_decay(r, exclude))
 
 
-def row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
-              factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset(),
-              row_factors: list[float] | None = None, tau_factors: list[float] | None = None) -> list[float]:
-    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4), by
-    ``tau_factors`` (one multiplier on tau per row: a borrowed workload or variant, ``same_setup``) and by
+def row_taus(rows: list[PriorRow], target: RowTarget, factor: float, assumptions: list[str],
+             exclude: frozenset[str] = frozenset(), row_factors: list[float] | None = None,
+             tau_factors: list[float] | None = None) -> list[float]:
+    """Each row's tau moved to the ``target`` shape, draft size and temperature and to the workload (rules 1-4),
+    by ``tau_factors`` (one multiplier on tau per row: a borrowed workload or variant, ``same_setup``) and by
     ``row_factors`` (one multiplier on tau - 1 per row: who ran it, ``runner_factors``)."""
-    family = METHOD_FAMILY[method]
+    family = METHOD_FAMILY[target.method]
     rho, n_pairs = temperature_rho()[family]
-    t_q = min(max(temperature, 0.0), 1.0)
+    t_q = min(max(target.temperature, 0.0), 1.0)
     taus = []
     for i, r in enumerate(rows):
-        tau = _row_tau(r, shape, draft_ratio, exclude)
+        tau = _row_tau(r, target.shape, target.draft_ratio, exclude)
         tau *= rho ** (t_q - min(r.temperature, 1.0)) * (tau_factors[i] if tau_factors else 1.0)
         taus.append(max(1.0, 1.0 + (tau - 1.0) * factor * (row_factors[i] if row_factors else 1.0)))
     if any(r.temperature != t_q for r in rows):
@@ -258,6 +270,7 @@ __all__ = [
     "row_decay",
     "row_family",
     "row_shape",
+    "RowTarget",
     "row_taus",
     "rule_figures",
     "source_median",
