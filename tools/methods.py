@@ -65,6 +65,12 @@ class MethodRecord:
         tree_is_its_gain: the method's published gain over its parent is its tree (EAGLE-2 is EAGLE-1 weights plus
             a context-aware dynamic tree, arXiv 2406.16858), so a tree engine weighs the tree whatever alpha a prior
             gives.
+        parallel_draft_layers: a parallel drafter's depth in decoder layers, each costed like an EAGLE-3 head
+            layer on the verifier's geometry (0: not a drafter of its own on the verifier's hidden states).
+        drafts_anchor: the parallel draft forward also runs the anchor (last accepted) position, N + 1 in all.
+        draft_size_rule: acceptance moves with the draft's size relative to the verifier (prior rule 3,
+            ``draft_ratio_slope``): a separate autoregressive draft model.
+        head_per_position: each drafted position is its own head, so N is at most the heads the checkpoint ships.
         engine_keys: how each engine names the method in its configuration, first the spelling we emit, then
             spellings the engine also accepts for it (sources: vLLM ``SpeculativeConfig.method``; SGLang
             ``--speculative-algorithm``; TensorRT-LLM ``decoding_type``; llama-server ``--spec-type`` @00dc805 —
@@ -86,6 +92,10 @@ class MethodRecord:
     chain_decay: ChainDecay = "none"
     autoregressive_head: bool = False
     tree_is_its_gain: bool = False
+    parallel_draft_layers: int = 0
+    drafts_anchor: bool = False
+    draft_size_rule: bool = False
+    head_per_position: bool = False
     engine_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def engine_key(self, engine: str) -> str | None:
@@ -118,6 +128,12 @@ class MethodRecord:
         return self.shape != "chain"
 
     @property
+    def fixed_tree(self) -> bool:
+        """Every cycle verifies a tree, whatever the draft's top-k: Medusa's heads, Lookahead's n-gram pool (an
+        autoregressive head drafts a tree only when asked for a top-k above 1)."""
+        return self.tree and not self.autoregressive_head
+
+    @property
     def tree_head(self) -> bool:
         """A head loaded from its own repository that drafts a tree (the methods tree options apply to)."""
         return self.loads == "head_repo"
@@ -133,7 +149,7 @@ class MethodRecord:
 #  - Parallel drafters: up to the lengths they were published with (DFlash -b16 blocks draft 15, z-lab; P-EAGLE
 #    best K=7 at BS1, vllm PR #32887, swept to 8; PARD doc example 12).
 REGISTRY: tuple[MethodRecord, ...] = (
-    MethodRecord("draft_model", "draft model", "draft", "draft_lm", "chain",
+    MethodRecord("draft_model", "draft model", "draft", "draft_lm", "chain", draft_size_rule=True,
                  engine_keys=(("vllm", ("draft_model",)), ("sglang", ("STANDALONE",)), ("trtllm", ("DraftTarget",)),
                               ("llamacpp", ("draft-simple",)))),
     MethodRecord("eagle", "EAGLE-1", "head", "head_repo", "static_tree", head_kind="eagle", max_sweep_draft_len=8,
@@ -147,6 +163,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
                               ("llamacpp", ("draft-eagle3",)))),
     MethodRecord("medusa", "Medusa", "head", "head_repo", "static_tree", head_kind="medusa", chain_decay="always",
+                 head_per_position=True,
                  engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",)))),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
                  max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
@@ -160,13 +177,16 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                             "ngram-cache")))),
     MethodRecord("suffix", "suffix decoding", "model_free", "nothing", "chain", copy_based=True, measured_tau=True,
                  engine_keys=(("vllm", ("suffix",)),)),
+    # DFlash drafters: 5 decoder layers (SpecForge configs/qwen3-8b-dflash.json, H=4096), over a block of the anchor
+    # and N mask positions in one non-causal forward.
     MethodRecord("dflash", "DFlash", "head", "drafter_repo", "chain", head_kind="dflash", parallel_draft=True,
-                 start_draft_len=15, max_sweep_draft_len=15,
+                 start_draft_len=15, max_sweep_draft_len=15, parallel_draft_layers=5, drafts_anchor=True,
                  engine_keys=(("vllm", ("dflash",)), ("sglang", ("DFLASH",)), ("trtllm", ("DFlash",)),
                               ("llamacpp", ("draft-dflash",)))),
-    # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887).
+    # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887). P-EAGLE drafters: 4
+    # decoder layers over N mask positions in one pass (amazon/gpt-oss-120b-p-eagle card, heads_new.csv).
     MethodRecord("peagle", "P-EAGLE", "head", "drafter_repo", "chain", head_kind="peagle", parallel_draft=True,
-                 start_draft_len=7, max_sweep_draft_len=8, engine_keys=(("vllm", ("eagle3",)),)),
+                 start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4, engine_keys=(("vllm", ("eagle3",)),)),
     # vLLM runs PARD as a draft model with parallel_drafting (>= 0.16.0, PR #32887).
     MethodRecord("pard", "PARD", "draft", "draft_lm", "chain", parallel_draft=True, start_draft_len=12,
                  max_sweep_draft_len=12, engine_keys=(("vllm", ("draft_model",)), ("trtllm", ("PARD",)))),

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
+from specpick.tools.methods import MethodRecord, is_method, method_record
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime, StepLoad
 from specpick.tools.model.overhead import RuntimeOverhead, execution_path, path_overhead_ms, per_seq_ms
 from specpick.tools.catalog.specs import ModelSpec
@@ -27,14 +28,11 @@ REST_VERIFY_TOKENS = 64  # assumption: REST verifies a draft tree of up to 64 to
 # TensorRT-LLM defaults W=4, N=3, G=4 (ENGINES.md).
 LOOKAHEAD_PAPER_CONFIGS = ((10.0, (15, 5, 15)), (20.0, (10, 5, 10)), (float("inf"), (7, 5, 7)))
 LOOKAHEAD_ENGINE_CONFIG = (4, 3, 4)
-# Parallel drafters run ONE draft forward per cycle over all drafted positions. Their depth in decoder layers
-# (each costed like an EAGLE-3 head layer on the verifier's geometry; counting the fc and LM head per layer
-# over-counts, so the draft cost is an upper bound):
-DFLASH_DRAFT_LAYERS = 5  # SpecForge configs/qwen3-8b-dflash.json: 5 layers, H=4096 (staging heads_new.csv note)
-PEAGLE_DRAFT_LAYERS = 4  # amazon/gpt-oss-120b-p-eagle card: 4 decoder layers (heads_new.csv method_detail)
-# Autoregressive heads whose draft state an engine may refresh with an extra "extend" forward over the accepted
-# tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does), by head kind.
-EXTEND_HEAD_KIND: dict[str, str] = {"eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3", "mtp": "mtp"}
+# Parallel drafters run ONE draft forward per cycle over all drafted positions, ``parallel_draft_layers`` decoder
+# layers deep (tools/methods.py); each layer is costed like an EAGLE-3 head layer on the verifier's geometry
+# (counting the fc and LM head per layer over-counts, so the draft cost is an upper bound). Autoregressive heads
+# (``autoregressive_head``) are the ones whose draft state an engine may refresh with an extra "extend" forward
+# over the accepted tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does).
 
 
 class CycleCost(BaseModel):
@@ -113,35 +111,31 @@ class _DraftPhase:
     tree: bool = False
 
 
-def _model_draft(d: DraftSetup, at: _Cycle) -> _DraftPhase:
-    """A separate draft model: N autoregressive steps (draft_model) or one forward over N mask tokens (PARD)."""
+def _model_draft(d: DraftSetup, rec: MethodRecord, at: _Cycle) -> _DraftPhase:
+    """A separate draft model: N autoregressive steps, or one forward over N mask tokens (PARD, arXiv 2504.18583)."""
     if d.draft is None:
-        raise InputError("method draft_model needs a draft model" if d.method == "draft_model"
-                         else "method pard needs its PARD draft model")
+        raise InputError(f"method {d.method} needs its {rec.label} draft model" if rec.parallel_draft
+                         else f"method {d.method} needs a draft model")
     precision = at.precision.with_weights(d.draft_bytes_per_param or None)
-    if d.method == "draft_model":
+    if not rec.parallel_draft:
         step = at.step(d.draft, 1, precision, draft=True)
         return _DraftPhase(step, d.num_draft_tokens, d.num_draft_tokens * step.total_ms)
-    # PARD: the draft model's forward over N mask tokens, once per cycle (arXiv 2504.18583).
     step = at.step(d.draft, d.num_draft_tokens, precision, draft=True)
     return _DraftPhase(step, 1, step.total_ms)
 
 
-def _head_draft(d: DraftSetup, at: _Cycle, is_tree: bool) -> _DraftPhase:
-    """Draft heads on the verifier's hidden states: EAGLE chains and trees, parallel drafters, Medusa, MTP."""
+def _head_draft(d: DraftSetup, rec: MethodRecord, at: _Cycle, is_tree: bool) -> _DraftPhase:
+    """Draft modules on the verifier's hidden states: parallel drafters, Medusa's heads, autoregressive heads
+    (EAGLE chains and trees, MTP)."""
     n = d.num_draft_tokens
-    if d.method in ("dflash", "peagle"):
+    if rec.parallel_draft:
         # DFlash: block [anchor, MASK x N] in one non-causal forward; P-EAGLE: N mask positions in one pass.
-        layers = DFLASH_DRAFT_LAYERS if d.method == "dflash" else PEAGLE_DRAFT_LAYERS
-        step = at.head("eagle3", n + 1 if d.method == "dflash" else n)
-        return _DraftPhase(step, 1, layers * step.total_ms)
-    if d.method == "medusa":
-        step = at.head("medusa", 1, d.medusa_heads or MEDUSA_DEFAULT_HEADS)
+        step = at.head("eagle3", n + 1 if rec.drafts_anchor else n)
+        return _DraftPhase(step, 1, rec.parallel_draft_layers * step.total_ms)
+    kind: HeadKind = rec.head_kind  # type: ignore[assignment]
+    if not rec.autoregressive_head:  # Medusa: every head drafts its own position in one pass
+        step = at.head(kind, 1, d.medusa_heads or MEDUSA_DEFAULT_HEADS)
         return _DraftPhase(step, 1, step.total_ms)
-    if d.method == "mtp":
-        step = at.head("mtp", 1)
-        return _DraftPhase(step, n, n * step.total_ms)
-    kind: HeadKind = "eagle3" if d.method == "eagle3" else "eagle"
     first = at.head(kind, 1)
     if is_tree:
         wide = at.head(kind, d.tree_top_k)
@@ -149,27 +143,28 @@ def _head_draft(d: DraftSetup, at: _Cycle, is_tree: bool) -> _DraftPhase:
     return _DraftPhase(first, n, n * first.total_ms)
 
 
-def _model_free_draft(d: DraftSetup, at: _Cycle) -> _DraftPhase:
+def _model_free_draft(d: DraftSetup, rec: MethodRecord, at: _Cycle) -> _DraftPhase:
     """Drafts looked up on the host (n-gram, suffix, REST) or guessed in the verify pass itself (Lookahead)."""
-    c, batch = at.runtime.constants, at.load.batch
-    if d.method == "lookahead":
+    if rec.fixed_tree:  # Lookahead's n-gram pool
         w, ngram, g = d.lookahead or lookahead_config(at.verifier.params_total_b or 7.0, at.runtime.overhead.harness)
         return _DraftPhase(verify_tokens=1 + (w + g) * (ngram - 1))
-    if d.method == "ngram":
-        return _DraftPhase(host_ms=c.ngram_lookup_ms * batch)
+    # host lookup costs are ModelConstants fields named by method (ngram_lookup_ms, suffix_lookup_ms); REST is
+    # suffix decoding's retrieval variant (the only method with that variant) and verifies a draft tree
+    c, batch = at.runtime.constants, at.load.batch
     if d.variant == "rest":
         return _DraftPhase(host_ms=c.rest_lookup_ms * batch, verify_tokens=REST_VERIFY_TOKENS, tree=True)
-    return _DraftPhase(host_ms=c.suffix_lookup_ms * batch)
+    return _DraftPhase(host_ms=getattr(c, f"{d.method}_lookup_ms") * batch)
 
 
 def _draft_phase(d: DraftSetup, at: _Cycle, is_tree: bool) -> _DraftPhase:
-    if d.method in ("draft_model", "pard"):
-        return _model_draft(d, at)
-    if d.method in ("eagle", "eagle2", "eagle3", "dflash", "peagle", "medusa", "mtp"):
-        return _head_draft(d, at, is_tree)
-    if d.method in ("lookahead", "ngram", "suffix"):
-        return _model_free_draft(d, at)
-    raise InputError(f"unknown method '{d.method}'")
+    if not is_method(d.method):
+        raise InputError(f"unknown method '{d.method}'")
+    rec = method_record(d.method)
+    if rec.loads == "draft_lm":
+        return _model_draft(d, rec, at)
+    if rec.verifier_bound:
+        return _head_draft(d, rec, at, is_tree)
+    return _model_free_draft(d, rec, at)
 
 
 def _overlapped_overhead_ms(over: float, gpu_ms: float, at: _Cycle) -> float:
@@ -203,12 +198,13 @@ def cycle_cost(draft: DraftSetup, verifier: ModelSpec, precision: Precision, hw:
     verify = at.step(verifier, verify_tokens)
     draft_ms, forwards = phase.ms, phase.steps + 1
     path = execution_path(overhead, method)
-    if path == "one_model" and overhead.one_model_extend_forward and method in EXTEND_HEAD_KIND:
+    rec = method_record(method)
+    if path == "one_model" and overhead.one_model_extend_forward and rec.autoregressive_head:
         # the engine's extra draft forward over the accepted tokens (at most N+1; graphs pad to it)
-        draft_ms += at.head(EXTEND_HEAD_KIND[method], n + 1).total_ms  # type: ignore[arg-type]
+        draft_ms += at.head(rec.head_kind, n + 1).total_ms  # type: ignore[arg-type]
         forwards += 1
-    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch,
-                            tree=is_tree or method in ("medusa", "lookahead"), moe=verifier.is_moe)
+    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=is_tree or rec.fixed_tree,
+                            moe=verifier.is_moe)
     # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2
     overlapped = runtime.overlap and path != "eager" and not (draft.tree_top_k > 1 and overhead.overlap_chains_only)
     if overlapped:
@@ -220,7 +216,7 @@ def cycle_cost(draft: DraftSetup, verifier: ModelSpec, precision: Precision, hw:
         method=method, base=base, draft_step=step, draft_steps=phase.steps, draft_ms=draft_ms, verify=verify,
         host_lookup_ms=phase.host_ms, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
         # parallel drafters: c is their whole (single) draft forward
-        cost_ratio=(draft_ms / b if method in ("dflash", "peagle") else step.total_ms / b) if step else 0.0,
+        cost_ratio=(draft_ms / b if rec.parallel_draft else step.total_ms / b) if step else 0.0,
         verify_cost=verify.total_ms / b, overhead_cost=(phase.host_ms + over) / b, cycle_cost=cycle / b,
         verify_tokens=verify_tokens, path=path, overlapped=overlapped,
     )

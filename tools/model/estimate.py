@@ -32,23 +32,19 @@ from specpick.tools.model.priors import (
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
-from specpick.tools.vocab import METHOD_FAMILY, Runner
+from specpick.tools.methods import method_record, methods_where
+from specpick.tools.vocab import EAGLE_METHODS, METHOD_FAMILY, Runner
 from specpick.tools.model.workload_context import typical_context_tokens
 
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 CHAIN_SWEEP_MAX = 12
 TREE_DEPTH_SWEEP_MAX = 10
-# Draft heads are only measured at the depths they were published with (EAGLE-2/3 trees: depth 6-7; blockwise
-# MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that. MTP stops at 3:
-# the one MTP layer engines run (DeepSeek/GLM/Qwen3-Next style) is reused for every further position, and
-# measured speed peaks there (TensorRT-LLM DeepSeek-R1 on 8x B200: 2.28x at N=3, 2.21x at 4, 2.15x at 5, rows
-# TRTLLM-BLOG1-DSR1-B200/3-5; vLLM warns that acceptance drops for k > 1), so `speedup` and `recommend` sweep
-# the same range instead of the planner cutting the sweep's N afterwards.
-HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 3,
-                                  # parallel drafters: up to the lengths they were published with (DFlash -b16
-                                  # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
-                                  "dflash": 15, "peagle": 8, "pard": 12}
-TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
+# A method's own sweep bound is its registry record's ``max_sweep_draft_len`` (tools/methods.py says where each
+# comes from: draft heads stop near the depths they were published with, MTP at 3, parallel drafters at their
+# published lengths), so `speedup` and `recommend` sweep the same range instead of the planner cutting the sweep's
+# N afterwards; methods without one sweep to the generic limits above.
+# Heads loaded from their own repository draft trees (the methods tree options apply to).
+TREE_METHODS_WITH_HEADS: frozenset[str] = methods_where(tree_head=True)
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
 
@@ -137,7 +133,7 @@ class _Acceptance:
                  query: PriorQuery) -> None:
         self.method, self.query = method, query
         self.decay = query_decay(method, query.harness_class, query.verifier_family, query.exclude_sources)
-        self.measured = method in ("lookahead", "suffix") and alpha is None
+        self.measured = method_record(method).measured_tau and alpha is None
         self.alpha_chain: float | None = None
         self.tau_fixed: float | None = None
         if alpha is not None:
@@ -263,7 +259,7 @@ def _context_tokens(req: EstimateRequest, notes: list[str]) -> int:
 def _acceptance(req: EstimateRequest) -> _Acceptance:
     """How tau follows from the draft shape: the user's alpha/tau, or the priors for this situation."""
     draft_ratio = None
-    if req.method == "draft_model" and req.draft is not None:
+    if method_record(req.method).draft_size_rule and req.draft is not None:
         vp, dp = req.verifier.params_total_b, req.draft.params_total_b
         if vp and dp:
             draft_ratio = dp / vp
@@ -310,7 +306,7 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
         return None, source
     prior = acc.prior(shape)
     notes.extend(prior.assumptions)
-    if req.harness in ENGINE_HARNESSES and req.method in ("eagle", "eagle2", "eagle3"):
+    if req.harness in ENGINE_HARNESSES and req.method in EAGLE_METHODS:
         notes.append("engine acceptance for EAGLE heads drifts with engine version (vllm#26191: EAGLE-3 on "
                      "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
     return prior, prior.summary
@@ -319,13 +315,14 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
 def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
     """Speedup at each N (chain) or depth (tree) at the request's batch, and the N ``choose_draft_length`` picks.
 
-    Lookahead has no draft length to sweep.
+    Lookahead (an n-gram pool) has no draft length to sweep.
     """
-    if not req.sweep or not req.sweep_draft_length or req.method == "lookahead":
+    rec = method_record(req.method)
+    if not req.sweep or not req.sweep_draft_length or rec.shape == "pool":
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
-    top = HEAD_SWEEP_MAX.get(req.method, TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
-    if req.method == "medusa":
+    top = rec.max_sweep_draft_len or (TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
+    if rec.head_per_position:
         top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
     points = []
     for n in range(1, top + 1):

@@ -28,6 +28,7 @@ from importlib import resources
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import PickerError
+from specpick.tools.methods import methods_where
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_tau
 from specpick.tools.model.prior_rules import OWN_MODULE_METHODS, engine_decay_figures, resolve_decay
 from specpick.tools.vocab import METHOD_FAMILY
@@ -71,6 +72,11 @@ class Shape(BaseModel):
     def is_tree(self) -> bool:
         k, tokens = self.tree_top_k or 1, self.tree_tokens or 0
         return k > 1 and tokens > self.num_draft_tokens + 1
+
+
+# Rows whose acceptance moves with the draft's size relative to the verifier (prior rule 3, the registry's
+# ``draft_size_rule``).
+DRAFT_SIZE_METHODS = methods_where(draft_size_rule=True)
 
 
 @dataclass(frozen=True)
@@ -192,7 +198,7 @@ def draft_ratio_slope() -> tuple[float, int]:
     """S: alpha change per decade of draft/verifier size ratio, pooled within same-setup sweeps."""
     groups: dict[tuple, list[tuple[float, float]]] = {}
     for r in load_prior_rows():
-        if r.method == "draft_model" and r.alpha_chain is not None and r.draft_params_b and r.verifier_params_b:
+        if r.method in DRAFT_SIZE_METHODS and r.alpha_chain is not None and r.draft_params_b and r.verifier_params_b:
             key = (r.source_id, r.verifier_model, r.workload, r.temperature)
             groups.setdefault(key, []).append((math.log10(r.draft_params_b / r.verifier_params_b), r.alpha_chain))
     sxy = sxx = 0.0
@@ -213,7 +219,7 @@ def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: froz
     if r.shape == "measured" or r.alpha_chain is None:
         return float(r.tau or 1.0)
     a = row_alpha(r, exclude)
-    if draft_ratio and r.method == "draft_model" and r.draft_params_b and r.verifier_params_b:
+    if draft_ratio and r.method in DRAFT_SIZE_METHODS and r.draft_params_b and r.verifier_params_b:
         slope, _ = draft_ratio_slope()
         a += slope * math.log10(draft_ratio / (r.draft_params_b / r.verifier_params_b))
         a = min(max(a, ALPHA_BOUNDS[0]), ALPHA_BOUNDS[1])

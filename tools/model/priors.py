@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.errors import InputError
+from specpick.tools.methods import method_record
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha
 from specpick.tools.model.prior_rows import (
     PriorRow, RowTarget, Shape, decay_family, decay_for, draft_ratio_slope, engine_decay, family_key,
@@ -349,7 +350,7 @@ def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: f
                  exclude: frozenset[str] = frozenset()) -> list[str]:
     """The rules that moved the rows to the requested draft (draft size, tree/chain, position decay, measured)."""
     notes = []
-    if draft_ratio and method == "draft_model":
+    if draft_ratio and method_record(method).draft_size_rule:
         slope, groups = draft_ratio_slope()
         notes.append(f"draft size: alpha {slope:+.3f} per decade of draft/verifier size ratio "
                      f"(fit within {groups} published size sweeps, Leviathan et al. T2/T3)")
