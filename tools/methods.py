@@ -71,6 +71,10 @@ class MethodRecord:
         draft_size_rule: acceptance moves with the draft's size relative to the verifier (prior rule 3,
             ``draft_ratio_slope``): a separate autoregressive draft model.
         head_per_position: each drafted position is its own head, so N is at most the heads the checkpoint ships.
+        borrows_acceptance_of: the method whose published acceptance stands in when this one has none, and
+            ``borrow_note`` why (it is stated in every answer that rests on it).
+        same_shape_variants: variants that draft and verify exactly as the plain method, so only acceptance
+            differs between them (their same-setup gap moves a borrowed variant's rows, tools/model/same_setup.py).
         engine_keys: how each engine names the method in its configuration, first the spelling we emit, then
             spellings the engine also accepts for it (sources: vLLM ``SpeculativeConfig.method``; SGLang
             ``--speculative-algorithm``; TensorRT-LLM ``decoding_type``; llama-server ``--spec-type`` @00dc805 —
@@ -96,6 +100,9 @@ class MethodRecord:
     drafts_anchor: bool = False
     draft_size_rule: bool = False
     head_per_position: bool = False
+    borrows_acceptance_of: str | None = None
+    borrow_note: str = ""
+    same_shape_variants: tuple[str, ...] = ()
     engine_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def engine_key(self, engine: str) -> str | None:
@@ -155,15 +162,19 @@ REGISTRY: tuple[MethodRecord, ...] = (
     MethodRecord("eagle", "EAGLE-1", "head", "head_repo", "static_tree", head_kind="eagle", max_sweep_draft_len=8,
                  chain_decay="always", autoregressive_head=True,
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
+    # HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's dynamic tree (Zhang et al.
+    # 2024, arXiv 2408.15766, sec. 4).
     MethodRecord("eagle2", "EAGLE-2", "head", "head_repo", "dynamic_tree", head_kind="eagle", max_sweep_draft_len=8,
-                 chain_decay="always", autoregressive_head=True, tree_is_its_gain=True,
+                 chain_decay="always", autoregressive_head=True, tree_is_its_gain=True, same_shape_variants=("hass",),
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
     MethodRecord("eagle3", "EAGLE-3", "head", "head_repo", "dynamic_tree", head_kind="eagle3",
                  max_sweep_draft_len=8, chain_decay="engines", autoregressive_head=True,
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
                               ("llamacpp", ("draft-eagle3",)))),
+    # Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
+    # arXiv 2401.10774, sec. 2.3).
     MethodRecord("medusa", "Medusa", "head", "head_repo", "static_tree", head_kind="medusa", chain_decay="always",
-                 head_per_position=True,
+                 head_per_position=True, same_shape_variants=("medusa-2",),
                  engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",)))),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
                  max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
@@ -175,7 +186,14 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  engine_keys=(("vllm", ("ngram",)), ("sglang", ("NGRAM",)), ("trtllm", ("NGram",)),
                               ("llamacpp", ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod",
                                             "ngram-cache")))),
+    # Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt; REST (the only
+    # other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose matches a production
+    # suffix cache does not have. So prompt-lookup rows are the conservative base.
     MethodRecord("suffix", "suffix decoding", "model_free", "nothing", "chain", copy_based=True, measured_tau=True,
+                 borrows_acceptance_of="ngram",
+                 borrow_note="no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows used, "
+                             "since both draft from text already seen; suffix can do better on repetitive agentic "
+                             "traffic, where its cache of earlier outputs matches more (measure it)",
                  engine_keys=(("vllm", ("suffix",)),)),
     # DFlash drafters: 5 decoder layers (SpecForge configs/qwen3-8b-dflash.json, H=4096), over a block of the anchor
     # and N mask positions in one non-causal forward.

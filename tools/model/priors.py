@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.errors import InputError
-from specpick.tools.methods import method_record
+from specpick.tools.methods import is_method, method_record
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha
 from specpick.tools.model.prior_rows import (
     PriorRow, RowTarget, Shape, decay_family, decay_for, draft_ratio_slope, engine_decay, family_key,
@@ -74,15 +74,8 @@ WORKLOAD_ADJUST: dict[tuple[str, str, str], Adjust] = {
 DEFAULT_ADJUST = Adjust(1.0, "no adjustment", assumed=True)
 # Variants without acceptance rows of their own borrow from the closest variant ("" = plain method).
 VARIANT_FALLBACK: dict[str, str] = {"hydra++": "hydra"}
-# Methods with no published rows of their own borrow another method's rows, with the reason.
-# Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt;
-# REST (the only other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose
-# matches a production suffix cache does not have. So prompt-lookup rows are the conservative base.
-METHOD_BORROW: dict[str, tuple[str, str]] = {
-    "suffix": ("ngram", "no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows "
-                        "used, since both draft from text already seen; suffix can do better on repetitive "
-                        "agentic traffic, where its cache of earlier outputs matches more (measure it)"),
-}
+# Methods with no published rows of their own borrow another method's rows, with the reason: the registry's
+# ``borrows_acceptance_of`` and ``borrow_note`` (tools/methods.py says why suffix decoding borrows n-gram's).
 # Families whose workload ratios are measured (tools/model/same_setup.py). A separate draft model is left out: how
 # well it drafts a task follows its own training data, not the method's. The only measured pairs (Spec-Bench's SpS)
 # use Vicuna-68M, trained on ShareGPT chat, at 0.70x its chat speed on WMT translation, while T5-small, fine-tuned on
@@ -131,7 +124,7 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
     """The rows a prior rests on, falling back in a stated order when the exact method/variant has none.
 
     Order: the variant's own rows; the closest variant's (``VARIANT_FALLBACK``); a borrowed method's
-    (``METHOD_BORROW``); any variant of the method. Each fallback adds its reason to ``assumptions``.
+    (the registry's ``borrows_acceptance_of``); any variant of the method. Each fallback adds its reason to ``assumptions``.
 
     Raises:
         InputError: no rows at all for the method.
@@ -141,10 +134,10 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
         closest = VARIANT_FALLBACK.get(variant, "")
         rows = _matching_rows(method, closest, exclude_sources)
         assumptions.append(f"no acceptance rows for {variant}: using {closest or 'plain ' + method} rows")
-    if not rows and not variant and method in METHOD_BORROW:
-        borrowed, why = METHOD_BORROW[method]
-        rows = _matching_rows(borrowed, "", exclude_sources)
-        assumptions.append(why)
+    record = method_record(method) if is_method(method) else None
+    if not rows and not variant and record is not None and record.borrows_acceptance_of:
+        rows = _matching_rows(record.borrows_acceptance_of, "", exclude_sources)
+        assumptions.append(record.borrow_note)
     if not rows:
         # a method known only through a variant (e.g. REST for retrieval drafting)
         rows = _matching_rows(method, None, exclude_sources)
