@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.errors import InputError
 from specpick.tools.methods import MethodRecord, is_method, method_record
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime, StepLoad
-from specpick.tools.model.overhead import RuntimeOverhead, execution_path, path_overhead_ms, per_seq_ms
+from specpick.tools.model.overhead import execution_path, path_overhead_ms, per_seq_ms
 from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, HeadKind, StepTime, head_step_time, step_time
 
