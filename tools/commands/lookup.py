@@ -76,10 +76,16 @@ def model_info(inp: ModelInfoInput) -> ModelInfo:
     """Describe a model from the catalog, or from the Hub with ``live``."""
     from specpick.tools.hub.resolve import resolve_model_spec
 
+    from specpick.tools.deploy.drafts import known_drafts
+
     resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     cat = get_catalog()
+    # The drafts `recommend` and `speedup` can use (the one listing, tools/deploy/drafts.py): a pairing the
+    # catalog cannot size (no architecture row, no size) is not offered here either.
+    usable = {d.repo_id for d in known_drafts(resolved.spec)}
     return ModelInfo(spec=resolved.spec, params=resolved.params or count_params(resolved.spec),
-                     heads=cat.heads_for(resolved.spec.repo_id), drafts=cat.drafts_for(resolved.spec),
+                     heads=cat.heads_for(resolved.spec.repo_id),
+                     drafts=[d for d in cat.drafts_for(resolved.spec) if d.draft_repo_id in usable],
                      source=resolved.source, notes=resolved.notes)
 
 
