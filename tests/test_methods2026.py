@@ -53,7 +53,7 @@ def test_parallel_drafters_run_one_draft_forward_whatever_n(method):
     cat = get_catalog()
     verifier, gpu = cat.model("Qwen/Qwen3-8B"), cat.gpu("H100")
     draft = pard_draft_spec("amd/PARD-Qwen3-0.6B") if method == "pard" else None
-    at = dict(precision=Precision(2.0), hw=Hardware(gpu), runtime=Runtime(get_overhead("vllm")), batch=1,
+    at = dict(precision=Precision(2.0), hw=Hardware(gpu, 1), runtime=Runtime(get_overhead("vllm")), batch=1,
               context_tokens=512)
     costs = [cycle_cost(DraftSetup(method=method, num_draft_tokens=n, draft=draft), verifier, **at) for n in (3, 15)]
     assert all(c.draft_steps == 1 and c.forwards == 2 for c in costs)

@@ -49,7 +49,7 @@ def test_sglang_spec_v2_is_opt_in_and_user_off_wins():
 def _cycle(harness: str, *, overlap: bool, tree: bool = False, batch: int = 8, model: str = "llama-3.1-8b"):
     draft = DraftSetup(method="eagle3", num_draft_tokens=4, tree_top_k=4 if tree else 1,
                        tree_tokens=16 if tree else None)
-    return cycle_cost(draft, CAT.model(model), Precision(2.0), Hardware(CAT.gpu("H100")),
+    return cycle_cost(draft, CAT.model(model), Precision(2.0), Hardware(CAT.gpu("H100"), 1),
                       Runtime(get_overhead(harness), overlap=overlap), batch=batch, context_tokens=512)
 
 
@@ -81,7 +81,7 @@ def test_a_moe_verifier_keeps_its_serial_per_request_share_at_high_concurrency(h
     # a dense verifier is not given the share: no dense row was measured with overlap
     dense = _cycle(harness, overlap=True, batch=64)
     dense_hidden = cycle_cost(DraftSetup(method="eagle3", num_draft_tokens=4), CAT.model("llama-3.1-8b"), bf16,
-                              Hardware(CAT.gpu("H100")), Runtime(all_hidden.overhead(harness), all_hidden, True),
+                              Hardware(CAT.gpu("H100"), 1), Runtime(all_hidden.overhead(harness), all_hidden, True),
                               batch=64, context_tokens=512)
     assert dense.cycle_cost == pytest.approx(dense_hidden.cycle_cost)
 

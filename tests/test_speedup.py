@@ -227,7 +227,7 @@ def test_the_per_request_cycle_cost_is_the_verifiers_kind(harness):
     grow = {}
     for verifier in ("llama-3.1-8b", "qwen3-30b-a3b"):
         one, many = (cycle_cost(DraftSetup(method="ngram", num_draft_tokens=3), CAT.model(verifier), Precision(2.0),
-                                Hardware(CAT.gpu("H100")), Runtime(o), batch=b, context_tokens=512).overhead_ms
+                                Hardware(CAT.gpu("H100"), 1), Runtime(o), batch=b, context_tokens=512).overhead_ms
                      for b in (1, 9))
         grow[verifier] = (many - one) / 8
     assert grow["llama-3.1-8b"] == pytest.approx(0.05)

@@ -153,18 +153,18 @@ def test_eager_harness_is_host_bound_for_small_models_and_splits_layers():
 
 def test_eagle_head_bytes_match_published_head_sizes():
     v13 = CAT.model("vicuna-13b")
-    s = head_step_time("eagle", v13, Hardware(CAT.gpu("A100-80GB")), StepLoad(1, 1, 0), Precision(2.0), Runtime(VLLM))
+    s = head_step_time("eagle", v13, Hardware(CAT.gpu("A100-80GB"), 1), StepLoad(1, 1, 0), Precision(2.0), Runtime(VLLM))
     head_b = 0.37  # catalog heads.csv: yuhuili/EAGLE-Vicuna-13B-v1.3 (excludes the shared LM head)
     lm_head_b = v13.hidden_size * v13.vocab_size / 1e9
     assert s.weight_bytes / 2e9 == pytest.approx(head_b + lm_head_b, rel=0.05)
     l8 = CAT.model("llama-3.1-8b")
-    e3 = head_step_time("eagle3", l8, Hardware(CAT.gpu("H100")), StepLoad(1, 1, 0), Precision(2.0), Runtime(VLLM))
+    e3 = head_step_time("eagle3", l8, Hardware(CAT.gpu("H100"), 1), StepLoad(1, 1, 0), Precision(2.0), Runtime(VLLM))
     assert e3.weight_bytes / 2e9 == pytest.approx(0.42, rel=0.12)  # heads.csv: ~0.42B incl. 32k draft head
 
 
 def test_medusa_heads_and_mtp_module():
     v7 = CAT.model("vicuna-7b")
-    s = head_step_time("medusa", v7, Hardware(CAT.gpu("A100-80GB")), StepLoad(1, 1, 512), Precision(2.0),
+    s = head_step_time("medusa", v7, Hardware(CAT.gpu("A100-80GB"), 1), StepLoad(1, 1, 512), Precision(2.0),
                        Runtime(VLLM))
     h, v = v7.hidden_size, v7.vocab_size
     assert s.weight_bytes == pytest.approx(5 * (h * h + h * v) * 2)

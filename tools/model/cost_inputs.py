@@ -3,7 +3,8 @@
 Every step-time and cycle-cost function used to take the same eight to twenty loose arguments. They fall into
 a few groups that always move as one:
 
-* ``Hardware``: the GPUs serving the verifier (one GPU's facts and how many);
+* ``Hardware``: the GPUs serving the verifier (one GPU's facts, how many, how they split it): the Deployment's
+  own value (``tools/deployment.py``), so the speed model and the memory check read one hardware;
 * ``Precision``: how weights and KV cache are stored (bytes per weight, KV dtype);
 * ``Runtime``: the engine or harness running the loop (its overhead row, the constant set that row came from,
   whether it overlaps the speculative path's host work with the GPU);
@@ -20,17 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.deployment import Hardware
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.overhead import RuntimeOverhead
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """``gpus`` GPUs of one kind serving one model (tensor parallel, or layer split for eager harnesses)."""
-
-    gpu: GpuSpec
-    gpus: int = 1
 
 
 @dataclass(frozen=True)
@@ -99,3 +93,6 @@ class DraftSetup:
     def at(self, num_draft_tokens: int) -> DraftSetup:
         """The same draft at chain length / tree depth ``num_draft_tokens``."""
         return replace(self, num_draft_tokens=num_draft_tokens)
+
+
+__all__ = ["DraftSetup", "Hardware", "Precision", "Runtime", "StepLoad"]
