@@ -47,29 +47,29 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
     cfg: dict[str, object] = {}
     notes: list[str] = []
     rec = method_record(inp.method)
-    method = rec.engine_key("vllm") or inp.method  # vLLM's own method key
+    key = rec.engine_key("vllm") or inp.method  # vLLM's own method key (its "method" field)
     if rec.tree_is_its_gain:
         notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
                      "use SGLang for the dynamic tree")
-    cfg["method"] = method
+    cfg["method"] = key
     if inp.draft_model:
         cfg["model"] = inp.draft_model
     cfg["num_speculative_tokens"] = inp.num_draft_tokens
-    if rec.parallel_draft and method != inp.method:  # run as another vLLM method, drafting in parallel
+    if rec.parallel_draft and key != inp.method:  # run as another vLLM method, drafting in parallel
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
-    if method == "draft_model":
+    if key == "draft_model":
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
-    elif method in ("eagle", "eagle3") and inp.tensor_parallel > 1:
+    elif key in ("eagle", "eagle3") and inp.tensor_parallel > 1:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
     if inp.tree_top_k > 1:
         # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):
         # no top-k key, so the depth runs as a chain here.
         notes.append(f"vLLM has no top-k tree: the depth ({inp.num_draft_tokens}) runs as a chain; a static "
                      "speculative_token_tree needs --attention-backend TREE_ATTN (experimental)")
-    if method == "ngram":
+    if key == "ngram":
         cfg["prompt_lookup_min"] = inp.prompt_lookup_min
         cfg["prompt_lookup_max"] = inp.prompt_lookup_max
-    if method == "suffix":
+    if key == "suffix":
         cfg.update(suffix_decoding_max_tree_depth=24, suffix_decoding_max_spec_factor=1.0,
                    suffix_decoding_min_token_prob=0.1)
         notes.append("suffix decoding needs `pip install arctic-inference`; num_speculative_tokens is a maximum")
