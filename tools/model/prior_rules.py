@@ -24,7 +24,7 @@ from specpick.tools.model.acceptance import (
     EAGLE1_TREE_DEPTH, EAGLE1_TREE_TOKENS, chain_to_tree_factor, expected_tokens,
 )
 from specpick.tools.catalog.published import PublishedRow, config_int, load_published
-from specpick.tools.methods import methods_where
+from specpick.tools.methods import REGISTRY, methods_where
 from specpick.tools.vocab import METHOD_FAMILY
 
 # Tree shapes the sources used when a row does not say (depth, top-k, verify tokens incl. root).
@@ -48,15 +48,10 @@ def tree_for(method: str, config: str) -> tuple[int, int, int, str]:
     return depth, top_k, tokens, note
 
 
-# Chain lengths the sources used when a row does not say.
-CHAIN_DEFAULTS: dict[str, tuple[int, str]] = {
-    "draft_model": (5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, transformers); "
-                    "assumed for the EAGLE papers' SpS baseline"),
-    "ngram": (10, "prompt lookup num_pred_tokens=10 (PLD-RAW config)"),
-    "dflash": (15, "z-lab -b16 drafters draft a block of 16 = anchor + 15 tokens (z-lab/dflash README; SGLang "
-               "--speculative-num-draft-tokens 16)"),
-    "pard": (12, "vLLM parallel_draft_model doc example num_speculative_tokens=12 (assumed for the PARD rows)"),
-}
+# Chain lengths the sources used when a row does not say (N, source): the registry's ``paper_chain``.
+CHAIN_DEFAULTS: dict[str, tuple[int, str]] = {r.name: r.paper_chain for r in REGISTRY if r.paper_chain}
+
+
 def eagle1_pairs(rows: tuple[PublishedRow, ...]) -> list[tuple[float, float, int]]:
     """(chain alpha, tree tau, tree depth) pairs from rows that report both for one EAGLE-1 head."""
     return [(r.alpha, r.tau, EAGLE1_TREE_DEPTH) for r in rows
