@@ -78,6 +78,10 @@ class MethodRecord:
         paper_tree: the tree its sources used when a published row does not say (depth, top-k, verify tokens incl.
             the root, source); also the papers' harness's default tree.
         paper_chain: the draft length its sources used when a published row does not say (N, source).
+        engine_runs_as: (engine, method) pairs: the engine runs this method as that other one, so an estimate on
+            that engine draws the other method's engine rows.
+        engine_own_variants: (engine, why) pairs: the engine's rows for this method measure its own variant of it
+            and speak for that engine only (the reason is stated where they are left out).
         engine_keys: how each engine names the method in its configuration, first the spelling we emit, then
             spellings the engine also accepts for it (sources: vLLM ``SpeculativeConfig.method``; SGLang
             ``--speculative-algorithm``; TensorRT-LLM ``decoding_type``; llama-server ``--spec-type`` @00dc805 —
@@ -108,6 +112,8 @@ class MethodRecord:
     same_shape_variants: tuple[str, ...] = ()
     paper_tree: tuple[int, int, int, str] | None = None
     paper_chain: tuple[int, str] | None = None
+    engine_runs_as: tuple[tuple[str, str], ...] = ()
+    engine_own_variants: tuple[tuple[str, str], ...] = ()
     engine_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def engine_key(self, engine: str) -> str | None:
@@ -162,8 +168,8 @@ class MethodRecord:
 #    best K=7 at BS1, vllm PR #32887, swept to 8; PARD doc example 12).
 REGISTRY: tuple[MethodRecord, ...] = (
     MethodRecord("draft_model", "draft model", "draft", "draft_lm", "chain", draft_size_rule=True,
-                 paper_chain=(5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, transformers); "
-                                 "assumed for the EAGLE papers' SpS baseline"),
+                 paper_chain=(5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, "
+                                 "transformers); assumed for the EAGLE papers' SpS baseline"),
                  engine_keys=(("vllm", ("draft_model",)), ("sglang", ("STANDALONE",)), ("trtllm", ("DraftTarget",)),
                               ("llamacpp", ("draft-simple",)))),
     MethodRecord("eagle", "EAGLE-1", "head", "head_repo", "static_tree", head_kind="eagle", max_sweep_draft_len=8,
@@ -176,11 +182,17 @@ REGISTRY: tuple[MethodRecord, ...] = (
     # 2024, arXiv 2408.15766, sec. 4).
     MethodRecord("eagle2", "EAGLE-2", "head", "head_repo", "dynamic_tree", head_kind="eagle", max_sweep_draft_len=8,
                  chain_decay="always", autoregressive_head=True, tree_is_its_gain=True, same_shape_variants=("hass",),
-                 paper_tree=(6, 10, 60, "EAGLE-2 paper tree: depth 6, top-10, 60 tokens (row config of EAGLE2-FIG/HASS)"),
+                 paper_tree=(6, 10, 60, "EAGLE-2 paper tree: depth 6, top-10, 60 tokens (row config of "
+                                        "EAGLE2-FIG/HASS)"),
+                 # vLLM runs EAGLE-2 heads as method "eagle" (a static token tree at most, no context-aware dynamic
+                 # tree: tools/data/engine_support.csv vllm/eagle2, vLLM PR #20401), so an EAGLE-2 head on vLLM
+                 # accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
+                 engine_runs_as=(("vllm", "eagle"),),
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
     MethodRecord("eagle3", "EAGLE-3", "head", "head_repo", "dynamic_tree", head_kind="eagle3",
                  max_sweep_draft_len=8, chain_decay="engines", autoregressive_head=True,
-                 paper_tree=(7, 10, 60, "EAGLE-3 repo defaults total_token=60, depth=7, top_k=10 (assumed for the paper)"),
+                 paper_tree=(7, 10, 60, "EAGLE-3 repo defaults total_token=60, depth=7, top_k=10 (assumed for "
+                                        "the paper)"),
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
                               ("llamacpp", ("draft-eagle3",)))),
     # Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
@@ -198,6 +210,14 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  engine_keys=(("trtllm", ("Lookahead",)),)),
     MethodRecord("ngram", "n-gram (prompt lookup)", "model_free", "nothing", "chain", copy_based=True,
                  paper_chain=(10, "prompt lookup num_pred_tokens=10 (PLD-RAW config)"),
+                 # TensorRT-LLM's NGram drafter keeps one n-gram pool for all requests by default
+                 # (NGramDecodingConfig is_public_pool=True, nvidia.github.io/TensorRT-LLM/1.4.0rc4/llm-api/reference/
+                 # NGramDecodingConfig.html): on a dataset of similar requests it copies from earlier requests'
+                 # outputs (TRTLLM-BLOG7-NGRAM: tau 3.4-4.7 on translation), which the per-request prompt lookup of
+                 # vLLM, SGLang and the papers cannot.
+                 engine_own_variants=(("trtllm", "TensorRT-LLM's n-gram rows left out: its NGram drafter shares one "
+                                                 "pool across requests (is_public_pool=True), unlike per-request "
+                                                 "prompt lookup"),),
                  engine_keys=(("vllm", ("ngram",)), ("sglang", ("NGRAM",)), ("trtllm", ("NGram",)),
                               ("llamacpp", ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod",
                                             "ngram-cache")))),
@@ -221,7 +241,8 @@ REGISTRY: tuple[MethodRecord, ...] = (
     # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887). P-EAGLE drafters: 4
     # decoder layers over N mask positions in one pass (amazon/gpt-oss-120b-p-eagle card, heads_new.csv).
     MethodRecord("peagle", "P-EAGLE", "head", "drafter_repo", "chain", head_kind="peagle", parallel_draft=True,
-                 start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4, engine_keys=(("vllm", ("eagle3",)),)),
+                 start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4,
+                 engine_keys=(("vllm", ("eagle3",)),)),
     # vLLM runs PARD as a draft model with parallel_drafting (>= 0.16.0, PR #32887).
     MethodRecord("pard", "PARD", "draft", "draft_lm", "chain", parallel_draft=True, start_draft_len=12,
                  max_sweep_draft_len=12,

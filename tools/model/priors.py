@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.errors import InputError
-from specpick.tools.methods import is_method, method_record
+from specpick.tools.methods import REGISTRY, is_method, method_record
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha
 from specpick.tools.model.prior_rows import (
     PriorRow, RowTarget, Shape, decay_family, decay_for, draft_ratio_slope, engine_decay, family_key,
@@ -150,15 +150,10 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
     return rows
 
 
-# Engine rows that measure an engine's own variant of a method and so speak for that engine only. TensorRT-LLM's
-# NGram drafter keeps one n-gram pool for all requests by default (NGramDecodingConfig is_public_pool=True,
-# nvidia.github.io/TensorRT-LLM/1.4.0rc4/llm-api/reference/NGramDecodingConfig.html): on a dataset of similar
-# requests it copies from earlier requests' outputs (TRTLLM-BLOG7-NGRAM: tau 3.4-4.7 on translation), which the
-# per-request prompt lookup of vLLM, SGLang and the papers cannot.
+# Engine rows that measure an engine's own variant of a method and so speak for that engine only, with the reason:
+# the registry's ``engine_own_variants`` (tools/methods.py cites TensorRT-LLM's shared n-gram pool).
 ENGINE_OWN_VARIANTS: dict[tuple[str, str], str] = {
-    ("trtllm", "ngram"): "TensorRT-LLM's n-gram rows left out: its NGram drafter shares one pool across requests "
-                         "(is_public_pool=True), unlike per-request prompt lookup",
-}
+    (engine, r.name): why for r in REGISTRY for engine, why in r.engine_own_variants}
 
 
 def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None, engine: str | None,
@@ -397,10 +392,10 @@ def _alphas(rows: list[PriorRow], method: str, shape: Shape, taus: tuple[float, 
     return med, low, high
 
 
-# A method an engine runs as another one draws that one's engine rows: vLLM runs EAGLE-2 heads as method "eagle"
-# (a static token tree at most, no context-aware dynamic tree: tools/data/engine_support.csv vllm/eagle2, vLLM PR
-# #20401), so an EAGLE-2 head on vLLM accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
-ENGINE_RUNS_AS: dict[tuple[str, str], str] = {("vllm", "eagle2"): "eagle"}
+# A method an engine runs as another one draws that one's engine rows: the registry's ``engine_runs_as``
+# (vLLM runs EAGLE-2 heads as method "eagle"; tools/methods.py says why).
+ENGINE_RUNS_AS: dict[tuple[str, str], str] = {
+    (engine, r.name): other for r in REGISTRY for engine, other in r.engine_runs_as}
 
 # In serving engines a trained head (EAGLE-3, DFlash, ...) is one of many published for its verifier, by
 # different trainers, and its acceptance follows the (verifier, head) pair: Qwen3-30B-A3B's SGLang heads measure
