@@ -93,7 +93,8 @@ def deployment_features(ctx: PlanContext) -> set[str]:
         out.add("structured_output")
     if ctx.sampling == "beam":
         out.add("beam_search")
-    if v.mtp_layers > 0 and inp.quantization and inp.quantization != v.dtype:
+    fmt = ctx.dep.verifier.quantization_given  # the user's --quantization, or the format a GGUF build declares
+    if v.mtp_layers > 0 and fmt and fmt != v.dtype:
         out.add("quantized_mtp")  # the user quantizes the checkpoint, MTP layer included
     if v.sliding_window:
         out.add("hybrid_attention" if 0.0 < v.sliding_layer_fraction < 1.0 else "sliding_window")

@@ -120,7 +120,7 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
         why = blockers[0] if blockers else "no strategy is expected to beat plain decoding here"
         return SpeedupEstimate(value=1.0, low=1.0, high=1.0, tau=1.0, acceptance_source="speculation off",
                                cost_ratio=0.0, cycle_cost=1.0, batch=ctx.concurrency, engine_overhead=1.0,
-                               assumptions=[f"speculation off: {why}"])
+                               assumptions=[f"speculation off: {why}"] + ctx.notes)
     e = chosen.estimate
     return SpeedupEstimate(
         value=round(e.speedup, 2), low=round(e.low, 2), high=round(e.high, 2),

@@ -103,8 +103,10 @@ def render_gpus(r: GpuList) -> str:
     lines = [f"{'key':15} {'memory':>7} {'GB/s':>6} {'BF16 TF':>8} {'FP8 TF':>7}  name"]
     for g in r.gpus:
         bf16 = g.bf16_tflops or g.fp16_tflops
+        # Unified memory is the whole system's (CPU and OS share it): say so beside the figure.
+        shared = " (unified memory, shared with the CPU)" if g.unified_memory else ""
         lines.append(f"{g.key:15} {g.memory_gb:>5g}GB {g.bandwidth_gbps:>6g} {bf16 or '-':>8} "
-                     f"{g.fp8_tflops or '-':>7}  {g.name}")
+                     f"{g.fp8_tflops or '-':>7}  {g.name}{shared}")
     return "\n".join(lines)
 
 

@@ -104,13 +104,14 @@ def _format(quant: str | None, dtype: str) -> tuple[str, float]:
     return fmt, BYTES_PER_PARAM.get(fmt, 2.0)
 
 
-def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str]]:
+def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None]:
+    """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build)."""
     if q.catalog_only:
-        return get_catalog().model(q.verifier), "catalog", []
+        return get_catalog().model(q.verifier), "catalog", [], None
     from specpick.tools.hub.resolve import resolve_model_spec
 
     resolved = resolve_model_spec(q.verifier, live=q.live)
-    return resolved.spec, resolved.source, list(resolved.notes)
+    return resolved.spec, resolved.source, list(resolved.notes), resolved.quantization
 
 
 def _check(q: DeploymentQuery) -> None:
@@ -223,7 +224,9 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
         NotFoundError: unknown verifier, draft or GPU (close matches listed).
     """
     _check(q)
-    verifier, source, notes = _verifier(q)
+    verifier, source, notes, declared_format = _verifier(q)
+    # A GGUF file or repo says its own weight format; the user's --quantization still wins.
+    quantization = q.quantization or declared_format
     tp = q.gpus // q.pipeline_parallel
     flag = q.gpus_flag if q.pipeline_parallel == 1 else \
         f"--gpus {q.gpus} / --pipeline-parallel {q.pipeline_parallel} ="
@@ -234,7 +237,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     context, context_line = context_rule(q.context_tokens, q.workload, limit)
     gpu = get_catalog().gpu(q.gpu)
     sampling, temperature, sampling_notes = _sampling(q)
-    fmt, bpp = _format(q.quantization, verifier.dtype)
+    fmt, bpp = _format(quantization, verifier.dtype)
     drafter = _drafter(q, verifier, fmt)
     engine, release_line = _engine(q)
     defaults: list[str] = []
@@ -245,7 +248,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
                  if name not in q.given and name in q.announce]
     defaults += [line for line in (context_line, release_line) if line]
     return Deployment(
-        verifier=ServedModel(verifier, fmt, bpp, q.quantization), engine=engine,
+        verifier=ServedModel(verifier, fmt, bpp, quantization), engine=engine,
         hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction),
         workload=q.workload or "", context_tokens=context, concurrency=q.concurrency, temperature=temperature,
         sampling=sampling, kv_cache_dtype=q.kv_cache_dtype or "auto", drafter=drafter, evidence=_evidence(q, drafter),
