@@ -189,3 +189,20 @@ def test_bad_inputs_raise_input_error(kwargs):
 def test_unknown_harness_is_an_input_error():
     with pytest.raises(InputError, match="unknown harness"):
         get_overhead("tgi")
+
+
+@pytest.mark.parametrize("method", ["eagle3", "draft_model", "ngram"])
+def test_memory_only_hardware_facts_leave_the_cycle_cost_alone(method):
+    """The speed model and the memory check read one Hardware; DP attention and the reservation override are
+    memory facts (how the KV is split, how much of each GPU the engine takes) and must not move a cycle's cost."""
+    from specpick.tools.model.constants import get_overhead
+    from specpick.tools.model.cost_inputs import DraftSetup, Runtime
+    from specpick.tools.model.cyclecost import cycle_cost
+
+    draft = DraftSetup(method=method, num_draft_tokens=4,
+                       draft=CAT.model("llama-3.2-1b") if method == "draft_model" else None)
+    plain, memory = (Hardware(CAT.gpu("H100"), 2), Hardware(CAT.gpu("H100"), 2, dp_attention=True,
+                                                             reserve_fraction=0.8))
+    costs = [cycle_cost(draft, CAT.model("llama-3.1-70b"), Precision(2.0), hw, Runtime(get_overhead("sglang")),
+                        batch=16, context_tokens=4096) for hw in (plain, memory)]
+    assert costs[0] == costs[1]
