@@ -183,29 +183,12 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
                            num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
                            sweep_draft_length=sweep_draft_length, notes=notes)
-    ev = ctx.dep.evidence
-    if measured and ev is not None and req.tau_spread is None and ev.num_draft_tokens:
-        # No spread over prompts (a bare --tau/--alpha): this candidate's own prior's
-        # relative spread at the measured N gives the range (stated in the evidence lines), never zero width.
-        from specpick.tools.errors import PickerError
+    if measured and ctx.dep.evidence is not None:
+        from specpick.tools.deploy.evidence import measured_estimate
 
-        try:
-            prior = estimate_for_specs(replace(req, alpha=None, tau=None, tau_at_draft_tokens=None,
-                                               tau_by_draft_tokens=(), num_draft_tokens=ev.num_draft_tokens,
-                                               tree=None, sweep=False))
-            if prior.tau > 0 and prior.tau_high > prior.tau_low:
-                req = replace(req, tau_spread=(prior.tau_low / prior.tau, prior.tau_high / prior.tau),
-                              tau_spread_measured=False)
-        except PickerError:
-            pass
+        return measured_estimate(req, ctx.dep.evidence, lambda r: tuned_estimate(
+            r, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(r))
     result = tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(req)
-    if measured and ev is not None and ev.speedup is not None and ev.num_draft_tokens is not None:
-        from specpick.tools.deploy.evidence import recalibrated
-
-        # Measured / predicted at the measured N and concurrency, with the measured acceptance: the cost side's miss.
-        at = estimate_for_specs(replace(req, num_draft_tokens=ev.num_draft_tokens, batch=ev.concurrency or req.batch,
-                                        tree=None, sweep=False))
-        result = recalibrated(result, ev.speedup / at.speedup, ev)
     return result
 
 

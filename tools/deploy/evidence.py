@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from specpick.tools.deploy.lengths import start_draft_length
@@ -21,7 +22,7 @@ from specpick.tools.methods import is_method
 from specpick.tools.vocab import METHODS
 
 if TYPE_CHECKING:
-    from specpick.tools.model.estimate import SpeedupResult
+    from specpick.tools.model.estimate import EstimateRequest, SpeedupResult
 
 # A measured N past this is no draft length any engine runs (the tau input's own ceiling is 65 = 64 + bonus).
 MEASURED_N_MAX = 64
@@ -185,6 +186,34 @@ def recalibrated(result: SpeedupResult, ratio: float, ev: Evidence) -> SpeedupRe
         "draft_length_rule": rule, "assumptions": [*notes, note]})
 
 
+def measured_estimate(req: EstimateRequest, ev: Evidence,
+                      run: Callable[[EstimateRequest], SpeedupResult]) -> SpeedupResult:
+    """``run(req)`` for the drafter the evidence belongs to: a range where the evidence has none, and the cost side
+    recalibrated where a speedup was measured."""
+    from specpick.tools.errors import PickerError
+    from specpick.tools.model.estimate import estimate_for_specs
+
+    if req.tau_spread is None and ev.num_draft_tokens:
+        # No spread over prompts (a bare --tau/--alpha): this drafter's own prior relative spread at the measured N
+        # gives the tau range (stated in the evidence lines), never zero width; it does not widen the speedup.
+        try:
+            prior = estimate_for_specs(replace(req, alpha=None, tau=None, tau_at_draft_tokens=None,
+                                               tau_by_draft_tokens=(), num_draft_tokens=ev.num_draft_tokens,
+                                               tree=None, sweep=False))
+            if prior.tau > 0 and prior.tau_high > prior.tau_low:
+                req = replace(req, tau_spread=(prior.tau_low / prior.tau, prior.tau_high / prior.tau),
+                              tau_spread_measured=False)
+        except PickerError:
+            pass  # no prior here either: the range stays the stated figure
+    result = run(req)
+    if ev.speedup is not None and ev.num_draft_tokens is not None:
+        # Measured / predicted at the measured N and concurrency, with the measured acceptance: the cost side's miss.
+        at = estimate_for_specs(replace(req, num_draft_tokens=ev.num_draft_tokens, batch=ev.concurrency or req.batch,
+                                        tree=None, sweep=False))
+        result = recalibrated(result, ev.speedup / at.speedup, ev)
+    return result
+
+
 def evidence_lines(dep: Deployment, label: str) -> list[str]:
     """The answer's statements about the evidence: where it applies, at which N, its range and the prior's miss."""
     ev = dep.evidence
@@ -213,5 +242,5 @@ def evidence_lines(dep: Deployment, label: str) -> list[str]:
     return lines
 
 
-__all__ = ["applies_to", "build_evidence", "check_measured_n", "evidence_lines", "prior_miss_text",
+__all__ = ["applies_to", "build_evidence", "check_measured_n", "evidence_lines", "measured_estimate", "prior_miss_text",
            "recalibrated", "tau_spread", "with_spread"]
