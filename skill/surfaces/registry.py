@@ -57,6 +57,9 @@ class ToolSpec:
         """
         from pydantic import ValidationError
 
+        from specpick.skill.surfaces.rules import check_rules
+
+        check_rules(self.cli, arguments)  # contradictions between given arguments, the same on every surface
         model = self.load_input_model()
         try:
             return model.model_validate(arguments)
