@@ -20,7 +20,7 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
-from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error, redact
+from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error
 from specpick.tools.sanitize import clean, clean_line
 
 PROG = "specpick"
