@@ -198,7 +198,9 @@ def test_sane_counters_still_measure(tmp_path: Path) -> None:
     """The checks refuse impossible figures only: a plausible engine still gives alpha and tau."""
     prompts = tmp_path / "p.txt"
     prompts.write_text("Say hello.\n")
-    for url in serve_engine(EngineScript([GOOD, GOOD, GOOD, vllm_page(10, 40, 20), vllm_page(10, 40, 20)])):
+    # 2 drafts of 4 tokens, 4 accepted: 2 cycles give at most 2 x (4 + 1) tokens, and the request reports 8.
+    page = vllm_page(2, 8, 4)
+    for url in serve_engine(EngineScript([GOOD, GOOD, GOOD, page, page], usage={"completion_tokens": 8})):
         report = run_measure(MeasureInput(endpoint=url, prompts=prompts, max_tokens=8, warmup=0))
     acc = report.results[0].acceptance
     assert acc is not None and (acc.alpha, acc.tau) == (0.5, 3.0)

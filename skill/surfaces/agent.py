@@ -48,8 +48,17 @@ ReplyFn = Callable[[str], "str | None"]
 
 
 def resolve_claude_model(flag: str | None = None) -> str:
-    """Model id: ``--model`` flag, else ``$SPECPICK_MODEL``, else ``DEFAULT_MODEL``."""
-    return flag or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    """Model id: ``--model`` flag, else ``$SPECPICK_MODEL``, else ``DEFAULT_MODEL``; refused unless it is an id.
+
+    Raises:
+        InputError: the id is empty, or holds spaces, control characters or bytes that are not text.
+    """
+    from specpick.tools.validation import check_api_model_id
+
+    if flag is not None:
+        return check_api_model_id(flag)
+    env = os.environ.get(MODEL_ENV)
+    return check_api_model_id(env, flag=f"${MODEL_ENV}") if env else DEFAULT_MODEL
 
 
 @dataclass(frozen=True)
