@@ -483,8 +483,15 @@ WIRE_FAULTS = [
     ("scalar", b"42", -32600, None),
     ("wrong-version", b'{"jsonrpc": "1.0", "id": 5, "method": "ping"}', -32600, 5),
     ("method-not-string", b'{"jsonrpc": "2.0", "id": 6, "method": 12}', -32600, 6),
+    # too large to parse: the id is read from the envelope, so the client's wait for id 8 ends
     ("oversized-line", b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "pad": "' + b"x" * (5 * 2**20) + b'"}',
-     -32600, None),
+     -32600, 8),
+    ("oversized-argument", b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "recommend", '
+     b'"arguments": {"verifier": "' + b"x" * (5 * 2**20) + b'", "workload": "chat"}}}', -32600, 11),
+    ("fractional-id", b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None),
+    ("integral-float-id", b'{"jsonrpc": "2.0", "id": 2.0, "method": "ping"}', -32600, None),
+    ("exponent-id", b'{"jsonrpc": "2.0", "id": 1e3, "method": "ping"}', -32600, None),
+    ("bool-id", b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None),
 ]
 
 

@@ -207,7 +207,7 @@ def format_validation_error(exc: ValidationError, *, audience: str = "cli", subj
         more = f"; and {len(errors) - limit} more" if len(errors) > limit else ""
         return f"{len(errors)} problem(s): " + sep.join(parts) + more
     first = errors[0]
-    given = first.get("input")
+    given = _shown(first.get("input"))
     msg = first.get("msg", "invalid value").removeprefix("Value error, ")
     more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     if audience == "tool":
@@ -220,3 +220,18 @@ def format_validation_error(exc: ValidationError, *, audience: str = "cli", subj
     shown = "" if isinstance(given, dict) or loc == "" else f" (got {given!r})"
     where = f"specpick {subject} --help" if subject else "--help"
     return f"{flag}: {msg}{shown}{more}. See `{where}`."
+
+
+class _Shown:
+    """A value as an error shows it: its repr cut to 60 characters (a 5 MB argument must not come back whole)."""
+
+    def __init__(self, value: object) -> None:
+        text = repr(value)
+        self.text = text if len(text) <= 60 else f"{text[:50]}... ({len(text):,} characters)"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _shown(value: object) -> object:
+    return value if isinstance(value, dict) or value is None or len(repr(value)) <= 60 else _Shown(value)
