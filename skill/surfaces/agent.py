@@ -180,7 +180,8 @@ class Conversation:
     def __init__(self, client: Any, *, model: str, system: str, limits: Limits | None = None,
                  tools: Mapping[str, ToolSpec] | None = None, on_text: Callable[[str], None] | None = None,
                  on_status: Callable[[str], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None,
+                 tool_choice: str = "auto") -> None:
         # Retries are made here, inside the deadline, not by the SDK (whose attempts each get the full timeout).
         self.retries = int(getattr(client, "max_retries", 0) or 0)
         self.client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
@@ -193,6 +194,9 @@ class Conversation:
         self.result = ConversationResult(model=model, system=system)
         self._tool_defs: list[dict[str, Any]] | None = None
         self._deadline = 0.0
+        # "any": every reply must call a tool (Messages-API servers without automatic tool-call parsing, e.g. vLLM
+        # started without --enable-auto-tool-choice, still honour it); "auto" is the API's default and not sent.
+        self.tool_choice = tool_choice
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools sent to Claude: the registry's (schemas from the input models) plus ``submit_recommendation``."""
@@ -325,6 +329,7 @@ class Conversation:
             with self.client.messages.stream(
                 model=res.model, max_tokens=lim.max_tokens, system=res.system, tools=self.tool_definitions(),
                 messages=res.messages, timeout=self._remaining(),
+                **({"tool_choice": {"type": self.tool_choice}} if self.tool_choice != "auto" else {}),
             ) as stream:
                 for event in stream:
                     if event.type == "text" and self.on_text is not None:

@@ -81,6 +81,10 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
                         help=f"retries on 429, 529, 5xx and timeouts, 0-{MAX_RETRIES}, all inside --timeout "
                              "(default: 2)")
     parser.add_argument("--transcript", metavar="FILE", help="save the conversation as JSON")
+    if verb == "ask":
+        parser.add_argument("--tool-choice", choices=["auto", "any"], default="auto",
+                            help="any: every reply must call a tool, for Messages-API servers that parse tool calls "
+                                 "only when asked to (vLLM without --enable-auto-tool-choice) (default: auto)")
 
 
 def _err(text: str) -> None:
@@ -212,6 +216,7 @@ def run(args: argparse.Namespace, verb: str) -> int:
     conv = Conversation(
         client, model=model, system=build_system_prompt(interactive=interactive), limits=limits,
         on_text=None if quiet else printer.text, on_status=None if quiet else printer.status,
+        tool_choice=getattr(args, "tool_choice", "auto"),
     )
     replies = _Replies(printer) if interactive else None
     try:
