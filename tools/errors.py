@@ -16,6 +16,7 @@ reported as such (exit code 1).
 from __future__ import annotations
 
 import errno
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pydantic is imported by whoever validates; errors.py stays import-free
@@ -53,6 +54,15 @@ EXIT_CODES: dict[int, str] = {
 from specpick.tools.sanitize import REDACTED, SECRET_ENV_VARS, clean_line, redact  # noqa: E402,F401
 
 
+# A path or value of 100,000 characters would make a one-line message unreadable: runs past 200 are shortened.
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def _abbreviate(match: re.Match[str]) -> str:
+    run = match.group(0)
+    return f"{run[:60]}...{run[-40:]} ({len(run):,} characters)"
+
+
 class PickerError(Exception):
     """Base class: a failure with an actionable one-line message."""
 
@@ -61,7 +71,7 @@ class PickerError(Exception):
     def __init__(self, message: str) -> None:
         # Keep messages to one line: they end up in terminals, JSON tool
         # results and CI logs. Redacted here so no surface can show a key a server echoed into an error.
-        self.message = clean_line(str(message))
+        self.message = _LONG_WORD.sub(_abbreviate, clean_line(str(message)))
         super().__init__(self.message)
 
 

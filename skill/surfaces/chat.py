@@ -181,6 +181,8 @@ def run(args: argparse.Namespace, verb: str) -> int:
     """Run ``chat`` or ``ask``; returns the exit code (PickerErrors propagate to ``cli.main``)."""
     interactive = verb == "chat"
     has_key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    if args.model is not None:  # a bad id is refused whichever way the conversation would run
+        resolve_claude_model(args.model)
     if not interactive:
         check_text(args.question, what="the question")
     elif args.message:

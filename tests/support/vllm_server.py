@@ -200,12 +200,13 @@ class VllmServer:
             self.proc.wait(timeout=STOP_GRACE_S)
 
 
-def start_server(python: Path, model: Path, speculative: bool) -> VllmServer:
+def start_server(python: Path, model: Path, speculative: bool, max_model_len: int = 2048,
+                 label: str = "", extra_args: tuple[str, ...] = ()) -> VllmServer:
     """Launch a server in its own process group; do not wait for it (see ``wait_ready``)."""
     port = free_port()
     logs = measure_home() / "logs"
     logs.mkdir(exist_ok=True)
-    log_path = logs / f"vllm-{'spec' if speculative else 'base'}-{port}.log"
+    log_path = logs / f"vllm-{label or ('spec' if speculative else 'base')}-{port}.log"
     cmd = [
         str(python),
         "-m",
@@ -221,11 +222,12 @@ def start_server(python: Path, model: Path, speculative: bool) -> VllmServer:
         "--dtype",
         "bfloat16",
         "--max-model-len",
-        "2048",
+        str(max_model_len),
         "--max-num-seqs",
         "8",
         "--enforce-eager",
     ]
+    cmd += list(extra_args)
     if speculative:
         # "detailed" adds per-step drafted/accepted arrays to each response, which the tests hold
         # the n-gram simulation against.
@@ -337,6 +339,30 @@ def vllm_spec_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
 @pytest.fixture(scope="module")
 def vllm_base_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
     return vllm_servers[1]
+
+
+# SmolLM2-135M's own limit (config.json max_position_embeddings): room for a small system prompt, one tool schema
+# and the submit_recommendation schema (~6k tokens) plus a reply.
+MESSAGES_MAX_MODEL_LEN = 8192
+
+
+@pytest.fixture(scope="module")
+def vllm_messages_server() -> Iterator[VllmServer]:
+    """SmolLM2 without speculation at its full 8,192-token context, for the Messages API (``/v1/messages``).
+
+    Tool calls are parsed with the Hermes parser (``<tool_call>`` tags; vLLM needs a parser even for a required
+    tool choice, which it serves through structured outputs): ``ask --tool-choice any`` gets a tool call on every
+    turn, while a default (``auto``) request gets whatever the 135M model writes, which is prose without the tags
+    (the "no tool call" failure mode).
+    """
+    python, model = _setup_or_skip()
+    server = start_server(python, model, speculative=False, max_model_len=MESSAGES_MAX_MODEL_LEN, label="messages",
+                          extra_args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes"))
+    try:
+        wait_ready(server)
+        yield server
+    finally:
+        server.stop()
 
 
 def main() -> int:
