@@ -158,7 +158,11 @@ def _block_param(block: Any) -> dict[str, Any] | None:
     if block.type == "text":
         return {"type": "text", "text": block.text} if block.text else None
     if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        # A tool input that is not a JSON object (a weak model behind a compatible server sent a list) cannot be
+        # sent back: the API takes objects only, and would refuse the whole next request. The tool_result already
+        # tells the model what was wrong; the history keeps an empty object in its place.
+        tool_input = block.input if isinstance(block.input, dict) else {}
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input}
     return block.model_dump(mode="json", exclude_none=True)
 
 
