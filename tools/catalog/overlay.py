@@ -91,7 +91,12 @@ def snapshot_date() -> str:
 def read_overlay() -> OverlayState:
     """Read and validate the overlay file; never raises for a missing, oversized or malformed file."""
     path = overlay_path()
-    state = OverlayState(path=str(path), exists=path.is_file(), disabled=overlay_disabled())
+    try:
+        exists = path.is_file()
+    except OSError as exc:  # is_file() passes ENAMETOOLONG, EACCES... on: an unusable HF_HOME is no overlay
+        return OverlayState(path=str(path), exists=False, disabled=overlay_disabled(),
+                            problem=f"unreadable location ({exc.strerror or exc})")
+    state = OverlayState(path=str(path), exists=exists, disabled=overlay_disabled())
     if not state.exists:
         return state
     try:

@@ -172,12 +172,13 @@ def served_models(client: Any, root: str) -> list[str]:
 def resolve_served_model(client: Any, root: str, model: str | None) -> str:
     """Check ``model`` is served (or pick the only served model when none is given)."""
     names = served_models(client, root)
+    listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     if model is None:
         if len(names) == 1:
             return names[0]
-        raise InputError(f"{root} serves {len(names)} models ({', '.join(names) or 'none'}): pass --model NAME")
+        raise InputError(f"{root} serves {len(names)} models ({listed or 'none'}): pass --model NAME")
     if model not in names:
-        raise NotFoundError(f"{root} does not serve model {model!r}; it serves: {', '.join(names) or 'nothing'}")
+        raise NotFoundError(f"{root} does not serve model {model!r}; it serves: {listed or 'nothing'}")
     return model
 
 
