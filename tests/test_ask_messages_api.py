@@ -38,7 +38,7 @@ def client(vllm_messages_server: VllmServer):  # noqa: F811
 
 
 def _conversation(client, **kw) -> Conversation:
-    limits = Limits(max_tool_rounds=2, max_tokens=kw.pop("max_tokens", 400), timeout_s=600, max_repairs=1)
+    limits = Limits(max_tool_rounds=2, max_tokens=kw.pop("max_tokens", 200), timeout_s=600, max_repairs=1)
     return Conversation(client, model=SERVED_NAME, system=SYSTEM, limits=limits,
                         tools={"param_count": BY_NAME["param_count"]}, **kw)
 
@@ -72,31 +72,34 @@ def test_no_tool_call_is_a_clear_error(client) -> None:
     assert result.requests == 2  # the first reply, then the one repair the limits allow
 
 
-def test_malformed_tool_input_is_returned_to_the_model_as_an_error(client) -> None:
-    # A tool input the tool refuses (a forced call's arguments from a 135M model rarely name a real model) goes back
-    # as an is_error tool_result, and the server takes it; checked on the loop's own record of the calls.
+def test_malformed_tool_input_ends_as_a_clear_error_never_a_crash(client) -> None:
+    # A forced call's arguments from a 135M model: vLLM has streamed a tool input that is a JSON string, not an
+    # object, which the SDK cannot accumulate (it raised ValueError mid-stream, a traceback before this fix); a list,
+    # which the tool refuses; or an object without the field. None may escape as an exception or a bug report.
     result = _conversation(client, tool_choice="any").run("Count the parameters of the model named '../../etc'.")
     refused = [c for c in result.tool_calls if c.is_error]
     for call in refused:
-        assert "\n" not in call.content and "Traceback" not in call.content
-    print(f"\n{len(refused)} of {len(result.tool_calls)} tool call(s) refused: {[c.content[:100] for c in refused]}")
-    assert result.requests >= 2  # the server accepted the request that carried the results back
+        assert "\n" not in call.content and "internal error" not in call.content
+    print(f"\n{len(refused)} of {len(result.tool_calls)} tool call(s) refused: {[c.content[:100] for c in refused]}; "
+          f"ending: {result.error.message if result.error else 'a validated Recommendation'}")
+    assert result.error is None or (result.error.exit_code == EXIT_SERVICE and "\n" not in result.error.message)
 
 
-def test_ask_with_a_request_larger_than_the_context_says_so(vllm_messages_server, monkeypatch, capsys) -> None:  # noqa: F811
+def test_ask_with_max_tokens_past_the_context_says_which_flag(vllm_messages_server, monkeypatch, capsys) -> None:  # noqa: F811
+    # `specpick ask` through the CLI: the default 8,192 fits this server; 9,000 does not ("max_completion_tokens=9000
+    # cannot be greater than max_model_len=8192"), and the message names the flag that fixes it.
     monkeypatch.setenv("ANTHROPIC_BASE_URL", vllm_messages_server.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
-    code = main(["ask", "Llama-3.1-8B on one H100 for chat: which speculative decoding?", "--model", SERVED_NAME,
+    code = main(["ask", "which speculative decoding?", "--model", SERVED_NAME, "--max-tokens", "9000",
                  "--max-retries", "0", "--json"])
     out, err = capsys.readouterr()
     assert code == EXIT_SERVICE and out == "" and err.count("\n") == 1
-    assert "context is smaller than the request itself" in err and "--max-model-len" in err
+    assert "pass a smaller --max-tokens" in err and "8192" in err
 
 
-def test_max_tokens_past_the_context_says_which_flag(client) -> None:
-    # The Claude tool loop's --max-tokens (Limits.max_tokens) above the server's 8,192-token context: vLLM refuses
-    # the request ("max_completion_tokens=9000 cannot be greater than max_model_len=8192").
-    result = _conversation(client, max_tokens=9000).run("which speculative decoding?")
-    assert result.error is not None and result.error.exit_code == EXIT_SERVICE
-    assert "pass a smaller --max-tokens" in result.error.message and "8192" in result.error.message
-    assert result.requests == 1
+def test_a_prompt_larger_than_the_context_says_so(client) -> None:
+    conv = _conversation(client)
+    conv.result.system = "Plan speculative decoding. " * 3000  # about 12,000 tokens, past the 8,192 context
+    result = conv.run("which speculative decoding?")
+    assert result.error is not None and result.error.exit_code == EXIT_SERVICE and result.requests == 1
+    assert "context is smaller than the request itself" in result.error.message

@@ -321,6 +321,17 @@ def test_tool_input_that_is_not_an_object_is_refused_and_the_next_request_is_val
     assert result["is_error"] and "takes a JSON object of arguments, got list" in result["content"]
 
 
+def test_tool_input_streamed_as_a_string_is_a_clear_error(claude_env, capsys) -> None:
+    # vLLM's /v1/messages streamed `"` as the start of a tool input (a 135M model's forced call): the SDK raises
+    # ValueError while accumulating it. Before the fix that escaped as an internal error with a traceback.
+    bad = tool_use_turn("param_count", {"model": "llama-3.1-8b"})
+    bad["content"][0]["input"] = "llama-3.1-8b"
+    claude_env.push(bad)
+    code = main(["ask", "which strategy?", "--json"])
+    err = capsys.readouterr().err
+    assert code == EXIT_SERVICE and "tool call whose input is not a JSON object" in err and err.count("\n") == 1
+
+
 CONTEXT_ERRORS = [
     ("max-tokens", "max_completion_tokens=8192 cannot be greater than max_model_len=2048. Please request fewer "
                    "output tokens.", "pass a smaller --max-tokens"),
@@ -425,7 +436,7 @@ def test_fault_counts() -> None:
         "Hub files (--live reads)": len(CONFIG_FAULTS) + 6 + len(FIRST_CONFIG) + len(SAFETENSORS_FAULTS) + 2,
         "catalog update write path": 5 + 6 + 1 + 1,
         "ask/chat (stream, replies, stdin)": len(STREAM_SECRETS) * len(CHUNK_SIZES) + len(ESCAPES) * 4
-        + len(STREAM_SECRETS) + 6 + 1 + len(CONTEXT_ERRORS) + 1 + 1 + len(REFLECTIONS) + 4,
+        + len(STREAM_SECRETS) + 6 + 2 + len(CONTEXT_ERRORS) + 1 + 2 + len(REFLECTIONS) + 4,
         "MCP wire": len(MCP_LINES) + 2 * len(WIRE_FAULTS),
         "eval files": len(YAML_FAULTS) + 3,
         "concurrency": 1,

@@ -335,11 +335,16 @@ class Conversation:
                 messages=res.messages, timeout=self._remaining(),
                 **({"tool_choice": {"type": self.tool_choice}} if self.tool_choice != "auto" else {}),
             ) as stream:
-                for event in stream:
-                    if event.type == "text" and self.on_text is not None:
-                        started = True
-                        self.on_text(event.text)
-                    self._remaining()  # a slow trickle must not outlive the deadline
+                try:
+                    for event in stream:
+                        if event.type == "text" and self.on_text is not None:
+                            started = True
+                            self.on_text(event.text)
+                        self._remaining()  # a slow trickle must not outlive the deadline
+                except ValueError as exc:  # the SDK cannot parse a streamed tool input (not a JSON object)
+                    raise ServiceError(f"the server streamed a tool call whose input is not a JSON object "
+                                       f"({str(exc)[:160]}): the model behind the API produced a malformed tool "
+                                       "call; retry, use a stronger model, or run `specpick recommend ...`.") from None
                 return stream.get_final_message()
 
         msg = call_with_retries(attempt, retries=self.retries, time_left_s=lambda: self._deadline - self.clock(),
