@@ -239,7 +239,8 @@ def check_hub_config(cfg: dict[str, Any], what: str) -> None:
     Raises:
         RemoteDataError: naming the first field that fails.
     """
-    from specpick.tools.hub.repo_ids import _REPO_ID_RE
+    from specpick.tools.errors import InputError
+    from specpick.tools.hub.repo_ids import validate_repo_id
 
     check_int_fields(cfg, {**ARCH_INT_BOUNDS, **HEAD_INT_BOUNDS}, what)
     for key in _NESTED_CONFIGS:
@@ -247,5 +248,7 @@ def check_hub_config(cfg: dict[str, Any], what: str) -> None:
         if isinstance(nested, dict):
             check_int_fields(nested, {**ARCH_INT_BOUNDS, **HEAD_INT_BOUNDS}, what, f"{key}.")
     for name, value in _verifier_names(cfg):
-        if not isinstance(value, str) or len(value) > 200 or ".." in value or not _REPO_ID_RE.match(value):
-            raise _bad(what, name, value, "not a Hub repo id (a head must name its verifier as org/name)")
+        try:
+            validate_repo_id(value)  # the same rule as a repo id a user types
+        except InputError:
+            raise _bad(what, name, value, "not a Hub repo id (a head must name its verifier as org/name)") from None
