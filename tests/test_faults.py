@@ -44,6 +44,8 @@ class EngineScript:
     per_request: dict[str, object] | None = None
     seen: list[str] = field(default_factory=list)  # "GET /metrics", "POST /v1/chat/completions", ...
     post_error: tuple[int, str] | None = None  # answer every POST with this status and error message
+    served: str = "m"  # the model id /v1/models lists
+    text: tuple[str, ...] = ("a", " b", " c")  # the streamed completion
 
 
 def vllm_page(drafts: float, draft_tokens: float, accepted: float, extra: str = "") -> str:
@@ -70,7 +72,7 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             script.seen.append(f"GET {self.path}")
             if self.path == "/v1/models":
-                self._send(json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
+                self._send(json.dumps({"object": "list", "data": [{"id": script.served}]}).encode())
             elif self.path == "/metrics":
                 page = pages.pop(0) if len(pages) > 1 else pages[0]
                 self._send(page.encode(), "text/plain")
@@ -91,7 +93,7 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
             final: dict[str, object] = {"choices": [], "usage": script.usage}
             if script.per_request is not None:
                 final["metrics"] = {"speculative_decoding": script.per_request}
-            chunks = [{"choices": [{"delta": {"content": w}}]} for w in ("a", " b", " c")] + [final]
+            chunks = [{"choices": [{"delta": {"content": w}}]} for w in script.text] + [final]
             body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
             self._send(body.encode(), "text/event-stream")
 

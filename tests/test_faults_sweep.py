@@ -120,6 +120,26 @@ def test_endpoint_password_never_reaches_the_json_report(tmp_path, capsys) -> No
     assert json.loads(out)["endpoint"].startswith("http://user:[redacted]@127.0.0.1:")
 
 
+HOSTILE_IDS = ["m\x1b[2J\x1b[H", "m\x1b]0;pwned\x07", "m\x9b31m", "m\x00\x08\x08"]
+
+
+@pytest.mark.parametrize("served", HOSTILE_IDS, ids=["csi-clear", "osc-title", "c1-csi", "nul-backspace"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_served_model_id_with_escapes_is_printed_inert(served, as_json, tmp_path, capsys) -> None:
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("Say hello.\n")
+    page = vllm_page(2, 8, 4)  # no model_name label: the counters are the server's
+    page = page.replace(',model_name="m"', "")
+    script = EngineScript([GOOD.replace(',model_name="m"', ""), GOOD.replace(',model_name="m"', ""),
+                           GOOD.replace(',model_name="m"', ""), page, page], usage={"completion_tokens": 8},
+                          served=served, text=("\x1b[31mred", " \x1b]8;;http://x\x07link"))
+    for url in serve_engine(script):
+        code = main(["measure", "--endpoint", url, "--prompts", str(prompts), "--warmup", "0", "--max-tokens", "8",
+                     *(["--json"] if as_json else [])])
+    out, err = capsys.readouterr()
+    assert code == 0 and not any(c in out + err for c in "\x1b\x9b\x07\x00\x08"), repr(out[:300])
+
+
 # --- 2. config.json from the Hub: one validator (tools/hub/bounds.check_hub_config) -------------------------------
 def _int_faults() -> list[tuple[str, dict, str]]:
     out = []
@@ -432,7 +452,8 @@ def test_fault_counts() -> None:
     from tests.test_faults import REFLECTIONS, SAFETENSORS_FAULTS, WIRE_FAULTS, YAML_FAULTS
 
     counts = {
-        "engine numbers and replies (measure)": len(ENGINE_FAULTS) + len(POST_ERRORS) + 1 + len(FIRST_ENGINE) + 3,
+        "engine numbers and replies (measure)": len(ENGINE_FAULTS) + len(POST_ERRORS) + 1 + 2 * len(HOSTILE_IDS)
+        + len(FIRST_ENGINE) + 3,
         "Hub files (--live reads)": len(CONFIG_FAULTS) + 6 + len(FIRST_CONFIG) + len(SAFETENSORS_FAULTS) + 2,
         "catalog update write path": 5 + 6 + 1 + 1,
         "ask/chat (stream, replies, stdin)": len(STREAM_SECRETS) * len(CHUNK_SIZES) + len(ESCAPES) * 4

@@ -146,3 +146,15 @@ def _hold_from(text: str) -> int:
             i -= 1
     label = _TRAILING_LABEL.search(text, max(0, i - 64), i)
     return label.start() if label else i
+
+
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text with DEL, the C1 controls (0x80-0x9f: 0x9b is a one-byte CSI) and line separators as \\u escapes.
+
+    JSON encoders escape only C0 controls, so a served model id holding 0x9b would reach the terminal raw; escaped,
+    the document parses to the same strings.
+    """
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)

@@ -21,7 +21,7 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
 from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error
-from specpick.tools.sanitize import clean, clean_line
+from specpick.tools.sanitize import clean, clean_line, json_for_terminal
 
 PROG = "specpick"
 
@@ -78,11 +78,11 @@ def tool_parser(tool: ToolSpec) -> _Parser:
 
 
 def _emit(result: Any, as_json: bool, render: Callable[[Any], str] | None) -> None:
-    if as_json:
+    if as_json:  # C0 controls are escaped by JSON itself; C1 and DEL are escaped here (Hub strings reach this)
         if hasattr(result, "model_dump_json"):
-            sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+            sys.stdout.write(json_for_terminal(result.model_dump_json(indent=2)) + "\n")
         else:
-            sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+            sys.stdout.write(json_for_terminal(json.dumps(result, indent=2, default=str)) + "\n")
         return
     if render is not None:
         sys.stdout.write(clean(render(result)).rstrip() + "\n")  # Hub and server strings reach the terminal

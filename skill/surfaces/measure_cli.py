@@ -67,10 +67,10 @@ def run(args: argparse.Namespace, verb: str = "measure") -> int:
     with progress_bar() as progress:
         report = run_measure(inp, progress)
     # Server strings (served model ids, warnings, URLs with a password) pass the one sanitizer on the way out.
-    from specpick.tools.sanitize import clean, redact
+    from specpick.tools.sanitize import clean, json_for_terminal, redact
 
     if as_json:
-        sys.stdout.write(redact(report.model_dump_json(indent=2)) + "\n")  # JSON already escapes control bytes
+        sys.stdout.write(json_for_terminal(redact(report.model_dump_json(indent=2))) + "\n")
     else:
         from specpick.tools.measure.report import render_text
 
