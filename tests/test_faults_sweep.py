@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import subprocess
 import sys
@@ -20,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from specpick.skill.surfaces.cli import main
-from specpick.tools.errors import EXIT_BAD_REMOTE_DATA, EXIT_INPUT, EXIT_SERVICE, RemoteDataError, ServiceError
+from specpick.tools.errors import EXIT_BAD_REMOTE_DATA, EXIT_INPUT, EXIT_SERVICE, RemoteDataError
 from specpick.tools.hub.bounds import ARCH_INT_BOUNDS, HEAD_INT_BOUNDS
 from specpick.tools.measure.run import MeasureInput, run_measure
-from specpick.tools.sanitize import StreamSanitizer, clean
-from tests.support.fakeclaude import TEST_API_KEY, Error, message, text_turn, tool_use_turn
+from specpick.tools.sanitize import StreamSanitizer
+from tests.support.fakeclaude import TEST_API_KEY, Error, text_turn, tool_use_turn
 from tests.test_faults import GOOD, LLAMA, EngineScript, serve_engine, vllm_page
 
 VLLM = "vllm:spec_decode_"

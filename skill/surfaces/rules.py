@@ -112,7 +112,6 @@ RULES: tuple[Rule, ...] = (
     not_both("vram", "draft_params_b", "head_params_b", "a draft model and a speculative head are two different "
              "speculators; size the one you serve"),
     not_both("tokenizers", "offline", "live", "--live reads the Hub and --offline never touches the network"),
-    not_both("head-check", "offline", "live", "--live reads the Hub and --offline never touches the network"),
     in_range("engine-config", "max_batch_size", 1, MAX_CONCURRENCY,
              "the largest batch the server forms is at least 1 sequence"),
     Rule("engine-config", _sglang_tree_budget),
