@@ -100,8 +100,8 @@ KV_DTYPE_FAMILIES = re.compile(
 
 def _kv_dtype(v: str) -> str:
     if not KV_DTYPE_FAMILIES.fullmatch(v):
-        shown = v[:40].encode("ascii", "backslashreplace").decode()
-        raise ValueError(f"{shown!r} is not a KV-cache dtype an engine serves (auto, bf16, fp16, fp8, fp8_e4m3, "
+        shown = v[:40].encode("unicode_escape").decode("ascii")
+        raise ValueError(f"'{shown}' is not a KV-cache dtype an engine serves (auto, bf16, fp16, fp8, fp8_e4m3, "
                          "fp8_e5m2, fp4_e2m1, nvfp4, int8, turboquant_*, or llama.cpp's q8_0/q4_0/...)")
     return v
 
@@ -195,8 +195,8 @@ def check_api_model_id(value: str, *, flag: str = "--model") -> str:
     if not value.strip():
         raise InputError(f"{flag} is empty: give a model id such as claude-sonnet-5-5, or leave {flag} out")
     if not _API_MODEL_ID.fullmatch(value):
-        shown = value[:60].encode("ascii", "backslashreplace").decode()
-        raise InputError(f"{flag} {shown!r} is not a model id (letters, digits and . _ : @ / + -, at most 200 "
+        shown = value[:60].encode("unicode_escape").decode("ascii")
+        raise InputError(f"{flag} '{shown}' is not a model id (letters, digits and . _ : @ / + -, at most 200 "
                          "characters): check the spelling")
     return value
 

@@ -70,14 +70,14 @@ def normalize_root(url: str, flag: str = "--endpoint") -> str:
     Raises:
         InputError: not an http(s) URL with a host.
     """
-    shown = url[:100].encode("ascii", "backslashreplace").decode()
+    shown = url[:100].encode("unicode_escape").decode("ascii")
     if len(url) > MAX_URL_CHARS or not _URL_CHARS.fullmatch(url.strip()):
-        raise InputError(f"{flag} {shown!r} is not a URL: it has spaces, control or non-ASCII characters, or is "
+        raise InputError(f"{flag} '{shown}' is not a URL: it has spaces, control or non-ASCII characters, or is "
                          f"longer than {MAX_URL_CHARS:,} characters; use e.g. http://127.0.0.1:8000")
     try:
         parts = urlsplit(url.strip())
     except ValueError as exc:  # e.g. an unbalanced '[' in the host
-        raise InputError(f"{flag} {shown!r} is not a URL ({exc}): use e.g. http://127.0.0.1:8000") from None
+        raise InputError(f"{flag} '{shown}' is not a URL ({exc}): use e.g. http://127.0.0.1:8000") from None
     url = shown
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"{flag} {url!r} is not an http(s) URL: use e.g. http://127.0.0.1:8000")
