@@ -20,6 +20,7 @@ from specpick.skill.surfaces.cli import main
 from specpick.skill.surfaces.mcp import build_server
 from specpick.skill.surfaces.registry import BY_CLI
 from specpick.skill.surfaces.tooluse import execute
+from tests.support import hostile
 
 NAN, INF = math.nan, math.inf
 L8 = {"verifier": "llama-3.1-8b"}
@@ -252,6 +253,12 @@ CASES: list[Bad] = [
 ]
 
 
+# Generated from the registry's input models (tests/support/hostile.py): hostile model names on every name field,
+# each declared bound crossed, every closed set given a bogus word, and issue 28's contradictions.
+GENERATED: list[Bad] = [Bad(verb, args, code, needle, why) for verb, args, code, needle, why in hostile.generated()]
+CASES += GENERATED
+
+
 def _argv(case: Bad) -> list[str]:
     """The command line a user would type for this case (what ``cli_args`` generates from the input model)."""
     model = BY_CLI[case.verb].load_input_model()
@@ -356,7 +363,44 @@ CLI_ONLY: list[tuple[list[str], int, str]] = [
 ]
 
 
-@pytest.mark.parametrize("argv, code, needle", CLI_ONLY, ids=[" ".join(a) or "(empty)" for a, _, _ in CLI_ONLY])
+# Issue 28: bytes that are not text, control characters, names far past any limit, extras after a flag that takes
+# none, and options that only apply to another mode. Each is one line, exit 2, before any request.
+LONG_PATH = "p" * 100_000
+EP = "http://127.0.0.1:9"
+_MODEL_IDS = [("", "--model is empty"), (" ", "--model is empty"), ("\x1b[2J", "is not a model id"),
+              ("\udcff\udcfe", "is not a model id"), ("two words", "is not a model id"), ("x" * 300, "is not a model id"),
+              ("claude\n", "is not a model id"), ("claude\x00", "is not a model id"), ("../../etc", "is not a model id"),
+              ("\u202eevil", "is not a model id")]
+_ENDPOINTS = ["http://127.0.0.1:9\x01", "http://127.0.0.1:9/\x1b[31m", "http://127.0.0.1:9/\x7f", "http://[::1",
+              "http://127.0.0.1:9/ a", "http://127.0.0.1:9/\n/v1", "http://h\udcff:9", "x" * 3000]
+CLI_ONLY += [(["ask", "q", "--model", m], 2, needle) for m, needle in _MODEL_IDS]
+CLI_ONLY += [(["chat", "q", "--model", m], 2, needle) for m, needle in _MODEL_IDS[:4]]
+CLI_ONLY += [(["ask", q], 2, "not UTF-8 text") for q in ("\udcff\udcfe", "which \udce9 strategy?", "nul\x00 byte")]
+CLI_ONLY += [(["measure", "--endpoint", e, "--workload", "chat"], 2, "is not a URL") for e in _ENDPOINTS]
+CLI_ONLY += [(["measure", "--baseline-endpoint", e, "--endpoint", EP, "--workload", "chat"], 2, "is not a URL")
+             for e in _ENDPOINTS[:3]]
+CLI_ONLY += [
+    (["measure", "--endpoint", EP, "--prompts", LONG_PATH], 2, "the file name is too long"),
+    (["measure", "--endpoint", EP, "--expect", LONG_PATH, "--workload", "chat"], 2, "the file name is too long"),
+    (["measure", "--endpoint", EP, "--plot-dir", LONG_PATH, "--workload", "chat"], 2, "the file name is too long"),
+    (["measure", "--local", LONG_PATH, "--workload", "chat"], 2, "the file name is too long"),
+    (["eval", "--runner", "planner", "--cases-dir", LONG_PATH, "--quiet"], 2, "the file name is too long"),
+    (["eval", "--runner", "planner", "--json", LONG_PATH + "/r.json", "--quiet"], 2, "the file name is too long"),
+    (["eval", "--runner", "planner", "--known-failures", LONG_PATH, "--quiet"], 2, "File name too long"),
+    (["--version", "extra"], 2, "--version takes no arguments"),
+    (["--version", "--json"], 2, "--version takes no arguments"),
+    (["eval", "--runner", "planner", "--mode", "compare"], 2, "--mode compare is for --runner agent"),
+    (["eval", "--runner", "planner", "--mode", "without-skill"], 2, "--mode without-skill is for --runner agent"),
+    (["eval", "--mode", "with-skill"], 2, "--mode with-skill is for --runner agent"),
+    (["bo\x1bgus"], 2, "unknown command 'bo\\x1bgus'"),
+    (["exit-codes", "\x1b[2J"], 2, "exit-codes takes no arguments"),
+    (["ask", "q", "--tool-choice", "always"], 2, "invalid choice"),
+    (["ask", "q", "--max-tokens", "0"], 2, "must be positive"),
+    (["ask", "q", "--max-tokens", "lots"], 2, "expected a number"),
+]
+
+
+@pytest.mark.parametrize("argv, code, needle", CLI_ONLY, ids=[" ".join(a)[:60] or "(empty)" for a, _, _ in CLI_ONLY])
 def test_cli_only(argv: list[str], code: int, needle: str, capsys, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # `ask ""` must fail before any key or call
     try:
@@ -366,7 +410,7 @@ def test_cli_only(argv: list[str], code: int, needle: str, capsys, monkeypatch) 
     err = capsys.readouterr().err
     assert got == code, err
     assert needle in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "\x1b" not in err and err.count("\n") == 1 and len(err) < 1000, err[:300]
 
 
 @pytest.mark.parametrize("argv", [["chat", "--no-llm", "--transcript"], ["chat", "--transcript"]])
@@ -492,8 +536,9 @@ def test_head_check_reports_what_the_draft_length_was_checked_against():
 def test_count_of_bad_inputs_tried():
     # Reported in the hardening issue: rows x surfaces, plus the CLI-only rows.
     tried = 3 * len(CASES) + len(CLI_ONLY) + 2 + 1
-    print(f"\nbad inputs tried: {len(CASES)} rows x 3 surfaces + {len(CLI_ONLY) + 3} CLI-only = {tried}")
-    assert len(CASES) >= 100
+    print(f"\nbad inputs tried: {len(CASES)} rows x 3 surfaces ({len(GENERATED)} rows generated from the input "
+          f"models) + {len(CLI_ONLY) + 3} CLI-only = {tried}")
+    assert tried >= 800
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.needle == CATALOG_ONLY], ids=str)

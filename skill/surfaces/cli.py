@@ -20,7 +20,8 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
-from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error, redact
+from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error
+from specpick.tools.sanitize import clean, clean_line, json_for_terminal
 
 PROG = "specpick"
 
@@ -39,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and our exit code for usage mistakes."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(redact(f"error: {message}. See `{self.prog} --help`.") + "\n")  # argparse echoes values
+        sys.stderr.write(clean_line(f"error: {message}. See `{self.prog} --help`.") + "\n")  # argparse echoes values
         raise SystemExit(EXIT_INPUT)
 
 
@@ -77,14 +78,14 @@ def tool_parser(tool: ToolSpec) -> _Parser:
 
 
 def _emit(result: Any, as_json: bool, render: Callable[[Any], str] | None) -> None:
-    if as_json:
+    if as_json:  # C0 controls are escaped by JSON itself; C1 and DEL are escaped here (Hub strings reach this)
         if hasattr(result, "model_dump_json"):
-            sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+            sys.stdout.write(json_for_terminal(result.model_dump_json(indent=2)) + "\n")
         else:
-            sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+            sys.stdout.write(json_for_terminal(json.dumps(result, indent=2, default=str)) + "\n")
         return
     if render is not None:
-        sys.stdout.write(render(result).rstrip() + "\n")
+        sys.stdout.write(clean(render(result)).rstrip() + "\n")  # Hub and server strings reach the terminal
     else:
         sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
 
@@ -118,6 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_top_level_help() + "\n")
         return 0
     if args[0] == "--version":
+        if len(args) > 1:
+            sys.stderr.write(clean_line(f"error: --version takes no arguments, got {' '.join(args[1:])[:80]!r}. "
+                                    f"See `{PROG} --help`.") + "\n")
+            return EXIT_INPUT
         from importlib.metadata import version
 
         sys.stdout.write(f"{PROG} {version('spec-decode-picker')}\n")
@@ -130,15 +135,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_command(verb, rest)
         if verb == "exit-codes":
             if rest and rest[0] not in ("-h", "--help"):
-                sys.stderr.write(f"error: exit-codes takes no arguments, got {' '.join(rest)!r}. "
-                                 f"See `{PROG} exit-codes`.\n")
+                sys.stderr.write(clean_line(f"error: exit-codes takes no arguments, got {' '.join(rest)[:80]!r}. "
+                                            f"See `{PROG} exit-codes`.") + "\n")
                 return EXIT_INPUT
             return _exit_codes()
         import difflib
 
         close = difflib.get_close_matches(verb, [*BY_CLI, *COMMANDS, "exit-codes"], n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        sys.stderr.write(f"error: unknown command '{verb}'.{hint} See `{PROG} --help`.\n")
+        sys.stderr.write(clean_line(f"error: unknown command {verb[:80]!r}.{hint} See `{PROG} --help`.") + "\n")
         return EXIT_INPUT
     except BrokenPipeError:
         # `specpick models | head` closes stdout early: not an error worth a traceback.

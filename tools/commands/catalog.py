@@ -11,9 +11,12 @@ a refused or unreachable listing aborts with exit 4 or 5 and leaves the previous
 from __future__ import annotations
 
 import datetime
+import json
+import os
+import sys
 import threading
 import time
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -284,8 +287,36 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
         "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "endpoint": settings.resolved_endpoint() or "https://huggingface.co", "snapshot": ov.snapshot_date(),
         "queries": len(queries), "repos_seen": seen, "stopped_early": stopped})
-    ov.write_overlay(overlay)
+    try:
+        ov.write_overlay(overlay)
+    except OSError as exc:
+        _keep_refresh(overlay, exc)
     return overlay
+
+
+def _keep_refresh(overlay: ov.Overlay, exc: OSError) -> NoReturn:
+    """The overlay's place cannot be written: keep the refresh (a temp file, else stdout) and say where it went.
+
+    The refresh took minutes of Hub reads; losing it to an unwritable ``HF_HOME`` would make the user pay again.
+    """
+    import tempfile
+
+    from specpick.tools.errors import file_problem
+
+    target = ov.overlay_path()
+    problem = file_problem(exc, target, "write the catalog overlay to")
+    reason = problem.message.split("; give a path")[0] if problem else f"cannot write {target}: {exc.strerror or exc}"
+    text = json.dumps(overlay.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
+    try:
+        fd, kept = tempfile.mkstemp(prefix="specpick-catalog-overlay-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        where = f"the refresh was saved to {kept}"
+    except OSError:
+        sys.stdout.write(text)
+        where = "the refresh was printed on stdout (no temporary folder could be written either)"
+    raise InputError(f"{reason}; {where}: set HF_HOME to a folder you can write and copy it to "
+                     f"$HF_HOME/specpick/{target.name}, or run `specpick catalog update` again")
 
 
 def _merge_previous(models: list[ModelSpec], heads: list[HeadSpec], skipped: list[ov.SkippedRow],
