@@ -150,7 +150,9 @@ def test_every_recipe_speculative_config_is_reproduced_by_engine_config(row: dic
                             num_draft_tokens=int(want["num_speculative_tokens"]))
     got = json.loads(engine_config_tool(inp).config)
     assert got["method"] == method
-    assert got.get("model") == want.get("model")
+    # A recipe that names the verifier itself as the draft (ERNIE-4.5 MTP) asks for the layers in its checkpoint,
+    # which engine-config spells by leaving "model" out.
+    assert got.get("model") == (None if want.get("model") == row["model_id"] else want.get("model"))
     assert got["num_speculative_tokens"] == want["num_speculative_tokens"]
 
 

@@ -35,21 +35,23 @@ ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
     "lookahead": ("trtllm",),
     # 2026 parallel drafters: vLLM loads all three (>= 0.16 / ~0.19), SGLang DFlash, TRT-LLM PARD/DFlash.
     "dflash": ("vllm", "sglang", "trtllm"),
+    # DSpark: vLLM method "dspark" (PR #46995), SGLang DSPARK, TRT-LLM DSparkDecodingConfig (engine_support.csv).
+    "dspark": ("vllm", "sglang", "trtllm"),
     "peagle": ("vllm",),
     "pard": ("vllm", "trtllm"),
 }
 # The planner's candidate list, in the order ties are broken.
-ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dflash", "peagle", "draft_model",
-                                "pard", "ngram", "suffix", "lookahead")
+ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dspark", "dflash", "peagle",
+                                "draft_model", "pard", "ngram", "suffix", "lookahead")
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
 # The seed's starting draft length; tuning (skill/planner/tuning.py) moves it from there.
 DEFAULT_DRAFT_LENGTH = 5
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
-                   "dflash": "dflash", "peagle": "peagle"}
+                   "dflash": "dflash", "dspark": "dspark", "peagle": "peagle"}
 # Parallel drafters start at the length they were published with (the tuning sweep moves them):
 # DFlash -b16 blocks draft 15 (z-lab); P-EAGLE best K=7 at BS1 (vllm PR #32887); PARD doc example 12.
-PARALLEL_START_LENGTH = {"dflash": 15, "peagle": 7, "pard": 12}
+PARALLEL_START_LENGTH = {"dflash": 15, "dspark": 7, "peagle": 7, "pard": 12}
 
 
 @dataclass

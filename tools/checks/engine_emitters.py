@@ -29,7 +29,8 @@ TRTLLM_SCHEDULE_MIN_VERSION = "1.3.0rc29"
 SGLANG_ADAPTIVE_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})
 # llama.cpp --spec-type per method (llama-server --help @00dc805).
 LLAMACPP_SPEC_TYPE = {"draft_model": "draft-simple", "eagle3": "draft-eagle3", "mtp": "draft-mtp",
-                      "dflash": "draft-dflash", "ngram": "ngram-simple"}
+                      "dflash": "draft-dflash", "dspark": "draft-dspark",  # PR #25173
+                      "ngram": "ngram-simple"}
 
 
 def shell_join(argv: list[str]) -> str:
@@ -49,9 +50,16 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
                      "use SGLang for the dynamic tree")
     cfg["method"] = method
-    if inp.draft_model:
+    if inp.draft_model and inp.draft_model != inp.verifier:  # a drafter inside the checkpoint is not named
         cfg["model"] = inp.draft_model
     cfg["num_speculative_tokens"] = inp.num_draft_tokens
+    if inp.method == "dspark":
+        # DSpark's drafter samples its block (vLLM SpeculativeConfig.draft_sample_method, default "greedy"); the
+        # DeepSeek-V4 and Kimi-K3 recipes (vllm-project/recipes@8959cf6) set "probabilistic".
+        notes.append('DSpark options: draft_sample_method "greedy" (default) or "probabilistic" (the DeepSeek-V4 '
+                     'and Kimi-K3 recipes), rejection_sample_method "standard" (default) or "block", '
+                     'enable_adaptive_verification (dspark only); no "model" when the drafter ships in the '
+                     'verifier checkpoint (DeepSeek-V4)')
     if inp.method in ("peagle", "pard"):
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
     if method == "draft_model":
@@ -113,9 +121,9 @@ def sglang_tree(method: str, depth: int, top_k: int, verify: int | None) -> tupl
 
 def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
     algo = {"draft_model": "STANDALONE", "eagle": "EAGLE", "eagle2": "EAGLE", "eagle3": "EAGLE3",
-            "mtp": "NEXTN", "ngram": "NGRAM", "dflash": "DFLASH"}[inp.method]
+            "mtp": "NEXTN", "ngram": "NGRAM", "dflash": "DFLASH", "dspark": "DSPARK"}[inp.method]
     flags = ["--speculative-algorithm", algo]
-    if inp.draft_model and inp.method != "mtp":
+    if inp.draft_model and inp.method != "mtp" and inp.draft_model != inp.verifier:
         flags += ["--speculative-draft-model-path", inp.draft_model]
     notes: list[str] = []
     if inp.method == "ngram":
@@ -127,6 +135,10 @@ def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
         # One block of N drafted tokens plus the anchor token (z-lab: -b16 drafts use 16).
         flags += ["--speculative-num-draft-tokens", str(inp.num_draft_tokens + 1)]
         notes.append("hybrid Qwen3.5 targets also need --mamba-scheduler-strategy extra_buffer")
+    elif inp.method == "dspark":
+        # DSpark takes its block size, not steps/top-k/draft tokens (SGLang PR #29538; LMSYS Ling-3.0-flash blog
+        # review: "DSpark doesn't need speculative steps and draft-tokens").
+        flags += ["--speculative-dspark-block-size", str(inp.num_draft_tokens)]
     else:
         steps, topk, draft_tokens = sglang_tree(inp.method, inp.num_draft_tokens, inp.tree_top_k,
                                                 inp.num_verify_tokens)
@@ -159,14 +171,17 @@ def trtllm(inp: EngineConfigInput, version: str) -> EngineConfig:
                      "backend takes EAGLE-3, MTP, NGram, DraftTarget, PARD and DFlash")
     decoding = {"draft_model": "DraftTarget", "eagle3": "Eagle3", "mtp": "MTP", "ngram": "NGram", "eagle": "Eagle",
                 "eagle2": "Eagle", "medusa": "Medusa", "lookahead": "Lookahead", "dflash": "DFlash",
-                "pard": "PARD"}[inp.method]
+                "pard": "PARD", "dspark": "DSpark"}[inp.method]
     spec: dict[str, object] = {"decoding_type": decoding, "max_draft_len": inp.num_draft_tokens}
-    if inp.draft_model:
+    if inp.draft_model and inp.draft_model != inp.verifier:
         spec["speculative_model"] = inp.draft_model
     if inp.method == "ngram":
         spec["max_matching_ngram_size"] = inp.prompt_lookup_max
     if inp.method == "mtp":
         spec["num_nextn_predict_layers"] = 1
+    if inp.method == "dspark":
+        notes.append("DSparkDecodingConfig also takes block_size, markov_rank, markov_head_type, mask_token_id and "
+                     "target_layer_ids (read from the drafter's config when omitted; API reference 1.3.0rc27)")
     if inp.method in ("dflash", "pard"):
         notes.append("set mask_token_id" + (" and target_layer_ids" if inp.method == "dflash" else "")
                      + " from the drafter's config.json")

@@ -142,9 +142,12 @@ def cycle_cost(
         else:
             draft_ms = n * first.total_ms
         steps = n
-    elif method in ("dflash", "peagle"):
+    elif method in ("dflash", "dspark", "peagle"):
         # DFlash: block [anchor, MASK x N] in one non-causal forward; P-EAGLE: N mask positions in one pass.
-        layers = DFLASH_DRAFT_LAYERS if method == "dflash" else PEAGLE_DRAFT_LAYERS
+        # DSpark: the same 5-layer block backbone over its N-token block (DeepSpec / speculators dspark configs:
+        # 5 draft layers; vLLM requires num_speculative_tokens == block_size); its low-rank Markov head then
+        # samples the block left to right, a rank-256 projection per token, not counted here.
+        layers = PEAGLE_DRAFT_LAYERS if method == "peagle" else DFLASH_DRAFT_LAYERS
         draft_step = _head("eagle3", verifier, gpu, gpus, batch, n + 1 if method == "dflash" else n,
                            context_tokens, bpp, kv_dtype, overhead, c)
         steps, draft_ms = 1, layers * draft_step.total_ms
@@ -200,7 +203,7 @@ def cycle_cost(
         method=method, base=base, draft_step=draft_step, draft_steps=steps, draft_ms=draft_ms, verify=verify,
         host_lookup_ms=host, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
         # parallel drafters: c is their whole (single) draft forward
-        cost_ratio=(draft_ms / b if method in ("dflash", "peagle") else draft_step.total_ms / b) if draft_step else 0.0,
+        cost_ratio=(draft_ms / b if method in ("dflash", "dspark", "peagle") else draft_step.total_ms / b) if draft_step else 0.0,
         verify_cost=verify.total_ms / b, overhead_cost=(host + over) / b, cycle_cost=cycle / b,
         verify_tokens=verify_tokens, path=path, overlapped=overlapped,
     )

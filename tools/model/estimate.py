@@ -46,7 +46,10 @@ TREE_DEPTH_SWEEP_MAX = 10
 HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 3,
                                   # parallel drafters: up to the lengths they were published with (DFlash -b16
                                   # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
-                                  "dflash": 15, "peagle": 8, "pard": 12}
+                                  "dflash": 15, "peagle": 8, "pard": 12,
+                                  # DSpark: N is the drafter's block, 7 for DeepSeek's released drafters
+                                  # (DeepSpec README, *_block7) and the RedHatAI recipes
+                                  "dspark": 7}
 TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
