@@ -61,3 +61,14 @@ def test_after_a_lookup_the_hub_cache_answers_offline(hub_env, monkeypatch, caps
     assert main(["recommend", "--verifier", OUTSIDE, "--workload", "chat"]) == 0
     assert "Model facts from: hub-cache." in capsys.readouterr().out
     assert len(hub_env.log) == seen
+
+
+def test_offline_a_recipe_model_outside_the_snapshot_names_what_its_recipe_serves(hub_env, capsys) -> None:
+    # vllm-project/recipes@8959cf6 models/moonshotai/Kimi-K3.yaml serves RedHatAI/Kimi-K3-speculator.dspark with
+    # method dspark and 8 tokens; the snapshot has no config.json facts for Kimi-K3.
+    assert get_catalog().find_model("moonshotai/Kimi-K3") is None
+    code = main(["--offline", "recommend", "--verifier", "moonshotai/Kimi-K3", "--workload", "chat"])
+    err = capsys.readouterr().err
+    assert code == EXIT_UNAVAILABLE and err.count("\n") == 1
+    assert "(method dspark)" in err and "RedHatAI/Kimi-K3-speculator.dspark" in err
+    assert '"num_speculative_tokens":8' in err and "models/moonshotai/Kimi-K3.yaml" in err

@@ -48,8 +48,23 @@ def _not_in_snapshot(name: str, why: str, *, offline: bool) -> UnavailableError:
                                                                           "(did you mean)", 1)
     then = ("or drop --offline / HF_HUB_OFFLINE=1 so it is looked up on the Hub" if offline else
             "or set HF_ENDPOINT to a Hub you can reach")
-    return UnavailableError(f"model '{name}' is not in the embedded snapshot{dated} and {why}.{hint} Refresh the "
-                            f"snapshot with `specpick catalog update` while online, {then}.")
+    return UnavailableError(f"model '{name}' is not in the embedded snapshot{dated} and {why}.{hint}"
+                            f"{_recipe_hint(name)} Refresh the snapshot with `specpick catalog update` while "
+                            f"online, {then}.")
+
+
+def _recipe_hint(name: str) -> str:
+    """What the engine recipes the snapshot read serve this model with, when they list it (recipes.csv)."""
+    from specpick.tools.catalog.freshness import recipe_rows
+
+    key = name.strip().lower()
+    rows = [r for r in recipe_rows() if r["model_id"].lower() == key and r["speculative_config"]]
+    if not rows:
+        return ""
+    row = next((r for r in rows if r["default_mode"] == "yes"), rows[0])
+    method = row["method"] or "read off the draft repo"
+    return (f" Its vLLM recipe ({row['source']}) serves it with --speculative-config '{row['speculative_config']}' "
+            f"(method {method}); speedup and memory need its config.json.")
 
 
 def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
