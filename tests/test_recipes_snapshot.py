@@ -69,7 +69,6 @@ RECIPE_GAPS: dict[str, str] = {
     "mindlab-research/Macaron-V1-Coding-Venti": NO_CONFIG_SOURCE,
     "mistralai/Mistral-Medium-3.5-128B": NO_CONFIG_SOURCE,
     "mistralai/Mistral-Small-4-119B-2603": NO_CONFIG_SOURCE,
-    "moonshotai/Kimi-K2.7-Code": NO_CONFIG_SOURCE,
     "moonshotai/Kimi-K3": NO_CONFIG_SOURCE,
     "moonshotai/Kimi-Linear-48B-A3B-Instruct": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16": NO_CONFIG_SOURCE,
