@@ -177,3 +177,43 @@ def test_recipe_extraction_reads_both_spellings_of_the_speculative_config() -> N
         '{"method":"dspark","model":"RedHatAI/GLM-5.2-speculator.dspark","num_speculative_tokens":7}')
     recipe.pop("features")
     assert [r["mode"] for r in rows_of(recipe, "p", "src")] == [""]
+
+
+# The 2026-04 .. 2026-09 window of issue 27: recipes added then, with a speculative config (the method is the
+# recipe's default mode; a config without "method" names a Gemma 4 assistant, which the catalog files as MTP).
+WINDOW = ("2026-04-01", "2026-09-30")
+
+
+def _window_models() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for row in recipe_rows():
+        if row["speculative_config"] and WINDOW[0] <= row["date_added"] <= WINDOW[1] and row["default_mode"] == "yes":
+            method = row["method"] or "mtp"
+            out[row["model_id"]] = "mtp" if method in VLLM_MTP_ALIASES else method
+    return out
+
+
+def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_snapshot(monkeypatch, tmp_path,
+                                                                                          capsys) -> None:
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    catalog = get_catalog()
+    window = _window_models()
+    covered = {m: method for m, method in window.items() if catalog.find_model(m) is not None}
+    wrong = {}
+    for repo_id, method in covered.items():
+        size_b = catalog.find_model(repo_id).params_total_b or 0.0
+        # The hardware the recipes serve these on: one 8x H200 node above 40B, FP8 when BF16 does not fit it.
+        fp8 = size_b * 2 > 8 * 141 * 0.8
+        answer = plan(PlannerInputs(verifier=repo_id, workload="chat", gpu="H200", gpus=8 if size_b > 40 else 1,
+                                    **({"quantization": "fp8"} if fp8 else {})))
+        if answer.strategy != method:
+            wrong[repo_id] = f"{answer.strategy} (recipe: {method})"
+    with capsys.disabled():
+        print(f"\nrecipe models 2026-04..09 with a speculative config: {len(window)}; in the snapshot "
+              f"{len(covered)}; offline answer names the recipe's method for {len(covered) - len(wrong)}")
+    assert len(window) >= 40
+    assert not wrong, wrong
