@@ -84,8 +84,6 @@ RECIPE_GAPS: dict[str, str] = {
     "poolside/Laguna-XS.2": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.5-Flash": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.7-Flash": NO_CONFIG_SOURCE,
-    "tencent/Hy3": NO_CONFIG_SOURCE,
-    "tencent/Hy3-preview": NO_CONFIG_SOURCE,
     "thinkingmachines/Inkling-NVFP4": NO_CONFIG_SOURCE,
     "thinkingmachines/Inkling-Small-NVFP4": NO_CONFIG_SOURCE,
     "zai-org/GLM-OCR": NO_CONFIG_SOURCE,
