@@ -5,6 +5,8 @@ The expected values are the sources' own figures, cited next to each constant; n
 
 from __future__ import annotations
 
+import pytest
+
 from specpick.tools.catalog.specs import version_key
 from specpick.tools.catalog.tables import get_catalog
 
@@ -80,3 +82,47 @@ def test_kimi_k26_eagle3_runtimes_include_sglang() -> None:
     # @d6ef688) serve nvidia/Kimi-K2.6-Eagle3 with --speculative-algorithm EAGLE3.
     head = get_catalog().head("nvidia/Kimi-K2.6-Eagle3")
     assert head is not None and {"sglang", "trtllm"} <= set(head.runtimes)
+
+
+# DSpark drafters were filed as dflash. vllm-project/recipes@8959cf6 models/zai-org/GLM-5.2.yaml serves
+# RedHatAI/GLM-5.2-speculator.dspark with {"method": "dspark", ...}; the engines' own spellings and first releases:
+# vLLM SpeculativeMethod "dspark" (vllm/config/speculative.py @002e77c; seen running on 0.25.0, issue #49369),
+# SGLang --speculative-algorithm DSPARK with --speculative-dspark-block-size (PR #29538; 0.5.16), TensorRT-LLM
+# DSparkDecodingConfig decoding_type "DSpark" (API reference 1.3.0rc27).
+DSPARK_FIRST = {"vllm": "0.25.0", "sglang": "0.5.16", "trtllm": "1.3.0rc27"}
+
+
+def test_dspark_drafters_are_filed_as_dspark_not_dflash() -> None:
+    catalog = get_catalog()
+    dspark = [h for h in catalog.heads if "dspark" in h.head_repo_id.lower()]
+    assert len(dspark) >= 8
+    assert all(h.method == "dspark" for h in dspark), [h.head_repo_id for h in dspark if h.method != "dspark"]
+    assert catalog.head("RedHatAI/GLM-5.2-speculator.dspark").method == "dspark"
+
+
+def test_dspark_engine_configs_use_each_engines_option_names_per_release() -> None:
+    import json
+
+    import yaml
+
+    from specpick.tools.checks.engine_config import build_engine_config
+    from specpick.tools.checks.engine_setting import EngineConfigInput
+    from specpick.tools.errors import InputError
+
+    def config(engine: str, version: str):
+        return build_engine_config(EngineConfigInput(
+            engine=engine, method="dspark", verifier="Qwen/Qwen3-8B", num_draft_tokens=7,
+            draft_model="deepseek-ai/dspark_qwen3_8b_block7", engine_version=version))
+
+    for engine, first in DSPARK_FIRST.items():
+        assert get_catalog().support(engine, "dspark").min_version == first
+        with pytest.raises(InputError, match=f"from {first} on"):
+            config(engine, {"vllm": "0.24.0", "sglang": "0.5.15", "trtllm": "1.3.0rc26"}[engine])
+    assert json.loads(config("vllm", "0.25.0").config) == {
+        "method": "dspark", "model": "deepseek-ai/dspark_qwen3_8b_block7", "num_speculative_tokens": 7}
+    flags = config("sglang", "0.5.16").config.split()
+    assert flags[flags.index("--speculative-algorithm") + 1] == "DSPARK"
+    assert flags[flags.index("--speculative-dspark-block-size") + 1] == "7"
+    assert "--speculative-num-steps" not in flags
+    spec = yaml.safe_load(config("trtllm", "1.3.0rc27").config)["speculative_config"]
+    assert spec["decoding_type"] == "DSpark" and spec["max_draft_len"] == 7
