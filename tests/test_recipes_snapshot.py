@@ -48,7 +48,6 @@ RECIPE_GAPS: dict[str, str] = {
     "MiniMaxAI/MiniMax-M2.7": NO_CONFIG_SOURCE,
     "Qwen/Qwen3.5-2B": NO_CONFIG_SOURCE,
     "Qwen/Qwen3.8-2.4T-A95B": NO_CONFIG_SOURCE,
-    "Qwen/Qwen3.8-27B": NO_CONFIG_SOURCE,
     "XiaomiMiMo/MiMo-V2.5": NO_CONFIG_SOURCE,
     "XiaomiMiMo/MiMo-V2.5-Pro": NO_CONFIG_SOURCE,
     "arcee-ai/Trinity-Large-Thinking": NO_CONFIG_SOURCE,
