@@ -54,7 +54,6 @@ RECIPE_GAPS: dict[str, str] = {
     "deepseek-ai/DeepSeek-V4-Pro": NO_CONFIG_SOURCE,
     "dots-studio/dots3-note-prev": NO_CONFIG_SOURCE,
     "google/diffusiongemma-26B-A4B-it": NO_CONFIG_SOURCE,
-    "google/gemma-4-12B-it": NO_CONFIG_SOURCE,
     "google/translategemma-27b-it": NO_CONFIG_SOURCE,
     "ibm-granite/granite-3.2-2b-instruct": NO_CONFIG_SOURCE,
     "inclusionAI/Ling-2.6-1T": NO_CONFIG_SOURCE,
