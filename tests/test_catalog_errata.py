@@ -41,6 +41,9 @@ def test_nemotron_3_super_heads_join_the_verifier_the_recipe_serves() -> None:
     heads = catalog.heads_for(SUPER_RECIPE_ID)
     assert {h.method for h in heads} >= {"mtp", "dflash"}
     assert not catalog.heads_for("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B")  # the id that joined nothing
+    # The same slip on its Ultra sibling (recipe models/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.yaml).
+    assert not catalog.heads_for("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B")
+    assert catalog.heads_for("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")
     mtp = next(h for h in heads if h.method == "mtp")
     assert "vllm" in mtp.runtimes  # the recipe serves it with {"method":"mtp","num_speculative_tokens":3}
 
