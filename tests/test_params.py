@@ -26,7 +26,6 @@ NOT_MODELLED = {
     "nvidia/Nemotron-H-8B-Base-8K": "Mamba-2 + squared-ReLU MLP layers",
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "Mamba-2 + non-gated experts",
     "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16": "LatentMoE + Mamba-2",
-    "moonshotai/Kimi-K3": "Kimi Delta Attention + latent MoE (experts in a 3584-wide latent)",
 }
 
 
