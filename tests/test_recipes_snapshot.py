@@ -65,7 +65,6 @@ RECIPE_GAPS: dict[str, str] = {
     "meta-llama/Llama-3.2-1B": NO_CONFIG_SOURCE,
     "meta-models/Muse-Glimmer-30B": NO_CONFIG_SOURCE,
     "mindlab-research/Macaron-V1-Coding-Venti": NO_CONFIG_SOURCE,
-    "mistralai/Mistral-Medium-3.5-128B": NO_CONFIG_SOURCE,
     "mistralai/Mistral-Small-4-119B-2603": NO_CONFIG_SOURCE,
     "moonshotai/Kimi-Linear-48B-A3B-Instruct": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16": NO_CONFIG_SOURCE,
