@@ -49,7 +49,6 @@ RECIPE_GAPS: dict[str, str] = {
     "LiquidAI/LFM2.5-350M": NO_CONFIG_SOURCE,
     "LiquidAI/LFM2.5-8B-A1B": NO_CONFIG_SOURCE,
     "MiniMaxAI/MiniMax-M2.7": NO_CONFIG_SOURCE,
-    "Qwen/Qwen3.5-2B": NO_CONFIG_SOURCE,
     "arcee-ai/Trinity-Large-Thinking": NO_CONFIG_SOURCE,
     "deepseek-ai/DeepSeek-V4-Flash": NO_CONFIG_SOURCE,
     "deepseek-ai/DeepSeek-V4-Pro": NO_CONFIG_SOURCE,
