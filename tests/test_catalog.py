@@ -16,12 +16,12 @@ def test_catalog_holds_every_row_with_sources():
     cat = get_catalog()
     # 55 + 134 researched verifiers + 7 added for engine rows that named them + 12 from the 2026 recipes (Kimi-K2.7-Code, Hy3,
     # Hy3-preview, Laguna-XS-2.1, Laguna-XS.2, Qwen3.8-27B, Qwen3.8-2.4T-A95B, gemma-4-12B-it,
-    # MiMo-V2.5, MiMo-V2.5-Pro, Mistral-Medium-3.5-128B, Qwen3.5-2B);
+    # MiMo-V2.5, MiMo-V2.5-Pro, Mistral-Medium-3.5-128B, Qwen3.5-2B) + Laguna-S-2.1;
     # 21 + 9 GPUs + 32 consumer, workstation, laptop, APU and Apple parts (tests/test_gpus_local.py);
     # 61 + 123 heads (127 researched, 4 dropped: see tools/data/README.md) + 1 named by engine rows
     # (lightseekorg/kimi-k2.5-eagle3) + 4 DeepSpec DSpark drafters + 13 drafters the vLLM recipes serve
     # + RedHatAI/Qwen3.8-27B-speculator.dspark; 22 + 21 drafts.
-    assert (len(cat.models), len(cat.gpus), len(cat.heads), len(cat.drafts)) == (208, 62, 203, 43)
+    assert (len(cat.models), len(cat.gpus), len(cat.heads), len(cat.drafts)) == (209, 62, 203, 43)
     for row in [*cat.models, *cat.gpus, *cat.heads, *cat.drafts, *cat.engine_support]:
         assert row.source.strip(), f"{row} has no source"
     for table, key in ((cat.models, "repo_id"), (cat.heads, "head_repo_id"), (cat.gpus, "key")):

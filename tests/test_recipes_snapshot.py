@@ -74,7 +74,6 @@ RECIPE_GAPS: dict[str, str] = {
     "pfnet/plamo-2-translate": NO_CONFIG_SOURCE,
     "pfnet/plamo-3-nict-31b-base": NO_CONFIG_SOURCE,
     "poolside/Laguna-M.1": NO_CONFIG_SOURCE,
-    "poolside/Laguna-S-2.1": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.5-Flash": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.7-Flash": NO_CONFIG_SOURCE,
     "thinkingmachines/Inkling-NVFP4": NO_CONFIG_SOURCE,
@@ -186,7 +185,7 @@ def _window_models() -> dict[str, str]:
 
 # Parallel drafters whose chat acceptance is borrowed from other families' drafters:
 # skill/planner/candidates.py leaves them to --method, since a borrowed estimate is not comparable with measured ones.
-NOT_CHOSEN_UNASKED = frozenset({"poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2"})
+NOT_CHOSEN_UNASKED = frozenset({"poolside/Laguna-S-2.1", "poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2"})
 
 
 def _default_draft(repo_id: str) -> str:
