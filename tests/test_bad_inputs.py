@@ -71,6 +71,10 @@ FINITE = "finite number"
 @pytest.fixture(autouse=True)
 def _hub_lookup_off(monkeypatch):
     # A repo id outside the snapshot is looked up on the Hub; these cases run offline so none reaches a network.
+    # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import: import it before setting the
+    # variable, so the setting ends with each case and later tests see the client online.
+    import huggingface_hub.constants  # noqa: F401
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 

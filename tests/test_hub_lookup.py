@@ -72,3 +72,16 @@ def test_offline_a_recipe_model_outside_the_snapshot_names_what_its_recipe_serve
     assert code == EXIT_UNAVAILABLE and err.count("\n") == 1
     assert "(method dspark)" in err and "RedHatAI/Kimi-K3-speculator.dspark" in err
     assert '"num_speculative_tokens":8' in err and "models/moonshotai/Kimi-K3.yaml" in err
+
+
+def test_the_offline_flag_ends_with_the_call(hub_env, monkeypatch, capsys) -> None:
+    # huggingface_hub reads HF_HUB_OFFLINE once, at import: --offline must not leave an in-process caller offline.
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert main(["--offline", "recommend", "--verifier", OUTSIDE, "--workload", "chat", "--gpu", "H100"]) \
+        == EXIT_UNAVAILABLE
+    import huggingface_hub.constants as constants
+
+    assert not constants.HF_HUB_OFFLINE
+    capsys.readouterr()
+    assert main(["recommend", "--verifier", OUTSIDE, "--workload", "chat", "--gpu", "H100"]) == 0
+    assert "looked up on the Hub automatically" in capsys.readouterr().out

@@ -127,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--offline" in args:
         # One switch for every verb: the Hub client's own (HF_HUB_OFFLINE), read at each Hub call; restored after
         # so an in-process caller (tests, the chat loop) is not left offline.
+        # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import (3 ms): import it before setting
+        # the variable, or the process would stay offline after this call.
+        import huggingface_hub.constants  # noqa: F401
+
         rest_args = [a for a in args if a != "--offline"]
         before = os.environ.get("HF_HUB_OFFLINE")
         os.environ["HF_HUB_OFFLINE"] = "1"
