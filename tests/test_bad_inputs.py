@@ -65,17 +65,29 @@ def cfg(why: str, code: int, needle: str, **args: Any) -> Bad:
 
 CATALOG_ONLY = "answers from the catalog only"  # verbs without --live must not suggest it
 WITH_LIVE = "with --live"
+# A repo id outside the snapshot is looked up on the Hub; offline (these cases) the error says how to refresh.
+REFRESH = "specpick catalog update"
 FINITE = "finite number"
+
+@pytest.fixture(autouse=True)
+def _hub_lookup_off(monkeypatch):
+    # A repo id outside the snapshot is looked up on the Hub; these cases run offline so none reaches a network.
+    # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import: import it before setting the
+    # variable, so the setting ends with each case and later tests see the client online.
+    import huggingface_hub.constants  # noqa: F401
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
 
 CASES: list[Bad] = [
     # 1. names: a prefix or typo is not the neighbouring model; one rule and an honest hint on every verb
-    rec("repo prefix", 3, "Did you mean: Qwen/Qwen2.5-7B-Instruct", verifier="Qwen/Qwen2.5-7B-Inst"),
-    rec("repo typo", 3, "Did you mean: meta-llama/Llama-3.1-70B-Instruct",
+    rec("repo prefix", 5, "(did you mean): Qwen/Qwen2.5-7B-Instruct", verifier="Qwen/Qwen2.5-7B-Inst"),
+    rec("repo typo", 5, "(did you mean): meta-llama/Llama-3.1-70B-Instruct",
         verifier="meta-llama/Llama-3.1-70B-Instruc"),
     rec("alias prefix", 3, "not in the embedded catalog", verifier="llama-3.1-8"),
     rec("name too long", 2, "characters long; a Hub repo id (org/name) has at most 200", verifier="org/" + "m" * 300),
-    rec("hint names --live", 3, WITH_LIVE, verifier="Qwen/Qwen2.5-7B-Inst"),
-    rec("draft prefix", 3, "Did you mean: Qwen/Qwen2.5-0.5B-Instruct", verifier="qwen2.5-7b",
+    rec("hint names the refresh", 5, REFRESH, verifier="Qwen/Qwen2.5-7B-Inst"),
+    rec("draft prefix", 5, "(did you mean): Qwen/Qwen2.5-0.5B-Instruct", verifier="qwen2.5-7b",
         draft="Qwen/Qwen2.5-0.5B"),
     rec("empty verifier", 2, "is empty", verifier=""),
     rec("blank verifier", 2, "is empty", verifier="   "),
@@ -94,12 +106,12 @@ CASES: list[Bad] = [
         verifier="meta-llama/Llama-3.1-70B-Instruc"),
     vrm("no --live hint", 3, CATALOG_ONLY, verifier="Qwen/Qwen2.5-7B-Inst"),
     vrm("draft prefix", 3, "not in the embedded catalog", draft="Qwen/Qwen2.5-0.5B"),
-    Bad("params", {"model": "Qwen/Qwen2.5-7B-Inst"}, 3, WITH_LIVE, "repo prefix"),
-    Bad("params", {"model": "meta-llama/Llama-3.1-8B-Instruc"}, 3, "Did you mean: meta-llama/Llama-3.1-8B-Instruct",
+    Bad("params", {"model": "Qwen/Qwen2.5-7B-Inst"}, 5, REFRESH, "repo prefix"),
+    Bad("params", {"model": "meta-llama/Llama-3.1-8B-Instruc"}, 5, "(did you mean): meta-llama/Llama-3.1-8B-Instruct",
         "repo typo"),
     Bad("params", {"model": ""}, 2, "is empty", "empty"),
     Bad("model", {"model": "llama-3.1-8"}, 3, "Did you mean: meta-llama/Llama-3.1-8B-Instruct", "alias prefix"),
-    Bad("model", {"model": "Qwen/Qwen9-8B-Base"}, 3, WITH_LIVE, "not in catalog"),
+    Bad("model", {"model": "Qwen/Qwen9-8B-Base"}, 5, REFRESH, "not in catalog"),
     Bad("tokenizers", {"draft": "Qwen/Qwen2.5-0.5B", "verifier": "qwen2.5-7b"}, 3,
         "Did you mean: Qwen/Qwen2.5-0.5B-Instruct", "draft prefix"),
     Bad("tokenizers", {"draft": "llama-3.2-1b", "verifier": "meta-llama/Llama-3.1-8B-Instr"}, 3, WITH_LIVE,
@@ -442,14 +454,17 @@ def test_exact_names_still_resolve_in_every_spelling_people_use():
     assert cat.find_model("Qwen/Qwen2.5-7B-Inst") is None and cat.find_model("meta-llama/Llama-3.1-70B-Instruc") is None
 
 
-def test_a_typo_goes_to_the_hub_only_with_live(fakehub, hub_settings, monkeypatch, tmp_path, capsys):
+def test_a_repo_id_outside_the_snapshot_is_looked_up_on_the_hub_unless_offline(fakehub, hub_settings, monkeypatch,
+                                                                                 tmp_path, capsys):
     monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
     argv = ["recommend", "--verifier", "meta-llama/Llama-3.1-70B-Instruc", "--workload", "chat"]
-    assert main(argv) == 3
-    assert not fakehub.log  # offline answer: not one request
-    assert main([*argv, "--live"]) == 3  # the Hub says it does not exist
+    assert main([*argv, "--offline"]) == 5  # lookup disabled: not one request
+    assert not fakehub.log
+    assert main(argv) == 3  # looked up without --live; the Hub says it does not exist
     assert any("Llama-3.1-70B-Instruc" in req.path for req in fakehub.log)
+    assert main(["recommend", "--verifier", "llama-3.1-70b", "--workload", "chat"]) == 0
+    assert not [r for r in fakehub.log if "Llama-3.1-70B-Instruct/" in r.path]  # a catalog model: no request
     assert "Traceback" not in capsys.readouterr().err
 
 

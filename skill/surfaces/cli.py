@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
@@ -62,7 +63,8 @@ def _top_level_help() -> str:
         "example (offline, no key):",
         f"  {PROG} recommend --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --gpu H100-SXM --gpus 4",
         "",
-        "JSON on stdout with --json; diagnostics on stderr.",
+        "JSON on stdout with --json; diagnostics on stderr. --offline (any verb): never touch the Hub, as",
+        "HF_HUB_OFFLINE=1; a model outside the embedded snapshot is otherwise looked up on the Hub.",
     ]
     return "\n".join(lines)
 
@@ -127,6 +129,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(f"{PROG} {version('spec-decode-picker')}\n")
         return 0
+    if "--offline" in args:
+        # One switch for every verb: the Hub client's own (HF_HUB_OFFLINE), read at each Hub call; restored after
+        # so an in-process caller (tests, the chat loop) is not left offline.
+        # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import (3 ms): import it before setting
+        # the variable, or the process would stay offline after this call.
+        import huggingface_hub.constants  # noqa: F401
+
+        rest_args = [a for a in args if a != "--offline"]
+        before = os.environ.get("HF_HUB_OFFLINE")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        try:
+            return main(rest_args or ["--help"])
+        finally:
+            if before is None:
+                os.environ.pop("HF_HUB_OFFLINE", None)
+            else:
+                os.environ["HF_HUB_OFFLINE"] = before
     verb, rest = args[0], args[1:]
     try:
         if verb in BY_CLI:
