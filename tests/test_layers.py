@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "tools.hub": 3,
     "tools.checks": 4,
     "tools.model": 5,
-    "tools.calibration": 6,
+    "tools.calibration": 6, "tools.training": 6,
     "tools.commands": 7, "tools.measure": 7,
     "skill.schema": 8, "skill.render": 8,
     "skill.planner": 9,

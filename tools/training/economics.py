@@ -1,0 +1,70 @@
+"""The economics gate: does speculation pay at the user's concurrency, and does the gain repay training?
+
+Speedups come from the existing cost model (``estimate_for_specs``) with the expected tau fed in as the user's
+acceptance, so the same roofline step times, engine overheads and batch sweep that `speedup` and `recommend` use
+decide here. Payback needs the user's serving volume (``serving_gpu_hours_month``); without it the gate only says
+whether speculation pays at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.model.estimate import EstimateRequest, estimate_for_specs
+from specpick.tools.model.overhead import ENGINE_TO_HARNESS
+from specpick.tools.vocab import MEASURED_TAU_METHODS
+
+DEFAULT_DRAFT_TOKENS = 3  # chain N the tau is read at when the user gives none (the speedup verb's default)
+
+
+@dataclass(frozen=True)
+class Economics:
+    speedup: tuple[float, float] | None
+    speedup_now: float | None
+    break_even_concurrency: int | None
+    pays: bool | None
+    payback_months: tuple[float, float] | None
+    notes: list[str]
+
+
+def _speedup(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: float, n: int, concurrency: int, gpus: int,
+             workload: str, engine: str | None) -> tuple[float, int | None]:
+    harness = ENGINE_TO_HARNESS.get(engine, "vllm") if engine else "vllm"
+    if method not in MEASURED_TAU_METHODS:
+        tau = min(tau, n + 1.0)
+    req = EstimateRequest(verifier=verifier, gpu=gpu, method=method, gpus=gpus, workload=workload, batch=concurrency,
+                          num_draft_tokens=n, tau=tau, harness=harness, engine=engine, sweep_draft_length=False)
+    r = estimate_for_specs(req)
+    return r.speedup, r.break_even_concurrency
+
+
+def economics(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: tuple[float, float] | None,
+              tau_now: float | None, n: int | None, concurrency: int, gpus: int, workload: str,
+              engine: str | None, train_gpu_hours: tuple[float, float] | None,
+              serving_gpu_hours_month: float | None) -> Economics:
+    """Speedup range at ``concurrency`` for the expected tau, and months to repay the training GPU-hours."""
+    n = n or DEFAULT_DRAFT_TOKENS
+    notes = [f"speedups from the cost model (estimate_for_specs) at concurrency {concurrency}, N={n}, "
+             f"{gpus}x {gpu.name}, {engine or 'vLLM'} overheads, tau fed in as the expected value"]
+    if tau is None:
+        return Economics(None, None, None, None, None, notes)
+    lo, be = _speedup(verifier, gpu, method=method, tau=tau[0], n=n, concurrency=concurrency, gpus=gpus,
+                      workload=workload, engine=engine)
+    hi, _ = _speedup(verifier, gpu, method=method, tau=tau[1], n=n, concurrency=concurrency, gpus=gpus,
+                     workload=workload, engine=engine)
+    now = None
+    if tau_now is not None:
+        now, _ = _speedup(verifier, gpu, method=method, tau=tau_now, n=n, concurrency=concurrency, gpus=gpus,
+                          workload=workload, engine=engine)
+    pays = hi > 1.0
+    payback = None
+    if train_gpu_hours and serving_gpu_hours_month and pays:
+        base = max(now or 1.0, 1.0)  # no speculation today = speedup 1
+        # serving GPU-hours saved per month: the same tokens on fewer GPU-hours (1 - old/new of the speedups)
+        saved = [serving_gpu_hours_month * max(0.0, 1 - base / s) for s in (hi, lo)]
+        payback = tuple(round(c / s, 1) if s > 0 else float("inf") for c, s in zip(train_gpu_hours, saved))
+        notes.append("payback = training GPU-hours / serving GPU-hours saved per month, saved = volume x "
+                     "(1 - speedup now / speedup after); GPU-hours of different GPUs counted alike (assumption)")
+    return Economics((round(lo, 2), round(hi, 2)), None if now is None else round(now, 2), be, pays,
+                     payback, notes)  # type: ignore[arg-type]
