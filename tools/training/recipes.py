@@ -1,7 +1,7 @@
 """Runnable training commands for SpecForge, vllm-project/speculators and NVIDIA Model Optimizer.
 
 Option names and defaults were read from each framework's source at these commits (the names are vendored in
-``docs/references/training-cli-options.md``; ``tests/test_training_recipes.py`` checks every emitted option):
+``docs/references/TRAINING-CLIS.md``; ``tests/test_training_recipes.py`` checks every emitted option):
 - SpecForge @ a6b6b02: ``specforge/cli.py`` (``specforge train -c CONFIG [overrides]``, ``specforge export --to
   --checkpoint --draft-config --output-dir``); ``specforge/config/schema.py`` defaults ``training.num_epochs: 1``,
   ``data.max_length: 2048``, ``data.chat_template: "llama3"`` (so all three are set explicitly);
