@@ -164,6 +164,8 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     cat = get_catalog()
     spec = derived.facts
     head_row = cat.head(inp.head) if inp.head else None
+    # No method named: the head's; else the verifier's own MTP layers when it ships them; else EAGLE-3 (the most
+    # mature trainer target in SpecForge, speculators and Model Optimizer).
     method = inp.method or (head_row.method if head_row else ("mtp" if spec.mtp_layers and not inp.head else "eagle3"))
     facts = TrainFacts(
         verifier=derived.repo_id, facts_model=spec.repo_id, verifier_change=inp.verifier_change,

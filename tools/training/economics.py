@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.estimate import EstimateRequest, estimate_for_specs
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
-from specpick.tools.vocab import MEASURED_TAU_METHODS
+from specpick.tools.methods import method_record
 
 DEFAULT_DRAFT_TOKENS = 3  # chain N the tau is read at when the user gives none (the speedup verb's default)
 
@@ -31,7 +31,7 @@ class Economics:
 def _speedup(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: float, n: int, concurrency: int, gpus: int,
              workload: str, engine: str | None) -> tuple[float, int | None]:
     harness = ENGINE_TO_HARNESS.get(engine, "vllm") if engine else "vllm"
-    if method not in MEASURED_TAU_METHODS:
+    if not method_record(method).measured_tau:  # variable-length drafts have no N+1 cap
         tau = min(tau, n + 1.0)
     req = EstimateRequest(verifier=verifier, gpu=gpu, method=method, gpus=gpus, workload=workload, batch=concurrency,
                           num_draft_tokens=n, tau=tau, harness=harness, engine=engine, sweep_draft_length=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from specpick.tools.methods import method_record
 from specpick.tools.training.evidence import cite
 from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
 
@@ -124,6 +125,11 @@ class RuleOutcome:
     checklist: list[str] = field(default_factory=list)
 
 
+def _own_layers(f: TrainFacts) -> bool:
+    """The draft module ships inside the verifier (MTP): there is a drafter to break even without a named head."""
+    return method_record(f.method).loads == "verifier_layers"
+
+
 def _ratio(f: TrainFacts) -> float | None:
     if f.tau_measured is None or f.tau_reference is None:
         return None
@@ -166,7 +172,7 @@ def _broken(f: TrainFacts) -> RuleOutcome | None:
         "rotation-quantized verifier: anti-rotate the head's fc (and embed_tokens) weights (F13)",
         "the head's max_position_embeddings covers your serving length (F19)",
     ]
-    if f.rotated and (f.head_named or f.method == "mtp"):
+    if f.rotated and (f.head_named or _own_layers(f)):
         return RuleOutcome("fix-config", [Reason("0 broken setup", (
             "the verifier is rotation-quantized (QuaRot/SpinQuant): its hidden states are rotated, so a head "
             "trained on the unrotated model drafts garbage; apply the inverse rotation to the head's fc layer "
@@ -270,7 +276,7 @@ def _verifier_changed(f: TrainFacts) -> RuleOutcome | None:
 
 def _quantized(f: TrainFacts) -> RuleOutcome | None:
     """Rule 4: a quantized verifier under a head trained on the bf16 one."""
-    if f.quantization in (None, "bf16", "fp16") or not (f.head_named or f.method == "mtp"):
+    if f.quantization in (None, "bf16", "fp16") or not (f.head_named or _own_layers(f)):
         return None
     low_bit = f.quantization in ("int4", "nvfp4", "mxfp4")
     effect = ("first-position acceptance moved -9 to +6 points by prompt length (NVFP4 vs int4, F10)" if low_bit
