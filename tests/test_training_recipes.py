@@ -64,6 +64,7 @@ DATA = DataPlan(samples=500_000, regenerate=True, max_length=16384, epochs=3)
 CASES = [
     ("vllm", "eagle3", "meta-llama/Llama-3.1-8B-Instruct", None),
     ("vllm", "mtp", "Qwen/Qwen3-Next-80B-A3B-Instruct", None),
+    ("vllm", "dflash", "Qwen/Qwen3-8B", None),
     ("sglang", "eagle3", "meta-llama/Llama-3.1-8B-Instruct", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"),
     ("sglang", "eagle3", "Qwen/Qwen3-8B", None),
     ("sglang", "eagle3", "some-org/unknown-family-7b", None),

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from specpick.tools.training.rules import DataPlan
 
 Tool = str  # "specforge" | "speculators" | "modelopt"
+SPECULATORS_TYPES = ("eagle3", "dflash", "peagle", "mtp")  # speculators --speculator-type choices we emit (schema.py)
 
 # (substring of the verifier's catalog repo id, lower case) -> (SpecForge example config, draft config, template)
 _SPECFORGE_FAMILIES: tuple[tuple[str, str, str, str], ...] = (
@@ -114,10 +115,12 @@ def _speculators(verifier: str, data: DataPlan, warm_start: str | None, method: 
              "--verifier-name-or-path", verifier, "--data-path", "./output", "--save-path", "./ckpt",
              "--epochs", str(data.epochs), "--total-seq-len", str(data.max_length),
              "--vllm-endpoint", "http://localhost:8000/v1", "--on-missing", "generate", "--on-generate", "delete"]
-    if method == "mtp":
-        train += ["--speculator-type", "mtp"]
-    else:
-        train += ["--speculator-type", "eagle3", "--draft-vocab-size", "32000"]
+    # speculators trains eagle3, dflash, dspark, peagle and mtp (--speculator-type, docs/cli/train.md); EAGLE-1/2
+    # heads are not trainable there, so an EAGLE-1/2 user gets an EAGLE-3 head (loads under every engine's eagle3).
+    kind = method if method in SPECULATORS_TYPES else "eagle3"
+    train += ["--speculator-type", kind]
+    if kind == "eagle3":
+        train += ["--draft-vocab-size", "32000"]  # the tutorial's reduced draft vocabulary (train.md)
     if warm_start:
         train += ["--from-pretrained", warm_start]
     commands = [" ".join(_q(x) for x in regen) if data.regenerate else "",
