@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "skill.planner": 9,
     "skill.surfaces": 10,
     "evals.dataset": 11, "evals.coverage": 11,
-    "evals.evaluators": 12, "evals.runners": 12,
+    "evals.evaluators": 12, "evals.runners": 12, "evals.training": 12,
     "evals.report": 13,
     "evals.cli": 14,
 }

@@ -129,7 +129,9 @@ def _speculators(verifier: str, data: DataPlan, warm_start: str | None, method: 
                 " ".join(_q(x) for x in train),
                 "vllm serve " + _q(verifier) + " --speculative-config "
                 + _q('{"model": "./ckpt/checkpoint_best", "num_speculative_tokens": 3}')]
-    notes = ["speculators takes the chat template from the --model tokenizer (prepare_data.py): pass your served "
+    notes = ["run_all.sh serves one verifier copy per GPU (--dp-size): for a verifier larger than one GPU, use "
+             "--tp-size N --dp-size GPUs/N",
+             "speculators takes the chat template from the --model tokenizer (prepare_data.py): pass your served "
              "verifier id so the template is the one you serve; --epochs defaults to 20 and is set above",
              "checkpoint_best is the lowest validation loss; pick the checkpoint by serving acceptance length "
              "instead (D9: EAGLE-3 peaked at ~4.6 epochs while loss kept falling)"]

@@ -303,12 +303,7 @@ def _no_head(f: TrainFacts) -> RuleOutcome | None:
     """Rule 5: nothing published for this verifier."""
     if f.head_named:
         return None
-    if f.available_heads and f.verifier_change == "none":
-        return RuleOutcome("use-published", [Reason("5 published head exists", (
-            f"the catalog lists {', '.join(f.available_heads[:3])} for this verifier: measure it on your traffic "
-            "before training your own (a from-scratch head needs ~500K regenerated samples to reach tau "
-            f"{TAU_TRAINED[0]}-{TAU_TRAINED[1]}, D5/D6)"), cite("D5", "D6"))])
-    if f.native_mtp:
+    if f.native_mtp and _own_layers(f):
         ratio = _ratio(f)
         if ratio is not None and ratio < RETRAIN_RATIO_DESIGN and (f.prompts or 0) >= FEW_PROMPTS_DESIGN:
             return RuleOutcome("finetune-mtp", [Reason("5 native MTP, domain gap", (
@@ -318,6 +313,11 @@ def _no_head(f: TrainFacts) -> RuleOutcome | None:
         return RuleOutcome("use-published", [Reason("5 native MTP", (
             "the verifier ships MTP layers: use them first (on par with or 3.7-20% above a community EAGLE-3, G4)"),
             cite("G4"))], train_method="mtp")
+    if f.available_heads and f.verifier_change == "none":
+        return RuleOutcome("use-published", [Reason("5 published head exists", (
+            f"the catalog lists {', '.join(f.available_heads[:3])} for this verifier: measure it on your traffic "
+            "before training your own (a from-scratch head needs ~500K regenerated samples to reach tau "
+            f"{TAU_TRAINED[0]}-{TAU_TRAINED[1]}, D5/D6)"), cite("D5", "D6"))])
     if f.workload in INPUT_GROUNDED_WORKLOADS and (f.prompts or 0) < FEW_PROMPTS_DESIGN:
         return RuleOutcome("no-training-copy", [Reason("5 no head, few prompts", (
             f"no published head and {f.prompts or 0} own prompts (< {FEW_PROMPTS_DESIGN}, design choice: heads from "
