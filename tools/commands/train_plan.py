@@ -139,7 +139,7 @@ def _thresholds() -> list[str]:
             "(D1, D3 vs F26, F8, F9)",
             f"serving mismatch: tau / reference < {r.MISMATCH_RATIO_DESIGN} (F22, F25)",
             f"unknown head length: {r.UNKNOWN_HEAD_CONTEXT_DESIGN} tokens (F17)",
-            f"keep head after LoRA/fine-tune: tau / base >= {r.KEEP_HEAD_RATIO_DESIGN} (no public figure; F3)",
+            f"keep head after LoRA/fine-tune: tau / base >= {r.KEEP_HEAD_RATIO_DESIGN} (worst public adapter 0.912, F3)",
             f"retrain after quantization / domain gap: tau / reference < {r.RETRAIN_RATIO_DESIGN} (F10, T3)",
             f"few prompts: < {r.FEW_PROMPTS_DESIGN} (D1-D4); train on >= {r.TRAIN_SAMPLES} samples (D5, D6)"]
 
