@@ -63,7 +63,7 @@ def economics(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: tuple[floa
         base = max(now or 1.0, 1.0)  # no speculation today = speedup 1
         # serving GPU-hours saved per month: the same tokens on fewer GPU-hours (1 - old/new of the speedups)
         saved = [serving_gpu_hours_month * max(0.0, 1 - base / s) for s in (hi, lo)]
-        payback = tuple(round(c / s, 1) if s > 0 else float("inf") for c, s in zip(train_gpu_hours, saved))
+        payback = tuple(round(c / s, 2) if s > 0 else float("inf") for c, s in zip(train_gpu_hours, saved))
         notes.append("payback = training GPU-hours / serving GPU-hours saved per month, saved = volume x "
                      "(1 - speedup now / speedup after); GPU-hours of different GPUs counted alike (assumption)")
     return Economics((round(lo, 2), round(hi, 2)), None if now is None else round(now, 2), be, pays,
