@@ -218,7 +218,8 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     decision = out.decision
     if econ.pays is False:
         reasons.append(ReasonOut(rule="8 economics", evidence=["T3"], detail=(
-            f"even at the high end of the expected tau the cost model gives {econ.speedup[1]:.2f}x at concurrency "  # type: ignore[index]
+            f"even at the high end of the expected tau the cost model's 80% range tops out at {econ.speedup[1]:.2f}x "  # type: ignore[index]
+            f"at concurrency "
             f"{inp.concurrency} on {serve_gpu.name}: speculation does not pay there, so training buys nothing; "
             "measure no-speculation vs speculation at your load first")))
         if decision in TRAINING_DECISIONS:

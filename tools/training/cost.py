@@ -4,7 +4,8 @@ Anchors (ids in ``tools/data/training_evidence.csv``):
 - regeneration: 0.333 H100-h per 1K samples for a 70B verifier (C8: ~10 min on 2x H100 per 1K, Llama-3.3-70B);
 - training: 0.044 H200-h per 1K sample-epochs for an 8B verifier online (C7: 50.1 samples/s on 8x H200). The
   80 H200-h gpt-oss-120b run (C1: 2 epochs, 4096 tokens) and 64 H200-h gpt-oss-20b run sit inside the high end.
-Both anchors are single runs: the ranges are x0.4..x2 around the scaled anchor (ASSUMPTION, stated in the output),
+Both anchors are single runs, so the range meant as an 80% interval is wide: x0.4..x2 around the scaled anchor
+(ASSUMPTION, stated in the output; the low end keeps C4 inside),
 and the untuned 1,344 H200-h Maverick run (C3) is printed as the outlier, not folded in.
 Hours convert between GPUs by dense BF16 TFLOPS from the catalog (ASSUMPTION: training is compute-bound).
 """

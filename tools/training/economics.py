@@ -20,7 +20,7 @@ DEFAULT_DRAFT_TOKENS = 3  # chain N the tau is read at when the user gives none 
 
 @dataclass(frozen=True)
 class Economics:
-    speedup: tuple[float, float] | None
+    speedup: tuple[float, float] | None  # 80%: low end of the low-tau estimate .. high end of the high-tau estimate
     speedup_now: float | None
     break_even_concurrency: int | None
     pays: bool | None
@@ -29,14 +29,15 @@ class Economics:
 
 
 def _speedup(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: float, n: int, concurrency: int, gpus: int,
-             workload: str, engine: str | None) -> tuple[float, int | None]:
+             workload: str, engine: str | None) -> tuple[float, float, float, int | None]:
+    """(point, 80% low, 80% high, break-even concurrency) of the cost model at this tau."""
     harness = ENGINE_TO_HARNESS.get(engine, "vllm") if engine else "vllm"
     if not method_record(method).measured_tau:  # variable-length drafts have no N+1 cap
         tau = min(tau, n + 1.0)
     req = EstimateRequest(verifier=verifier, gpu=gpu, method=method, gpus=gpus, workload=workload, batch=concurrency,
                           num_draft_tokens=n, tau=tau, harness=harness, engine=engine, sweep_draft_length=False)
     r = estimate_for_specs(req)
-    return r.speedup, r.break_even_concurrency
+    return r.speedup, r.low, r.high, r.break_even_concurrency
 
 
 def economics(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: tuple[float, float] | None,
@@ -49,15 +50,17 @@ def economics(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: tuple[floa
              f"{gpus}x {gpu.name}, {engine or 'vLLM'} overheads, tau fed in as the expected value"]
     if tau is None:
         return Economics(None, None, None, None, None, notes)
-    lo, be = _speedup(verifier, gpu, method=method, tau=tau[0], n=n, concurrency=concurrency, gpus=gpus,
-                      workload=workload, engine=engine)
-    hi, _ = _speedup(verifier, gpu, method=method, tau=tau[1], n=n, concurrency=concurrency, gpus=gpus,
-                     workload=workload, engine=engine)
+    lo, lo_low, _, be = _speedup(verifier, gpu, method=method, tau=tau[0], n=n, concurrency=concurrency, gpus=gpus,
+                                 workload=workload, engine=engine)
+    hi, _, hi_high, _ = _speedup(verifier, gpu, method=method, tau=tau[1], n=n, concurrency=concurrency, gpus=gpus,
+                                 workload=workload, engine=engine)
+    notes.append("expected_speedup: the cost model's own 80% interval (out-of-sample residuals) at the low tau's low "
+                 "end and the high tau's high end, so it carries both the tau range and the model's error")
     now = None
     if tau_now is not None:
-        now, _ = _speedup(verifier, gpu, method=method, tau=tau_now, n=n, concurrency=concurrency, gpus=gpus,
-                          workload=workload, engine=engine)
-    pays = hi > 1.0
+        now = _speedup(verifier, gpu, method=method, tau=tau_now, n=n, concurrency=concurrency, gpus=gpus,
+                       workload=workload, engine=engine)[0]
+    pays = hi_high > 1.0  # the model's 80% high end at the high tau: below 1 even there, it does not pay
     payback = None
     if train_gpu_hours and serving_gpu_hours_month and pays:
         base = max(now or 1.0, 1.0)  # no speculation today = speedup 1
@@ -66,5 +69,5 @@ def economics(verifier: ModelSpec, gpu: GpuSpec, *, method: str, tau: tuple[floa
         payback = tuple(round(c / s, 2) if s > 0 else float("inf") for c, s in zip(train_gpu_hours, saved))
         notes.append("payback = training GPU-hours / serving GPU-hours saved per month, saved = volume x "
                      "(1 - speedup now / speedup after); GPU-hours of different GPUs counted alike (assumption)")
-    return Economics((round(lo, 2), round(hi, 2)), None if now is None else round(now, 2), be, pays,
+    return Economics((round(lo_low, 2), round(hi_high, 2)), None if now is None else round(now, 2), be, pays,
                      payback, notes)  # type: ignore[arg-type]
