@@ -39,6 +39,7 @@ class TrainExpect(_Strict):
     max_length_min: int | None = None
     epochs: Range | None = None
     evidence: list[str] = Field(default_factory=list, description="evidence ids the reasons must cite")
+    fitness: list[str] = Field(default_factory=list, description="head-fitness rows (check prefixes) that must appear")
     recipe_tool: str | None = None
     no_recipe: bool = False
     # head_check
@@ -136,6 +137,10 @@ def grade(case: TrainCase, out: Any) -> list[CheckResult]:
     cited = {i for r in out.reasons for i in r.evidence}
     for i in e.evidence:
         res.append(CheckResult(case_id=case.id, check="evidence", passed=i in cited, detail=f"{i} in {sorted(cited)}"))
+    rows = [h.check for h in getattr(out, "head_fitness", [])]
+    for want in e.fitness:
+        res.append(CheckResult(case_id=case.id, check="head_fitness", passed=any(r.startswith(want) for r in rows),
+                               detail=f"{want} in {rows}"))
     d = out.data
     if e.samples_min is not None:
         res.append(CheckResult(case_id=case.id, check="data", passed=d is not None and d.samples >= e.samples_min))

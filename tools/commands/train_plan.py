@@ -93,6 +93,14 @@ class CostOut(BaseModel):
     gpu: str
 
 
+class FitnessRow(BaseModel):
+    check: str
+    detail: str
+    effect: str = Field(description="expected acceptance effect, with the figures it rests on")
+    action: str
+    evidence: list[str]
+
+
 class RecipeOut(BaseModel):
     tool: str
     commands: list[str]
@@ -106,6 +114,9 @@ class TrainPlan(BaseModel):
     facts_from: str = Field(description="catalog row the architecture facts come from")
     decision: Decision
     reasons: list[ReasonOut]
+    head_fitness: list[FitnessRow] = Field(default_factory=list, description="how the deployment differs from what "
+                                           "the head was trained on (verifier, precision, context, template, newer "
+                                           "head), each with its cited effect and action")
     expected_tau: Range | None = None
     expected_speedup: Range | None = None
     data: DataOut | None = None
@@ -215,6 +226,16 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
                      engine=inp.engine, train_gpu_hours=(cost.gpu_hours_low, cost.gpu_hours_high) if cost else None,
                      serving_gpu_hours_month=inp.serving_gpu_hours_month)
     reasons = [ReasonOut(rule=r.rule, detail=r.detail, evidence=r.evidence) for r in out.reasons]
+    from specpick.tools.training.fitness import head_fitness
+
+    fitness = [FitnessRow(check=x.check, detail=x.detail, effect=x.effect, action=x.action, evidence=x.evidence)
+               for x in head_fitness(head=inp.head, base=spec.repo_id, verifier=derived.repo_id,
+                                     change=derived.change, adapters=derived.adapters,
+                                     quantization=inp.quantization, rotated=inp.rotated,
+                                     context_p90=inp.context_p90,
+                                     trained_context=head_row.trained_context_tokens if head_row else None,
+                                     thinking=inp.thinking, system_prompt=inp.system_prompt,
+                                     superseded_by=head_row.superseded_by if head_row else "")]
     decision = out.decision
     if econ.pays is False:
         reasons.append(ReasonOut(rule="8 economics", evidence=["T3"], detail=(
@@ -231,6 +252,7 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     assumptions += econ.notes
     return TrainPlan(
         verifier=derived.repo_id, facts_from=spec.repo_id, decision=decision, reasons=reasons,
+        head_fitness=fitness,
         expected_tau=Range(low=out.tau[0], high=out.tau[1]) if out.tau else None,
         expected_speedup=Range(low=econ.speedup[0], high=econ.speedup[1]) if econ.speedup else None,
         data=DataOut(**vars(data)) if data else None, cost=cost, recipe=recipe,
@@ -244,6 +266,10 @@ def render_text(p: TrainPlan) -> str:
     lines = [f"decision: {p.decision}   verifier {p.verifier}" + (f" (facts from {p.facts_from})"
                                                                   if p.facts_from != p.verifier else "")]
     lines += [f"  [{r.rule}] {r.detail}  ({', '.join(r.evidence)})" for r in p.reasons]
+    if p.head_fitness:
+        lines.append("  head fitness:")
+        lines += [f"    - {h.check}: {h.detail}; expected {h.effect}; action: {h.action} ({', '.join(h.evidence)})"
+                  for h in p.head_fitness]
     if p.expected_tau:
         lines.append(f"  expected tau      {p.expected_tau.low:.2f}-{p.expected_tau.high:.2f} (80% interval)")
     if p.expected_speedup:

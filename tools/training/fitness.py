@@ -49,3 +49,53 @@ def derived_fitness(head: str, base: str, verifier: str, change: str, adapters: 
                 "pair's tau (0.84 in one run, widened, F1)"),
         action=f"maintainers say retrain on the modified model (F1, F2): {plan}",
         evidence=cite("F1", "F2"))
+
+
+def head_fitness(*, head: str | None, base: str, verifier: str, change: str, adapters: int | None,
+                 quantization: str | None, rotated: bool, context_p90: int | None, trained_context: int | None,
+                 thinking: str | None, system_prompt: str | None, superseded_by: str = "") -> list[Fitness]:
+    """Every way the deployment differs from what the head was trained on, each with its cited effect and action.
+
+    Empty when no head or drafter is in use, or nothing differs.
+    """
+    if not head:
+        return []
+    rows: list[Fitness] = []
+    derived = derived_fitness(head, base, verifier, change, adapters)
+    if derived:
+        rows.append(derived)
+    if rotated:
+        rows.append(Fitness("precision: rotated", f"{verifier} is rotation-quantized; the head reads unrotated "
+                            "hidden states", "acceptance collapses (vllm-ascend#5974: 'drops significantly'; "
+                            "#6445: 0)", "anti-rotate the head's fc (and embed_tokens) weights with the verifier's "
+                            "rotation matrix; do not train around it", cite("F13")))
+    elif quantization in ("int4", "nvfp4", "mxfp4"):
+        rows.append(Fitness("precision", f"head trained on the bf16 verifier, served on {quantization}",
+                            "first-position acceptance -9 to +6 points by prompt length (NVFP4 vs int4, F10); a "
+                            "requantized draft/MTP layer fell to 0-1.8% (F8, F9)",
+                            "keep the head in BF16; measure against bf16 and retrain on the quantized model below "
+                            "0.85 (design choice)", cite("F10", "F8", "F9")))
+    elif quantization in ("fp8", "int8"):
+        rows.append(Fitness("precision", f"head trained on the bf16 verifier, served on {quantization}",
+                            "small when the engine path is right; a requantized draft/MTP layer fell to 0% (F8)",
+                            "keep the head in BF16; measure once against bf16", cite("F8", "F10")))
+    if context_p90 is not None:
+        limit = trained_context or 8192
+        if context_p90 > limit:
+            known = f"trained at {trained_context}" if trained_context else "trained length unknown (8K assumed)"
+            rows.append(Fitness("context", f"p90 context {context_p90} > head {known}",
+                                "EAGLE-3 fell from 2.30 at 2K to 1.69 at 8K and ~1.09 from 16K; a draft sliding "
+                                "window held 1.52-1.63 (F17)", "a draft sliding window, suffix decoding for input-"
+                                "copying work (F21), or retrain at your length (F20)", cite("F17", "F21", "F20")))
+    mismatch = [w for w, on in (("a custom system prompt", system_prompt == "custom"),
+                                (f"thinking {thinking}", thinking in ("off", "mixed"))) if on]
+    if mismatch:
+        rows.append(Fitness("serving template", f"you serve with {' and '.join(mismatch)}",
+                            "a system prompt alone took tau to 0.41 of the matched run (F22); thinking off to "
+                            "0.29-0.41 (F25)", "measure with the head's stock template; match it or pick a head "
+                            "trained for your mode", cite("F22", "F25")))
+    if superseded_by:
+        rows.append(Fitness("superseded", f"{head} has a newer head: {superseded_by}",
+                            "regenerated large-scale heads beat the older ones by +7%..+37% tau (T3, 10th-90th pct "
+                            "of 28 cells)", f"switch to {superseded_by}", cite("T3")))
+    return rows
