@@ -34,6 +34,7 @@ class TrainExpect(_Strict):
     tau_excludes: list[float] = Field(default_factory=list, description="source figures outside expected_tau")
     tau_within: Range | None = Field(None, description="bounds the whole expected_tau interval must respect")
     speedup_within: Range | None = None
+    speedup_holds: list[float] = Field(default_factory=list, description="source figures inside expected_speedup")
     cost_holds: list[float] = Field(default_factory=list, description="GPU-hour figures inside the cost range")
     samples_min: int | None = None
     max_length_min: int | None = None
@@ -105,6 +106,10 @@ def _range_checks(case: TrainCase, out: Any) -> list[CheckResult]:
         res.append(CheckResult(case_id=case.id, check="speedup_within", passed=sp is not None and
                                e.speedup_within.contains(sp.low) and e.speedup_within.contains(sp.high),
                                detail=f"{sp} within {e.speedup_within}"))
+    for x in e.speedup_holds:
+        sp = out.expected_speedup
+        res.append(CheckResult(case_id=case.id, check="speedup_holds", passed=sp is not None and
+                               sp.low <= x <= sp.high, detail=f"{x} in {sp}"))
     for x in e.cost_holds:
         c = out.cost
         res.append(CheckResult(case_id=case.id, check="cost_holds", passed=c is not None and

@@ -154,6 +154,7 @@ def _thresholds() -> list[str]:
             f"unknown head length: {r.UNKNOWN_HEAD_CONTEXT_DESIGN} tokens (F17)",
             f"keep head after LoRA/fine-tune: tau / base >= {r.KEEP_HEAD_RATIO_DESIGN} (worst public adapter 0.912, F3)",
             f"retrain after quantization / domain gap: tau / reference < {r.RETRAIN_RATIO_DESIGN} (F10, T3)",
+            "economics: train only if the cost model's central speedup at the low end of the expected tau is > 1x",
             f"few prompts: < {r.FEW_PROMPTS_DESIGN} (D1-D4); train on >= {r.TRAIN_SAMPLES} samples (D5, D6)"]
 
 
@@ -224,7 +225,7 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     econ = economics(spec, serve_gpu, method=econ_method, tau=out.tau, tau_now=inp.tau_measured,
                      n=inp.tau_measured_n, concurrency=inp.concurrency, gpus=inp.gpus, workload=inp.workload,
                      engine=inp.engine, train_gpu_hours=(cost.gpu_hours_low, cost.gpu_hours_high) if cost else None,
-                     serving_gpu_hours_month=inp.serving_gpu_hours_month)
+                     serving_gpu_hours_month=inp.serving_gpu_hours_month, engine_version=inp.engine_version)
     reasons = [ReasonOut(rule=r.rule, detail=r.detail, evidence=r.evidence) for r in out.reasons]
     from specpick.tools.training.fitness import head_fitness
 
@@ -239,10 +240,10 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     decision = out.decision
     if econ.pays is False:
         reasons.append(ReasonOut(rule="8 economics", evidence=["T3"], detail=(
-            f"even at the high end of the expected tau the cost model's 80% range tops out at {econ.speedup[1]:.2f}x "  # type: ignore[index]
-            f"at concurrency "
-            f"{inp.concurrency} on {serve_gpu.name}: speculation does not pay there, so training buys nothing; "
-            "measure no-speculation vs speculation at your load first")))
+            f"at the low end of the expected tau the cost model's central estimate is below 1x at concurrency "
+            f"{inp.concurrency} on {serve_gpu.name} (80% range {econ.speedup[0]:.2f}-{econ.speedup[1]:.2f}x; "  # type: ignore[index]
+            "design choice: train only when the pessimistic end pays): measure no-speculation vs speculation at "
+            "your load before paying for training")))
         if decision in TRAINING_DECISIONS:
             decision = "measure-first"
     elif econ.payback_months is not None:
