@@ -48,9 +48,10 @@ FINETUNE_EPOCHS = 2
 DEFAULT_MAX_LENGTH_DESIGN = 4096  # C1 trained at 4096; SpecForge's and ModelOpt's 2048 defaults (R2, R2m) are short
 
 # 80% tau intervals (bonus token counted).
-# From scratch on ~500K regenerated samples: D6 per-subset 2.28 (summarization) .. 3.69 (math), average 2.82-3.02;
-# D9 3.18-3.34 at T=0. Two runs on 4-8B verifiers: the interval is D6's subset spread trimmed at the ends.
-TAU_TRAINED = (2.3, 3.5)
+# From scratch on ~500K regenerated samples, three published runs: Qwen3-8B average 2.82-3.02, subsets 2.28-3.69
+# (D6); Qwen3-30B-A3B average 2.16, subsets 1.94-2.46 (D6b, same setup); Qwen3-4B 3.18-3.34 at T=0 (D9). The
+# averages span 2.16-3.34; the interval adds a little for a workload between the subsets (three runs: widened).
+TAU_TRAINED = (2.0, 3.5)
 TAU_FEW_SAMPLES = (1.4, 2.0)  # D1 1.47, D2 1.53, D3b 1.89, D4 1.94 (four runs; widened by 0.07 each side)
 # Retrained head on a fully fine-tuned verifier vs the stock pair: 0.84 (F1, one run) -> widened to 0.75-1.0.
 RETRAIN_RATIO_RANGE = (0.75, 1.0)
@@ -160,8 +161,9 @@ def _trained_tau(f: TrainFacts) -> tuple[tuple[float, float], Reason]:
             f"{RETRAIN_RATIO_RANGE[0]:.2f}-{RETRAIN_RATIO_RANGE[1]:.2f} x your reference {f.tau_reference:g} "
             "(widened: one run)"), cite("F1"))
     return TAU_TRAINED, Reason("expected tau", (
-        f"~500K regenerated samples, 2 epochs: tau {TAU_TRAINED[0]}-{TAU_TRAINED[1]} (D6 per-subset 2.28-3.69 on "
-        "Qwen3-8B; D9 3.18-3.34 on Qwen3-4B at T=0; two runs on 4-8B verifiers)"), cite("D6", "D9", "D5"))
+        f"~500K regenerated samples, 2 epochs: tau {TAU_TRAINED[0]}-{TAU_TRAINED[1]} (averages 2.82-3.02 on Qwen3-8B, "
+        "D6; 2.16 on Qwen3-30B-A3B, D6b; 3.18-3.34 on Qwen3-4B at T=0, D9; three runs, widened)"),
+        cite("D6", "D6b", "D9", "D5"))
 
 
 def _broken(f: TrainFacts) -> RuleOutcome | None:
