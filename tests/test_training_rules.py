@@ -179,3 +179,14 @@ def test_cli_mcp_and_claude_tool_use_the_issues_names() -> None:
         if sub:
             assert set(sub) <= set(out[key]), key
     assert out["decision"] == "train" and out["reasons"][0]["rule"] and out["reasons"][0]["evidence"]
+
+
+@pytest.mark.parametrize("method", ["draft_model", "pard", "suffix", "ngram", "lookahead"])
+def test_methods_that_are_not_trained_heads_are_refused(method: str) -> None:
+    with pytest.raises(InputError):
+        plan(verifier=L8, method=method, verifier_change="rl")
+
+
+def test_mtp_on_a_verifier_without_mtp_layers_is_refused() -> None:
+    with pytest.raises(InputError):
+        plan(verifier=L8, method="mtp")

@@ -158,6 +158,26 @@ def _thresholds() -> list[str]:
             f"few prompts: < {r.FEW_PROMPTS_DESIGN} (D1-D4); train on >= {r.TRAIN_SAMPLES} samples (D5, D6)"]
 
 
+TRAINED_LOADS = ("head_repo", "verifier_layers", "drafter_repo")  # method registry `loads` values that are trained
+
+
+def _check_method(method: str, spec) -> None:  # type: ignore[no-untyped-def]
+    """train-plan plans speculators trained on this verifier; say where other methods belong."""
+    from specpick.tools.errors import InputError
+    from specpick.tools.methods import method_record
+
+    rec = method_record(method)
+    if rec.loads == "nothing":
+        raise InputError(f"{method} drafts from the context and needs no training; `specpick recommend` or "
+                         "`specpick speedup` size it (drop --method to plan a trained head)")
+    if rec.loads not in TRAINED_LOADS:
+        raise InputError(f"{method} uses a separate draft language model, not a head trained on this verifier: "
+                         "`specpick recommend` picks one (drop --method to plan a trained head)")
+    if rec.loads == "verifier_layers" and not spec.mtp_layers:
+        raise InputError(f"{spec.repo_id} ships no MTP layers: --method mtp needs a model that has them "
+                         "(drop --method to plan an EAGLE-3 head)")
+
+
 def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     """Decide fix / keep / measure / fine-tune / train, and fill data, cost, recipe and economics.
 
@@ -195,6 +215,7 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
         tau_measured=inp.tau_measured, tau_measured_n=inp.tau_measured_n,
         first_position_acceptance=inp.first_position_acceptance, tau_reference=inp.tau_reference,
         prompts=inp.prompts, drift=inp.drift)
+    _check_method(method, spec)
     out = decide(facts)
     assumptions = [f"architecture facts from the catalog row {spec.repo_id}" + (
         f" (base of {derived.repo_id})" if derived.repo_id != spec.repo_id else "")]

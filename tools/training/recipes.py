@@ -115,8 +115,8 @@ def _speculators(verifier: str, data: DataPlan, warm_start: str | None, method: 
              "--verifier-name-or-path", verifier, "--data-path", "./output", "--save-path", "./ckpt",
              "--epochs", str(data.epochs), "--total-seq-len", str(data.max_length),
              "--vllm-endpoint", "http://localhost:8000/v1", "--on-missing", "generate", "--on-generate", "delete"]
-    # speculators trains eagle3, dflash, dspark, peagle and mtp (--speculator-type, docs/cli/train.md); EAGLE-1/2
-    # heads are not trainable there, so an EAGLE-1/2 user gets an EAGLE-3 head (loads under every engine's eagle3).
+    # speculators trains eagle3, dflash, dspark, peagle and mtp (--speculator-type, docs/cli/train.md); EAGLE-1/2 and
+    # Medusa heads are not trainable there, so their users get an EAGLE-3 head (loads under every engine's eagle3).
     kind = method if method in SPECULATORS_TYPES else "eagle3"
     train += ["--speculator-type", kind]
     if kind == "eagle3":
@@ -135,6 +135,9 @@ def _speculators(verifier: str, data: DataPlan, warm_start: str | None, method: 
              "verifier id so the template is the one you serve; --epochs defaults to 20 and is set above",
              "checkpoint_best is the lowest validation loss; pick the checkpoint by serving acceptance length "
              "instead (D9: EAGLE-3 peaked at ~4.6 epochs while loss kept falling)"]
+    if kind != method:
+        notes.append(f"speculators does not train {method} heads: this trains an EAGLE-3 head instead (serve it "
+                     "with the engine's eagle3 method)")
     if method == "mtp":
         notes.append("MTP: stitch the trained layer back into the verifier with scripts/stitch_mtp.py")
     return Recipe("speculators", [c for c in commands if c], notes)
