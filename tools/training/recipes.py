@@ -69,7 +69,7 @@ def _q(s: str) -> str:
 
 
 def _specforge(verifier: str, family_id: str, data: DataPlan, warm_start: str | None, thinking: str | None,
-               gpus: int) -> Recipe:
+               gpus: int, method: str) -> Recipe:
     fid = family_id.lower()
     row = next((r for r in _SPECFORGE_FAMILIES if r[0] in fid), None)
     notes = []
@@ -100,6 +100,10 @@ def _specforge(verifier: str, family_id: str, data: DataPlan, warm_start: str | 
         "specforge export --to sglang --checkpoint ./outputs/head/<run>-latest --draft-config "
         f"{draft_config} --output-dir ./exports/head",
     ]
+    if method != "eagle3":
+        notes.append(f"the config above trains EAGLE-3; for {method} start from a SpecForge example config of that "
+                     "strategy (examples/configs/*-dflash-*.yaml, *-peagle-*.yaml: training.strategy) with the same "
+                     "overrides")
     notes.append("SpecForge defaults are num_epochs 1, max_length 2048, chat_template llama3 (schema.py): all three "
                  "are set above")
     return Recipe("specforge", [c for c in commands if c], notes)
@@ -169,7 +173,7 @@ def build_recipe(*, verifier: str, family_id: str, engine: str | None, method: s
     """Commands for the framework that serves the user's engine, the user's repo id in every command."""
     tool = tool_for(engine, method)
     if tool == "specforge":
-        return _specforge(verifier, family_id, data, warm_start, thinking, gpus)
+        return _specforge(verifier, family_id, data, warm_start, thinking, gpus, method)
     if tool == "modelopt":
         return _modelopt(verifier, data, warm_start, gpus)
     return _speculators(verifier, data, warm_start, method, gpus)
