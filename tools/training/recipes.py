@@ -93,6 +93,9 @@ def _specforge(verifier: str, family_id: str, data: DataPlan, warm_start: str | 
              f"training.num_epochs={data.epochs}", "output_dir=./outputs/head"]
     if warm_start:
         train.append(f"model.draft_checkpoint_path={warm_start}")
+        notes.append(f"warm start: download {warm_start} first (hf download {warm_start} --local-dir ./warm) and "
+                     "point model.draft_checkpoint_path at the folder if your SpecForge release reads local weights "
+                     "only (docs/basic_usage/training.md: 'draft weights only')")
     commands = [
         f"python -m sglang.launch_server --model-path {_q(verifier)} --port 30000 --tp {gpus}",
         " ".join(_q(x) for x in regen) if data.regenerate else "",
