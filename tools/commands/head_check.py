@@ -40,6 +40,13 @@ def head_check_tool(inp: HeadCheckInput) -> HeadCheck:
         raise InputError("--revision pins the head's Hub revision and needs --live (the default); drop --no-live")
     if inp.base_model is not None or inp.verifier_change != "none" or inp.adapters is not None:
         return _derived_check(inp)
+    if inp.live and get_catalog().find_model(inp.verifier) is None:
+        from specpick.tools.training.card import read_card
+
+        card = read_card(inp.verifier)  # a fine-tune / adapter says so in its model card (base_model)
+        if card.base_model and get_catalog().find_model(card.base_model) is not None:
+            return _derived_check(inp.model_copy(update={"base_model": card.base_model,
+                                                         "verifier_change": card.change or "none"}))
     # The one name rule: exact catalog match, else a Hub repo id when the Hub is read (--live, the default).
     verifier = get_catalog().resolve_repo_id(inp.verifier, hub_allowed=inp.live, can_go_live=True)
     result = check_head(inp.head, verifier, revision=inp.revision, live=inp.live,

@@ -65,6 +65,9 @@ class TrainPlanInput(BaseModel):
                                     "--train-gpu)")
     gpus: GpuCount = Field(1, description="GPUs serving the verifier (tensor parallel)")
     concurrency: Concurrency = Field(1, description="concurrent sequences you serve at (economics gate)")
+    live: bool = Field(False, description="read the verifier's model card (base_model, base_model_relation) and "
+                       "config (quantization_config) from the Hub to fill --base-model, --verifier-change and "
+                       "--quantization when you leave them out")
     serving_gpu_hours_month: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = Field(
         None, description="GPU-hours a month you spend serving this model (for the payback estimate)")
 
@@ -178,6 +181,24 @@ def _check_method(method: str, spec) -> None:  # type: ignore[no-untyped-def]
                          "(drop --method to plan an EAGLE-3 head)")
 
 
+def _from_card(inp: TrainPlanInput) -> tuple[TrainPlanInput, list[str]]:
+    """Fill what the user left out from the verifier's model card and config (the user's flags win)."""
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.training.card import read_card
+
+    if get_catalog().find_model(inp.verifier) is not None and inp.base_model is None:
+        return inp, []  # a catalog model is its own base
+    card = read_card(inp.verifier)
+    update: dict[str, object] = {}
+    if inp.base_model is None and card.base_model:
+        update["base_model"] = card.base_model
+    if inp.verifier_change == "none" and card.change and card.change != "none":
+        update["verifier_change"] = card.change
+    if inp.quantization is None and card.quantization:
+        update["quantization"] = card.quantization
+    return inp.model_copy(update=update), [f"--live: {n}" for n in card.notes]
+
+
 def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     """Decide fix / keep / measure / fine-tune / train, and fill data, cost, recipe and economics.
 
@@ -194,6 +215,9 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
 
     if inp.tau_measured_n is not None and inp.tau_measured is None:
         raise InputError("--tau-measured-n is the N of a measured tau: add --tau-measured")
+    card_notes: list[str] = []
+    if inp.live:
+        inp, card_notes = _from_card(inp)
     derived = resolve_derived(inp.verifier, inp.base_model, inp.verifier_change, inp.adapters)
     cat = get_catalog()
     spec = derived.facts
@@ -218,7 +242,7 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     _check_method(method, spec)
     out = decide(facts)
     assumptions = [f"architecture facts from the catalog row {spec.repo_id}" + (
-        f" (base of {derived.repo_id})" if derived.repo_id != spec.repo_id else "")]
+        f" (base of {derived.repo_id})" if derived.repo_id != spec.repo_id else ""), *card_notes]
     if inp.head and head_row is None:
         assumptions.append(f"head {inp.head} is not in the catalog: its trained length and precision are unknown")
     if head_row and head_row.verifier_repo_id.lower() != spec.repo_id.lower():
