@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("specpick.skill.surfaces.mcp", "serve the tools over MCP (stdio)"),
     "eval": ("specpick.evals.cli", "grade recommendations against the eval cases"),
     "measure": ("specpick.skill.surfaces.measure_cli", "measure acceptance and speedup on a live engine or a local model"),
+    "tune": ("specpick.skill.surfaces.tune_cli", "sweep draft length x concurrency on your prompts; emit the schedule"),
 }
 
 
