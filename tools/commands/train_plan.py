@@ -139,7 +139,8 @@ class TrainPlan(BaseModel):
 
 VALIDATE = [
     "measure on the chat endpoint with your production template, system prompt, thinking mode and sampling "
-    "(F22-F25), >= 80 prompts per domain and per context bucket (<8K, 8-32K, >32K; F10, F17)",
+    "(F22-F25), >= 80 prompts per domain and per context bucket (80 requests per subset as in D6b; buckets <8K, "
+    "8-32K, >32K as in F10, F17)",
     "compare against the published head and against no speculation at your concurrency: accept only if "
     "throughput improves, not tau alone (T3: a tau gain came with -3% throughput in one cell)",
     "pick the checkpoint by serving acceptance length, not training loss (D9: EAGLE-3 peaked at ~4.6 epochs)",

@@ -82,6 +82,7 @@ def _specforge(verifier: str, family_id: str, data: DataPlan, warm_start: str | 
     if template == "qwen3":
         template = _QWEN3_TEMPLATE[thinking]  # type: ignore[index]
     reasoning = "disable" if thinking == "off" else "save" if thinking in ("on", "mixed") else None
+    # --concurrency 128: the value SpecForge's data_preparation.md example uses
     regen = ["python", "scripts/regenerate_train_data.py", "--model", verifier, "--concurrency", "128",
              "--max-tokens", str(data.max_length), "--server-address", "localhost:30000",
              "--input-file-path", "./cache/dataset/prompts.jsonl", "--output-file-path", "./cache/dataset/regen.jsonl"]
@@ -134,6 +135,7 @@ def _speculators(verifier: str, data: DataPlan, warm_start: str | None, method: 
                 " ".join(_q(x) for x in prep),
                 f"python scripts/launch_vllm.py {_q(verifier)} -- --data-parallel-size {gpus} --port 8000",
                 " ".join(_q(x) for x in train),
+                # N=3: the chain length `specpick speedup` assumes without one; `specpick tune` finds yours
                 "vllm serve " + _q(verifier) + " --speculative-config "
                 + _q('{"model": "./ckpt/checkpoint_best", "num_speculative_tokens": 3}')]
     notes = ["run_all.sh serves one verifier copy per GPU (--dp-size): for a verifier larger than one GPU, use "
