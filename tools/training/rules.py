@@ -234,7 +234,7 @@ def _context(f: TrainFacts) -> RuleOutcome | None:
     data = _train_data(f)
     return RuleOutcome("train", [Reason("2 context beyond the head", (
         f"p90 context {f.context_p90} > head {known}. {collapse}. Cheapest first: a draft sliding window "
-        "(SGLang --speculative-draft-window-size, speculators --sliding-window); else retrain with max_length >= "
+        "(SGLang --speculative-draft-window-size, sglang PR#24664; speculators --sliding-window); else retrain with max_length >= "
         f"your p90 ({data.max_length}; +0.49 AR from 512 to 4096, F20), warm-started from the head"),
         cite("F17", "F17b", "F18", "F20"))], data=data, warm_start=f.head_named)
 
