@@ -150,7 +150,8 @@ def grade(case: TrainCase, out: Any) -> list[CheckResult]:
     if e.samples_min is not None:
         res.append(CheckResult(case_id=case.id, check="data", passed=d is not None and d.samples >= e.samples_min))
     if e.max_length_min is not None:
-        res.append(CheckResult(case_id=case.id, check="data", passed=d is not None and d.max_length >= e.max_length_min))
+        res.append(CheckResult(case_id=case.id, check="data",
+                               passed=d is not None and d.max_length >= e.max_length_min))
     if e.epochs is not None:
         res.append(CheckResult(case_id=case.id, check="data", passed=d is not None and e.epochs.contains(d.epochs)))
     if e.recipe_tool is not None:

@@ -22,7 +22,8 @@ def test_a_wrong_decision_is_graded_as_a_failure() -> None:
     case = next(c for c in load_cases() if c.id == "wrong-algorithm-flag-tau-1")
 
     class Fake:  # a train-plan answer that trains around a broken setup
-        decision, reasons, expected_tau, expected_speedup, cost, data, recipe = "train", [], None, None, None, None, None
+        decision, reasons = "train", []
+        expected_tau = expected_speedup = cost = data = recipe = None
         verifier, facts_from = "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B-Instruct"
 
     results = grade(case, Fake())

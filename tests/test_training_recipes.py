@@ -101,7 +101,8 @@ def test_recipes_set_epochs_and_length_explicitly_and_print_the_users_id(engine,
     text = "\n".join(recipe.commands)
     train = next(c for c in recipe.commands if "train" in c.split()[0] or "torchrun" in c or "specforge train" in c)
     assert any(s in train for s in ("--epochs 3", "training.num_epochs=3", "training.num_train_epochs=3"))
-    assert any(s in train for s in ("--total-seq-len 16384", "data.max_length=16384", "training.training_seq_len=16384"))
+    lengths = ("--total-seq-len 16384", "data.max_length=16384", "training.training_seq_len=16384")
+    assert any(s in train for s in lengths)
     assert "my-org/served-model" in train
     assert family not in text  # the base model's id never replaces the served one
     if recipe.tool == "specforge":

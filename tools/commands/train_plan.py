@@ -156,7 +156,8 @@ def _thresholds() -> list[str]:
             "(D1, D3 vs F26, F8, F9)",
             f"serving mismatch: tau / reference < {r.MISMATCH_RATIO_DESIGN} (F22, F25)",
             f"unknown head length: {r.UNKNOWN_HEAD_CONTEXT_DESIGN} tokens (F17)",
-            f"keep head after LoRA/fine-tune: tau / base >= {r.KEEP_HEAD_RATIO_DESIGN} (worst public adapter 0.912, F3)",
+            f"keep head after LoRA/fine-tune: tau / base >= {r.KEEP_HEAD_RATIO_DESIGN} "
+            "(worst public adapter 0.912, F3)",
             f"retrain after quantization / domain gap: tau / reference < {r.RETRAIN_RATIO_DESIGN} (F10, T3)",
             "economics: train only if the cost model's central speedup at the low end of the expected tau is > 1x",
             f"few prompts: < {r.FEW_PROMPTS_DESIGN} (D1-D4); train on >= {r.TRAIN_SAMPLES} samples (D5, D6)"]
@@ -287,7 +288,8 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     if econ.pays is False:
         reasons.append(ReasonOut(rule="8 economics", evidence=["T3"], detail=(
             f"at the low end of the expected tau the cost model's central estimate is below 1x at concurrency "
-            f"{inp.concurrency} on {serve_gpu.name} (80% range {econ.speedup[0]:.2f}-{econ.speedup[1]:.2f}x; "  # type: ignore[index]
+            f"{inp.concurrency} on {serve_gpu.name} "
+            f"(80% range {econ.speedup[0]:.2f}-{econ.speedup[1]:.2f}x; "  # type: ignore[index]
             "design choice: train only when the pessimistic end pays): measure no-speculation vs speculation at "
             "your load before paying for training")))
         if decision in TRAINING_DECISIONS:
@@ -329,7 +331,8 @@ def render_text(p: TrainPlan) -> str:
         lines.append(f"  data              {p.data.samples} samples, regenerate={p.data.regenerate}, max_length "
                      f"{p.data.max_length}, {p.data.epochs} epochs")
     if p.cost:
-        lines.append(f"  cost              {p.cost.gpu_hours_low:g}-{p.cost.gpu_hours_high:g} GPU-hours on {p.cost.gpu}")
+        lines.append(f"  cost              {p.cost.gpu_hours_low:g}-{p.cost.gpu_hours_high:g} GPU-hours on "
+                     f"{p.cost.gpu}")
     if p.payback_months:
         lines.append(f"  payback           {p.payback_months.low:g}-{p.payback_months.high:g} months")
     if p.recipe:
