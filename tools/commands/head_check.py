@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.checks.heads import HeadCheck, HeadFinding
 from specpick.tools.errors import InputError
-from specpick.tools.training.rules import VerifierChange
 from specpick.tools.validation import DraftTokens, ModelName
+from specpick.tools.vocab import VerifierChange
 
 
 class HeadCheckInput(BaseModel):

@@ -12,11 +12,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.training.derived import resolve_derived
-from specpick.tools.training.rules import Decision, TrainQuantization, VerifierChange
+from specpick.tools.training.rules import Decision, TrainQuantization
 from specpick.tools.validation import (
     MAX_CONTEXT_TOKENS, Concurrency, DraftTokens, EngineVersion, GpuCount, ModelName, OneLineText, Tau,
 )
-from specpick.tools.vocab import Engine, Method, Workload
+from specpick.tools.vocab import Engine, Method, VerifierChange, Workload
 
 TRAINING_DECISIONS = ("train", "finetune-published", "finetune-mtp", "draft-lora-per-domain", "adaptive")
 DEFAULT_TRAIN_GPU = "H100-SXM"  # assumption when --train-gpu is not given (stated in `assumptions`)

@@ -16,11 +16,10 @@ from typing import Literal
 
 from specpick.tools.methods import method_record
 from specpick.tools.training.evidence import cite
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS
+from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, VerifierChange
 
 Decision = Literal["fix-config", "use-published", "measure-first", "finetune-published", "train", "finetune-mtp",
                    "draft-lora-per-domain", "no-training-copy", "adaptive"]
-VerifierChange = Literal["none", "full-finetune", "rl", "lora", "merge"]
 TrainQuantization = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
 
 # Rule 0. A trained head, even from 5K samples, gives tau >= 1.47 (D1) and ~40-52% first-position acceptance
