@@ -190,3 +190,13 @@ def test_methods_that_are_not_trained_heads_are_refused(method: str) -> None:
 def test_mtp_on_a_verifier_without_mtp_layers_is_refused() -> None:
     with pytest.raises(InputError):
         plan(verifier=L8, method="mtp")
+
+
+def test_speedup_on_a_derived_verifier_says_the_prior_is_the_base_pairs() -> None:
+    from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
+
+    r = estimate_speedup(SpeedupInput(verifier="my-org/llama-ft", base_model=L8, verifier_change="full-finetune",
+                                      method="eagle3", gpu="H100", workload="chat"))
+    assert any("base pair" in a and "train-plan" in a for a in r.assumptions)
+    plain = estimate_speedup(SpeedupInput(verifier=L8, method="eagle3", gpu="H100", workload="chat"))
+    assert r.speedup == plain.speedup  # same facts, same prior: only the notes differ (no invented penalty)
