@@ -277,6 +277,11 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         cand = Candidate(method, engine, True, f"no published {method} head for {ctx.verifier.repo_id}: train one "
                          "(SpecForge / speculators for EAGLE-3, the Medusa recipe for Medusa)", needs_training=True,
                          draft_repo=f"<your {method} head for {ctx.verifier.repo_id}>")
+        if method in ("eagle", "eagle2", "eagle3"):
+            from specpick.tools.training.summary import trained_option_line
+
+            cand.notes.append(trained_option_line(ctx.verifier, ctx.gpu, served_id=ctx.dep.verifier.served_repo_id,
+                                                  context_tokens=ctx.context_tokens))
     elif wrong_head is not None:
         cand = Candidate(method, engine, False, wrong_head.message, rejected_for="other_verifier")
     elif elsewhere:
