@@ -28,6 +28,7 @@ from specpick.tools.vocab import (
     SpecOverlap,
     Strategy,
     Verdict,
+    VerifierChange,
     WORKLOAD_MEANING,
     Workload,
 )
@@ -52,6 +53,7 @@ FlagId = Literal[
     "eagle_needs_internals",  # EAGLE/MTP read verifier hidden states: needs vLLM/SGLang/TRT-LLM support
     "medusa_data_cost",  # Medusa needs a fine-tune on the verifier's own outputs
     "head_for_other_verifier",  # a published head was trained for a different verifier
+    "verifier_modified",  # the verifier is a fine-tune / RL / merge / LoRA of the model the head was trained for
     "no_published_head",  # the method needs a head and none is published for this verifier
     "pipeline_parallel",  # speculation + pipeline parallelism fails in vLLM / TRT-LLM
     "lora",  # speculation + LoRA serving is unsupported
@@ -206,6 +208,13 @@ class PlannerInputs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
+    base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
+                                         "(fine-tune, RL, merge, LoRA): its facts are used, your id is the one "
+                                         "served")
+    verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "
+                                            "--base-model: none, full-finetune, rl, lora, merge")
+    adapters: Annotated[int, Field(ge=1, le=10_000)] | None = Field(None, description="LoRA adapters served "
+                                                                    "(with --verifier-change lora)")
     workload: Workload = Field(description="what the model generates: " + "; ".join(
         f"{k} = {v}" for k, v in WORKLOAD_MEANING.items()))
     sampling: Sampling = Field("greedy", description="decoding: greedy, low-temp (T<=0.7), high-temp, beam")

@@ -30,10 +30,21 @@ class ServedModel:
     weight_format: str  # bf16, fp8, int4, ... (the user's quantization, else the checkpoint's dtype)
     bytes_per_param: float
     quantization_given: str | None = None  # the format the user named (None: as published)
+    # A derived verifier (fine-tune, RL, merge, LoRA): the id the user serves, printed in configs and commands,
+    # while ``spec`` is the base model's facts row (``--base-model``).
+    served_id: str | None = None
+    change: str = "none"  # none, full-finetune, rl, lora, merge
+    adapters: int | None = None
 
     @property
     def repo_id(self) -> str:
+        """The facts row's id (the base model for a derived verifier): catalog and head look-ups use it."""
         return self.spec.repo_id
+
+    @property
+    def served_repo_id(self) -> str:
+        """The id the engine loads: the user's own for a derived verifier."""
+        return self.served_id or self.spec.repo_id
 
 
 @dataclass(frozen=True)

@@ -37,16 +37,18 @@ ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
     "lookahead": ("trtllm",),
     # 2026 parallel drafters: vLLM loads all three (>= 0.16 / ~0.19), SGLang DFlash, TRT-LLM PARD/DFlash.
     "dflash": ("vllm", "sglang", "trtllm"),
+    # DSpark: vLLM method "dspark" (PR #46995), SGLang DSPARK, TRT-LLM DSparkDecodingConfig (engine_support.csv).
+    "dspark": ("vllm", "sglang", "trtllm"),
     "peagle": ("vllm",),
     "pard": ("vllm", "trtllm"),
 }
 # The planner's candidate list, in the order ties are broken.
-ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dflash", "peagle", "draft_model",
-                                "pard", "ngram", "suffix", "lookahead")
+ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dspark", "dflash", "peagle",
+                                "draft_model", "pard", "ngram", "suffix", "lookahead")
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
-                   "dflash": "dflash", "peagle": "peagle"}
+                   "dflash": "dflash", "dspark": "dspark", "peagle": "peagle"}
 # Parallel drafters start at the length they were published with (the tuning sweep moves them); every other
 # method at the shared start (tools/deploy/lengths.py, the same as `speedup`).
 PARALLEL_START_LENGTH = {m: n for m in PARALLEL_DRAFT_METHODS if (n := published_start_length(m)) is not None}
@@ -209,6 +211,16 @@ def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
     return memory_fit(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft, head=cand.head)
 
 
+def _fit_words(ctx: PlanContext) -> str:
+    """How a head published for the catalog row fits the served verifier (never 'no training needed' for a
+    derived one: the head was trained for the base model's weights, EAGLE#98)."""
+    v = ctx.dep.verifier
+    if v.change == "none":
+        return "this exact verifier: no training needed"
+    return (f"the base model {v.repo_id}, not your {v.change} {v.served_repo_id}: measure it, "
+            "`specpick train-plan` says whether to retrain")
+
+
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     cat = get_catalog()
     wanted = HEAD_METHOD_FOR[method]
@@ -218,7 +230,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             separate = [h for h in mtp_heads if h.head_repo_id.lower() != ctx.verifier.repo_id.lower()]
             if separate:  # a published MTP drafter in its own repo (Gemma 4 "assistant" models)
                 return Candidate(method, engine, True, f"published {separate[0].publisher} MTP drafter "
-                                 f"{separate[0].head_repo_id} for this exact verifier: no training needed",
+                                 f"{separate[0].head_repo_id} for {_fit_words(ctx)}",
                                  head=separate[0], draft_repo=separate[0].head_repo_id)
             return Candidate(method, engine, False, f"{ctx.verifier.repo_id} has no multi-token-prediction layers",
                              rejected_for="no_mtp")
@@ -235,7 +247,8 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
                 cand.notes.append(f"{ctx.head.head_repo_id} is superseded by {newer.head_repo_id} "
                                   f"(heads.csv superseded_by; source: {_superseded_source(ctx.head)})")
                 return cand
-            return Candidate(method, engine, True, f"your head {ctx.head.head_repo_id} (trained for this verifier)",
+            return Candidate(method, engine, True, f"your head {ctx.head.head_repo_id} (trained for "
+                             + ("this verifier)" if ctx.dep.verifier.change == "none" else _fit_words(ctx) + ")"),
                              head=ctx.head, draft_repo=ctx.head.head_repo_id)
         wrong_head = Flag(id="head_for_other_verifier", severity="fail",
                           message=f"the head {ctx.head.head_repo_id} was trained for {ctx.head.verifier_repo_id}, "
@@ -257,8 +270,8 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     if published:
         best = published[0]
         what = "drafter" if method in PARALLEL_START_LENGTH else "head"
-        cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for this exact "
-                         "verifier: no training needed" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
+        cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for "
+                         f"{_fit_words(ctx)}" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
                          head=best, draft_repo=best.head_repo_id)
         old = [h.head_repo_id for h in cat.heads_for(ctx.verifier.repo_id) if h.superseded_by == best.head_repo_id]
         if old:
@@ -273,6 +286,11 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         cand = Candidate(method, engine, True, f"no published {method} head for {ctx.verifier.repo_id}: train one "
                          "(SpecForge / speculators for EAGLE-3, the Medusa recipe for Medusa)", needs_training=True,
                          draft_repo=f"<your {method} head for {ctx.verifier.repo_id}>")
+        if method in ("eagle", "eagle2", "eagle3"):
+            from specpick.tools.training.summary import trained_option_line
+
+            cand.notes.append(trained_option_line(ctx.verifier, ctx.gpu, served_id=ctx.dep.verifier.served_repo_id,
+                                                  context_tokens=ctx.context_tokens))
     elif wrong_head is not None:
         cand = Candidate(method, engine, False, wrong_head.message, rejected_for="other_verifier")
     elif elsewhere:

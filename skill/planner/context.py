@@ -114,7 +114,8 @@ def deployment_query(inp: PlannerInputs) -> DeploymentQuery:
     """The deployment `recommend` asks about, in the resolver's terms (shared with `speedup` and `vram`)."""
     given = frozenset(inp.model_fields_set)
     return DeploymentQuery(
-        verifier=inp.verifier, gpu=inp.gpu, workload=inp.workload, gpus=inp.gpus,
+        verifier=inp.verifier, base_model=inp.base_model, verifier_change=inp.verifier_change, adapters=inp.adapters,
+        gpu=inp.gpu, workload=inp.workload, gpus=inp.gpus,
         pipeline_parallel=inp.pipeline_parallel, dp_attention=inp.dp_attention,
         engine=inp.engine if "engine" in given else None, engine_version=inp.engine_version,
         spec_overlap=inp.spec_overlap, quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype,

@@ -57,9 +57,11 @@ class ToolSpec:
         """
         from pydantic import ValidationError
 
+        from specpick.skill.surfaces.rules import check_rules
+
         model = self.load_input_model()
         try:
-            return model.model_validate(arguments)
+            validated = model.model_validate(arguments)
         except ValidationError as exc:
             subject = self.name if caller == "tool" else self.cli
             names = None
@@ -68,6 +70,8 @@ class ToolSpec:
 
                 names = cli_names(model)
             raise InputError(format_validation_error(exc, audience=caller, subject=subject, names=names)) from None
+        check_rules(self.cli, arguments)  # contradictions between the given arguments, the same on every surface
+        return validated
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the input model as Claude and MCP clients get it (our CLI hints removed)."""
@@ -165,6 +169,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         target="specpick.tools.commands.head_check:head_check_tool",
         input_model="specpick.tools.commands.head_check:HeadCheckInput",
         render="specpick.tools.commands.head_check:render_text",
+    ),
+    ToolSpec(
+        name="train_plan",
+        cli="train-plan",
+        summary="is your head still fit, and should you train your own speculator (data, GPU-hours, commands)?",
+        description=(
+            "Decide what to do about the speculator of the model you actually serve (fine-tuned, LoRA, quantized, "
+            "long context, own template): fix-config, use-published, measure-first, finetune-published, train, "
+            "finetune-mtp, draft-lora-per-domain, no-training-copy or adaptive. Rules in order: broken setup, "
+            "serving mismatch, context, verifier change, quantization, no head, domain gap, drift, then an "
+            "economics gate from the speedup cost model. Returns cited reasons, expected tau and speedup ranges, "
+            "data size, GPU-hours and runnable SpecForge / speculators / Model Optimizer commands."
+        ),
+        target="specpick.tools.commands.train_plan:train_plan_tool",
+        input_model="specpick.tools.commands.train_plan:TrainPlanInput",
+        render="specpick.tools.commands.train_plan:render_text",
     ),
     ToolSpec(
         name="engine_config",

@@ -39,6 +39,9 @@ class DeploymentQuery:
     """What the user gave, as every verb's input model spells it; ``given`` names the fields the user set."""
 
     verifier: str
+    base_model: str | None = None  # a derived verifier: the published model its facts come from
+    verifier_change: str = "none"  # none, full-finetune, rl, lora, merge
+    adapters: int | None = None
     gpu: str = "H100-SXM"
     workload: str | None = None
     gpus: int = 1
@@ -115,16 +118,24 @@ def _format(quant: str | None, dtype: str) -> tuple[str, float]:
 
 
 def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None]:
-    """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build)."""
+    """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build).
+
+    A derived verifier (``--base-model``) takes the base model's facts: a fine-tune keeps its architecture.
+    """
+    name = q.base_model or q.verifier
+    notes = [f"{q.verifier}: architecture facts from its base model {q.base_model} (your id is the one served)"] \
+        if q.base_model else []
     if q.catalog_only:
-        return get_catalog().model(q.verifier), "catalog", [], None
+        return get_catalog().model(name), "catalog", notes, None
     from specpick.tools.hub.resolve import resolve_model_spec
 
-    resolved = resolve_model_spec(q.verifier, live=q.live)
-    return resolved.spec, resolved.source, list(resolved.notes), resolved.quantization
+    resolved = resolve_model_spec(name, live=q.live)
+    return resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization
 
 
 def _check(q: DeploymentQuery) -> None:
+    if q.adapters is not None and q.verifier_change != "lora":
+        raise InputError("--adapters counts LoRA adapters: add --verifier-change lora (or drop --adapters)")
     if q.alpha is not None and q.tau is not None:
         raise InputError("give --alpha or --tau, not both (tau follows from alpha and the draft length)")
     if q.pipeline_parallel > q.gpus or q.gpus % q.pipeline_parallel:
@@ -279,7 +290,9 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
                  if name not in q.given and name in q.announce]
     defaults += [line for line in (context_line, release_line) if line]
     dep = Deployment(
-        verifier=ServedModel(verifier, fmt, bpp, quantization), engine=engine,
+        verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
+                             change=q.verifier_change,
+                             adapters=q.adapters if q.verifier_change == "lora" else None), engine=engine,
         hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction),
         workload=q.workload or "", context_tokens=context, concurrency=q.concurrency, temperature=temperature,
         sampling=sampling, kv_cache_dtype=q.kv_cache_dtype or "auto", drafter=drafter, evidence=_evidence(q, drafter),
