@@ -192,6 +192,11 @@ def _cli(**kw: object) -> dict[str, object]:
     return {"cli": kw}
 
 
+# Evidence inputs (tools/deploy/evidence.py checks N against the method; 100x is past any published speedup).
+MeasuredDraftLength = Annotated[int, Field(ge=1, le=64)]
+MeasuredSpeedupX = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
+
+
 class PlannerInputs(BaseModel):
     """The deployment being planned. Every field the user can leave out has a stated default.
 
@@ -244,6 +249,19 @@ class PlannerInputs(BaseModel):
                                       "prior")
     tau: Tau | None = Field(None, description="measured mean accepted length (incl. bonus, 1-65), overrides the "
                             "prior")
+    measured_n: MeasuredDraftLength | None = Field(None, description="the draft length N your --tau/--alpha was "
+                                                   "measured at (default: the method's starting N, stated)")
+    measured_method: Method | None = Field(None, description="the method your --tau/--alpha (or speedup) was "
+                                           "measured with: it applies to that drafter only")
+    measured_speedup: MeasuredSpeedupX | None = Field(None, description="speedup you measured with that drafter "
+                                                     "at --measured-n and --concurrency: recalibrates its cost side")
+    from_measurement: OneLineText | None = Field(None, description="the JSON `specpick measure --json` or "
+                                                     "`specpick tune --json` wrote: its acceptance, N, spread over "
+                                                     "prompts and speedup (instead of --tau/--alpha)",
+                                                     json_schema_extra=_cli(metavar="FILE"))
+    samples: OneLineText | None = Field(None, description="your prompt/output pairs (JSONL: prompt, output): n-gram "
+                                        "acceptance simulated on them with the verifier's tokenizer",
+                                        json_schema_extra=_cli(metavar="FILE"))
     pipeline_parallel: GpuCount = Field(1, description="pipeline-parallel stages")
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")

@@ -173,14 +173,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     from specpick.tools.model.draftshape import tuned_estimate
     from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 
-    if ctx.measured_method is None:
-        measured = False
-    elif ctx.measured_method == MODEL_BASED_MEASURED:
-        # A per-token alpha measured for a one-token-per-forward drafter says nothing about a parallel
-        # drafter's block acceptance (DFlash drafts 15 positions at once): those keep their priors.
-        measured = cand.strategy in MODEL_BASED_METHODS and cand.strategy not in PARALLEL_DRAFT_METHODS
-    else:
-        measured = ctx.measured_method == cand.strategy
+    measured = is_measured(ctx, cand)
     fit = cand.vram
     notes: tuple[str, ...] = ()
     if cand.engine == "llamacpp":
@@ -192,9 +185,23 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
                            num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
                            sweep_draft_length=sweep_draft_length, notes=notes)
-    if tuned:
-        return tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape)
-    return estimate_for_specs(req)
+    if measured and ctx.dep.evidence is not None:
+        from specpick.tools.deploy.evidence import measured_estimate
+
+        return measured_estimate(req, ctx.dep.evidence, lambda r: tuned_estimate(
+            r, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(r))
+    result = tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(req)
+    return result
+
+
+def is_measured(ctx: PlanContext, cand: Candidate) -> bool:
+    """Whether the user's measured acceptance is this candidate's: its method and drafter (tools/deploy/evidence)."""
+    from specpick.tools.deploy.evidence import applies_to
+
+    repo = cand.head.head_repo_id if cand.head is not None else (cand.draft.repo_id if cand.draft is not None
+                                                                 else cand.draft_repo)
+    return applies_to(ctx.dep.evidence, cand.strategy, repo, parallel=cand.strategy in PARALLEL_DRAFT_METHODS,
+                      model_based=cand.strategy in MODEL_BASED_METHODS)
 
 
 def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
