@@ -35,9 +35,6 @@ VLLM_MTP_ALIASES = frozenset({
 # Recipe models that generate text but are not in the snapshot, and why (a row needs a config.json source).
 NO_CONFIG_SOURCE = "no config.json source read for this snapshot: architecture fields would be invented"
 RECIPE_GAPS: dict[str, str] = {
-    # Its config is public (Kimi Delta Attention, latent MoE), but as a catalog verifier it would admit two engine
-    # rows (VLLM-BLOG-K3-2026) into the engine fit and move the committed calibration: left for a refit.
-    "moonshotai/Kimi-K3": "held back: would move the engine calibration (VLLM-BLOG-K3-2026 rows join the fit)",
     "JetBrains/Mellum2-12B-A2.5B-Instruct": NO_CONFIG_SOURCE,
     "JetBrains/Mellum2-12B-A2.5B-Thinking": NO_CONFIG_SOURCE,
     "LiquidAI/LFM2.5-1.2B-Base": NO_CONFIG_SOURCE,
@@ -183,9 +180,12 @@ def _window_models() -> dict[str, str]:
     return out
 
 
-# Parallel drafters whose chat acceptance is borrowed from other families' drafters:
-# skill/planner/candidates.py leaves them to --method, since a borrowed estimate is not comparable with measured ones.
-NOT_CHOSEN_UNASKED = frozenset({"poolside/Laguna-S-2.1", "poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2"})
+# Parallel drafters whose chat acceptance is borrowed (from other families' drafters, or from other workloads' rows)
+# are held back to --method (skill/planner/candidates.py), except where the model's own vLLM recipe serves that drafter
+# by default (skill/planner/recipe_path.py): then they are answered unasked, the borrowing stated and the range
+# running down to no gain. These four are such models (their acceptance rows are other families' or workloads').
+RECIPE_PATH_UNASKED = frozenset({"poolside/Laguna-S-2.1", "poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2",
+                                 "moonshotai/Kimi-K3"})
 
 
 def _default_draft(repo_id: str) -> str:
@@ -203,7 +203,6 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
     window = _window_models()
     covered = {m: method for m, method in window.items() if catalog.find_model(m) is not None}
     wrong: dict[str, str] = {}
-    not_chosen: list[str] = []
     for repo_id, method in covered.items():
         size_b = catalog.find_model(repo_id).params_total_b or 0.0
         # The hardware the recipes serve these on: one 8x H200 node above 40B, FP8 when BF16 does not fit it, two or
@@ -212,19 +211,19 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
         gpus = 1 if size_b <= 40 else next(n for n in (8, 16, 32) if size_b * (1 if fp8 else 2) <= n * 141 * 0.8)
         extra = {"quantization": "fp8"} if fp8 else {}
         answer = plan(PlannerInputs(verifier=repo_id, workload="chat", gpu="H200", gpus=gpus, **extra))
-        if answer.strategy != method and repo_id in NOT_CHOSEN_UNASKED:
-            # The planner does not pick a parallel drafter on acceptance measured on other families' drafters; asked
-            # for the method, it must answer with the recipe's drafter.
-            answer = plan(PlannerInputs(verifier=repo_id, workload="chat", gpu="H200", gpus=gpus, method=method, **extra))
-            ok = answer.strategy == method and answer.draft_model == _default_draft(repo_id)
-            not_chosen.append(repo_id)
-            if not ok:
-                wrong[repo_id] = f"{answer.strategy} {answer.draft_model} with --method (recipe: {method})"
-        elif answer.strategy != method:
+        if answer.strategy != method:
             wrong[repo_id] = f"{answer.strategy} (recipe: {method})"
+        elif repo_id in RECIPE_PATH_UNASKED:
+            est = answer.expected_speedup
+            stated = [a for a in est.assumptions if "own vLLM recipe serves this drafter" in a]
+            if answer.draft_model != _default_draft(repo_id) or not stated or est.low > 1.0:
+                wrong[repo_id] = f"{answer.draft_model}, low {est.low}, recipe assumption stated: {bool(stated)}"
+    missing = sorted(set(window) - set(covered))
     with capsys.disabled():
         print(f"\nrecipe models 2026-04..09 with a speculative config: {len(window)}; in the snapshot "
-              f"{len(covered)}; offline answer names the recipe's method for {len(covered) - len(wrong) - len(not_chosen)}"
-              f" unasked, {len(not_chosen)} more when asked for it ({', '.join(not_chosen)})")
+              f"{len(covered)}; offline answer names the recipe's method unasked for {len(covered) - len(wrong)}"
+              f" ({len(RECIPE_PATH_UNASKED)} on the recipe's word); missing: {', '.join(missing)}")
     assert len(window) >= 40
     assert not wrong, wrong
+    # The count issue 27 measured: raise it as models join the snapshot (the target is 90% of the window).
+    assert len(covered) - len(wrong) >= 29
