@@ -58,7 +58,6 @@ RECIPE_GAPS: dict[str, str] = {
     "inclusionAI/Ling-3.0-flash": NO_CONFIG_SOURCE,
     "inclusionAI/Ring-2.6-1T": NO_CONFIG_SOURCE,
     "meta-llama/Llama-3.2-1B": NO_CONFIG_SOURCE,
-    "meta-models/Muse-Glimmer-30B": NO_CONFIG_SOURCE,
     "mistralai/Mistral-Small-4-119B-2603": NO_CONFIG_SOURCE,
     "moonshotai/Kimi-Linear-48B-A3B-Instruct": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16": NO_CONFIG_SOURCE,
@@ -234,4 +233,4 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
     assert len(window) >= 40
     assert not wrong, wrong
     # The count issue 27 measured: raise it as models join the snapshot (the target is 90% of the window).
-    assert len(covered) - len(wrong) - len(other_mode) >= 31
+    assert len(covered) - len(wrong) - len(other_mode) >= 32
