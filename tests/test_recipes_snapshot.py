@@ -179,9 +179,9 @@ def _window_models() -> dict[str, str]:
 # Parallel drafters whose chat acceptance is borrowed (from other families' drafters, or from other workloads' rows)
 # are held back to --method (skill/planner/candidates.py), except where the model's own vLLM recipe serves that drafter
 # by default (skill/planner/recipe_path.py): then they are answered unasked, the borrowing stated and the range
-# running down to no gain. These four are such models (their acceptance rows are other families' or workloads').
+# running down to no gain. These five are such models (their acceptance rows are other families' or workloads').
 RECIPE_PATH_UNASKED = frozenset({"poolside/Laguna-S-2.1", "poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2",
-                                 "moonshotai/Kimi-K3"})
+                                 "moonshotai/Kimi-K3", "meta-models/Muse-Glimmer-30B"})
 
 
 def _served_methods(repo_id: str) -> set[str]:
