@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.calibration.engine_rows import engine_measurements_text, engine_row
 from specpick.tools.calibration.engine_specs import resolve_engine_verifier, verifier_name
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.published import read_cells
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.catalog.tables import normalize_name
@@ -49,7 +50,7 @@ def _cell_key(cell: str) -> str:
     return normalize_name(verifier_name(cell))
 
 
-@lru_cache(maxsize=256)
+@knowledge_cache("evidence.cell_repo")  # resolved in the catalog: a reload forgets it
 def _cell_repo(cell: str) -> str | None:
     spec, _ = resolve_engine_verifier(cell)
     return spec.repo_id if spec is not None else None

@@ -18,6 +18,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specpick.tools.catalog import overlay as ov
+from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.errors import (
     HubAccessError,
@@ -285,6 +286,7 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
         "endpoint": settings.resolved_endpoint() or "https://huggingface.co", "snapshot": ov.snapshot_date(),
         "queries": len(queries), "repos_seen": seen, "stopped_early": stopped})
     ov.write_overlay(overlay)
+    knowledge().reload()  # this process (a long-running mcp or chat) answers from the new rows from now on
     return overlay
 
 
