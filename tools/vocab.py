@@ -8,66 +8,43 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Method = Literal[
-    "draft_model",  # a separate, smaller LLM drafts tokens (Leviathan et al. 2023, Chen et al. 2023)
-    "eagle",  # EAGLE-1 head: one decoder layer on the verifier's last hidden state, static tree
-    "eagle2",  # EAGLE-1 head weights + dynamic (context-aware) draft tree
-    "eagle3",  # EAGLE-3 head: fused low/mid/high verifier features, dynamic tree
-    "medusa",  # extra decoding heads on the verifier, tree attention
-    "mtp",  # the model's own multi-token-prediction layers (DeepSeek-V3, Qwen3-Next, GLM-4.5, ...)
-    "lookahead",  # Jacobi iteration + n-gram pool, no extra model
-    "ngram",  # prompt lookup: copy continuations of n-grams found in the context
-    "suffix",  # suffix-tree speculation over prompt and previous outputs (Arctic Inference)
-    # Parallel drafters (2026): all N draft tokens from ONE draft forward (mask/placeholder inputs).
-    "dflash",  # block-diffusion drafter on fused verifier hidden states (arXiv 2602.06036; z-lab)
-    "peagle",  # P-EAGLE: EAGLE-3 inputs + shared mask_hidden, N positions per head forward (arXiv 2602.01469)
-    "pard",  # PARD: a small target-independent LM adapted with mask tokens (arXiv 2504.18583; AMD)
-]
-# EAGLE-3.1 (arXiv 2605.09992) is not a method of its own: its heads load through the EAGLE-3 keys of every
-# engine (vLLM method eagle3, SGLang EAGLE3, TensorRT-LLM Eagle3), so it is an eagle3 head.
-Strategy = Literal[
-    "draft_model", "eagle", "eagle2", "eagle3", "medusa", "mtp", "lookahead", "ngram", "suffix",
-    "dflash", "peagle", "pard", "none",
-]
+from specpick.tools.methods import METHOD_NAMES, REGISTRY, methods_where
+
+# The methods and their families are derived from the method registry (tools/methods.py), their one home.
+Method = Literal[METHOD_NAMES]  # type: ignore[valid-type]
+Strategy = Literal[(*METHOD_NAMES, "none")]  # type: ignore[valid-type]
 METHODS: tuple[str, ...] = get_args(Method)
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
-# Method families: the only home for these sets (the planner, the model, the engine emitters and the evals
-# all import them from here).
+# Named views of the registry kept for their many readers (each is one attribute test on the records).
 # EAGLE heads (one decoder layer on the verifier's hidden states; EAGLE-2 is EAGLE-1 weights + dynamic tree).
-EAGLE_METHODS: frozenset[str] = frozenset({"eagle", "eagle2", "eagle3"})
-# Parallel drafters: one draft forward proposes all N tokens (DFlash a block of B-1, P-EAGLE and PARD N
-# mask positions), so their draft cost barely grows with N.
-PARALLEL_DRAFT_METHODS: frozenset[str] = frozenset({"dflash", "peagle", "pard"})
-# Drafters that read this verifier's hidden states, so one is trained per verifier (PARD is not: one PARD
-# draft serves a model family).
-VERIFIER_BOUND_DRAFTERS: frozenset[str] = frozenset({"dflash", "peagle"})
+EAGLE_METHODS: frozenset[str] = frozenset(r.name for r in REGISTRY if r.head_kind in ("eagle", "eagle3"))
+# Parallel drafters: one draft forward proposes all N tokens, so their draft cost barely grows with N.
+PARALLEL_DRAFT_METHODS: frozenset[str] = methods_where(parallel_draft=True)
+# Drafters that read this verifier's hidden states, in a repository of their own (PARD is not: one PARD draft
+# serves a model family).
+VERIFIER_BOUND_DRAFTERS: frozenset[str] = methods_where(loads="drafter_repo")
 # Methods that need weights trained against this exact verifier (heads, or the model's own MTP layers).
-TRAINED_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa", "mtp"} | VERIFIER_BOUND_DRAFTERS
+TRAINED_HEAD_METHODS: frozenset[str] = methods_where(verifier_bound=True)
 # Heads loaded from a separate repository that draft a tree (MTP layers ship inside the verifier).
-TREE_HEAD_METHODS: frozenset[str] = EAGLE_METHODS | {"medusa"}
+TREE_HEAD_METHODS: frozenset[str] = methods_where(tree_head=True)
 # Draft models: a separate small LM with its own tokenizer check (PARD is one, drafting in parallel).
-DRAFT_MODEL_METHODS: frozenset[str] = frozenset({"draft_model", "pard"})
+DRAFT_MODEL_METHODS: frozenset[str] = methods_where(loads="draft_lm")
 # Methods whose engine configuration names a second repository (a draft model or a head).
-SEPARATE_REPO_METHODS: frozenset[str] = TREE_HEAD_METHODS | VERIFIER_BOUND_DRAFTERS | DRAFT_MODEL_METHODS
+SEPARATE_REPO_METHODS: frozenset[str] = methods_where(separate_repo=True)
 # Methods with weights of their own, whose acceptance describes the verifier and the workload.
-MODEL_BASED_METHODS: frozenset[str] = TRAINED_HEAD_METHODS | DRAFT_MODEL_METHODS
+MODEL_BASED_METHODS: frozenset[str] = methods_where(model_based=True)
 # Methods that draft from text already in the context (no extra weights at all).
-MODEL_FREE_METHODS: frozenset[str] = frozenset({"ngram", "suffix", "lookahead"})
+MODEL_FREE_METHODS: frozenset[str] = methods_where(loads="nothing")
 # Copy-based drafting: acceptance is about how much of the output repeats the input.
-COPY_METHODS: frozenset[str] = frozenset({"ngram", "suffix"})
-# Methods whose published acceptance is a tau at the source's own configuration (no per-token alpha):
-# lookahead's n-gram pool and suffix trees propose variable-length drafts.
-MEASURED_TAU_METHODS: frozenset[str] = frozenset({"lookahead", "suffix"})
-# Methods whose drafts form a tree verified in one pass; they are modelled with
-# mean accepted length tau and per-cycle cost k (speedup = tau / k). Lookahead verifies several n-gram
-# candidates per step, which the model treats as a tree.
-TREE_METHODS: frozenset[str] = TREE_HEAD_METHODS | {"lookahead"}
+COPY_METHODS: frozenset[str] = methods_where(copy_based=True)
+# Methods whose published acceptance is a tau at the source's own configuration (no per-token alpha).
+MEASURED_TAU_METHODS: frozenset[str] = methods_where(measured_tau=True)
+# Methods whose drafts form a tree verified in one pass; they are modelled with mean accepted length tau and
+# per-cycle cost k (speedup = tau / k). Lookahead verifies several n-gram candidates per step (a tree to the model).
+TREE_METHODS: frozenset[str] = methods_where(tree=True)
 # Coarse family of a method, for priors that are shared within a family (temperature effect).
-METHOD_FAMILY: dict[str, str] = {
-    **{m: "head" for m in TRAINED_HEAD_METHODS}, **{m: "draft" for m in DRAFT_MODEL_METHODS},
-    **{m: "model_free" for m in MODEL_FREE_METHODS},
-}
+METHOD_FAMILY: dict[str, str] = {r.name: r.family for r in REGISTRY}
 
 Workload = Literal[
     "chat", "code", "math", "summarization", "rag", "qa", "doc-qa", "translation", "structured", "creative",
