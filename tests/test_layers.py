@@ -26,7 +26,7 @@ TOPS = ("tools", "skill", "evals")
 # Package, module or top-level module -> rank; the longest matching prefix of a module's path decides. Same rank:
 # may import each other (still without cycles).
 LAYERS: dict[str, int] = {
-    "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0,
+    "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.answer": 0,
     "tools.catalog": 1,
     "tools.arch": 2,
     "tools.hub": 3,

@@ -28,21 +28,20 @@ from tests.support.vllm_server import (  # noqa: F401 - session fixtures
     vllm_spec_server,
 )
 from tests.test_measure_local import REPETITIVE
+from tests.test_measure_run import saved_answer
 
 pytestmark = pytest.mark.vllm
 K = NGRAM_SPEC_CONFIG["num_speculative_tokens"]
 
-RECOMMENDATION = {
-    "strategy": "ngram",
-    "num_draft_tokens": K,
-    "expected_speedup": {"value": 2.0, "low": 1.4, "high": 3.0, "alpha": 0.6, "tau": 3.0, "batch": 1},
-    "fallback": [
-        {"trigger": {"metric": "alpha", "op": "<", "value": 0.6}, "condition": "alpha < 0.6", "action": "drop N to 3"},
-        {"trigger": {"metric": "speedup", "op": "<", "value": 1.0}, "condition": "speedup < 1", "action": "turn off"},
-        {"trigger": {"metric": "tau", "op": ">=", "value": 1.0}, "condition": "tau >= 1", "action": "keep N"},
-    ],
-    "inputs": {"workload": "summarization", "concurrency": 1},
-}
+# A real `recommend --json` answer (tests/test_measure_run.py saved_answer) with this server's draft length, the
+# predicted figures and the fallback plan measured against here.
+RECOMMENDATION = saved_answer(concurrency=1, alpha=0.6, tau=3.0, low=1.4, high=3.0)
+RECOMMENDATION["num_draft_tokens"] = K
+RECOMMENDATION["fallback"] = [
+    {"trigger": {"metric": "alpha", "op": "<", "value": 0.6}, "condition": "alpha < 0.6", "action": "drop N to 3"},
+    {"trigger": {"metric": "speedup", "op": "<", "value": 1.0}, "condition": "speedup < 1", "action": "turn off"},
+    {"trigger": {"metric": "tau", "op": ">=", "value": 1.0}, "condition": "tau >= 1", "action": "keep N"},
+]
 
 
 @pytest.fixture(scope="module")
