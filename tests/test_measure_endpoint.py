@@ -52,6 +52,10 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+# The report is measured with --plot-dir (matplotlib): its tests need the measure extra as well as the vLLM venv.
+NEEDS_PLOTS = pytest.mark.requires_extra("measure")
+
+
 @pytest.fixture(scope="module")
 def report(vllm_spec_server: VllmServer, vllm_base_server: VllmServer, work: Path) -> MeasureReport:  # noqa: F811
     seen: list[tuple[int, int, str]] = []
@@ -72,6 +76,7 @@ def report(vllm_spec_server: VllmServer, vllm_base_server: VllmServer, work: Pat
     return rep
 
 
+@NEEDS_PLOTS
 def test_counters_moved_and_give_valid_figures(report: MeasureReport) -> None:
     assert (report.engine, report.model) == ("vllm", SERVED_NAME)
     acc = report.acceptance
@@ -88,6 +93,7 @@ def test_counters_moved_and_give_valid_figures(report: MeasureReport) -> None:
     assert sum(r.acceptance.num_accepted_tokens or 0 for r in report.results if r.acceptance) == acc.num_accepted_tokens
 
 
+@NEEDS_PLOTS
 def test_per_request_metrics_agree_with_counters(report: MeasureReport) -> None:
     """vLLM's per-request figures, summed, equal the counter deltas: nothing else ran in between."""
     for res in report.results:
@@ -101,6 +107,7 @@ def test_per_request_metrics_agree_with_counters(report: MeasureReport) -> None:
         assert per.per_position == pytest.approx(cnt.per_position)
 
 
+@NEEDS_PLOTS
 def test_speculation_pays_on_repetitive_text(report: MeasureReport) -> None:
     for res in report.results:
         assert res.baseline is not None
@@ -116,6 +123,7 @@ def test_speculation_pays_on_repetitive_text(report: MeasureReport) -> None:
     assert all(r.outputs_identical is not None for r in report.results)
 
 
+@NEEDS_PLOTS
 def test_expect_comparison_and_fallback(report: MeasureReport) -> None:
     cmp, acc = report.comparison, report.acceptance
     assert cmp is not None and acc is not None and acc.alpha is not None
@@ -126,6 +134,7 @@ def test_expect_comparison_and_fallback(report: MeasureReport) -> None:
     assert fired == {"alpha < 0.6": acc.alpha < 0.6, "speedup < 1": False, "tau >= 1": True}
 
 
+@NEEDS_PLOTS
 def test_plots_written(report: MeasureReport) -> None:
     names = sorted(Path(p).name for p in report.plots)
     assert names == ["acceptance_per_position.png", "speedup_vs_concurrency.png"]
