@@ -31,3 +31,22 @@ def test_a_view_shares_source_independent_facts_and_keeps_its_own_tables() -> No
     assert len(k.derived("test.kept", lambda: list(load_published()))) == len(load_published()) > len(kept)
     k.reload()
     assert k.without({source}) is not view
+
+
+def test_a_cached_answer_that_reads_the_catalog_is_forgotten_by_reload(monkeypatch) -> None:
+    # A prior row's verifier family comes from the catalog: a model added by an overlay must change the answer
+    # in the same process once the catalog is reloaded.
+    from specpick.tools.catalog.tables import Catalog
+    from specpick.tools.model import prior_rows
+
+    knowledge().reload()
+    assert prior_rows.row_family("Zeta-Mini-9B (chat)") == ""
+    known = get_catalog().model("llama-3.1-8b")
+    added = known.model_copy(update={"repo_id": "zeta/Zeta-Mini-9B", "aliases": (), "family": "zeta (dense)"})
+    monkeypatch.setattr("specpick.tools.catalog.tables.build_catalog",
+                        lambda: (c := Catalog(), c.add_rows([added], []))[0])
+    assert prior_rows.row_family("Zeta-Mini-9B (chat)") == ""  # kept until the reload
+    knowledge().reload()
+    assert prior_rows.row_family("Zeta-Mini-9B (chat)") == "zeta"
+    monkeypatch.undo()
+    knowledge().reload()

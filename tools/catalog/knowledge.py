@@ -100,6 +100,13 @@ def knowledge_cache(name: str) -> Callable[[F], F]:
                 facts[key] = fn(*args, **kwargs)
             return facts[key]
 
+        def cache_clear() -> None:
+            """Forget this function's answers only (``functools`` spelling, for tests that patch its inputs)."""
+            facts = _PROCESS._facts
+            for key in [k for k in facts if isinstance(k, tuple) and k and k[0] == name]:
+                del facts[key]
+
+        cached.cache_clear = cache_clear  # type: ignore[attr-defined]
         return cached  # type: ignore[return-value]
 
     return wrap
