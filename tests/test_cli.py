@@ -42,6 +42,8 @@ BAD_INPUT: dict[str, tuple[list[str], int, str]] = {
     "mcp": (["--bogus"], EXIT_INPUT, "unrecognized arguments: --bogus"),
     "eval": (["--runner", "planner", "--case", "no-such-case"], EXIT_INPUT, "no-such-case"),
     "measure": ([], EXIT_INPUT, "give exactly one of --endpoint"),
+    "tune": (["--prompts", "p.jsonl", "--serve-model", "./m", "--serve-args=--a 'unclosed"], EXIT_INPUT,
+             "--serve-args"),
 }
 
 

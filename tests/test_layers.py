@@ -33,7 +33,7 @@ LAYERS: dict[str, int] = {
     "tools.checks": 4,
     "tools.model": 5,
     "tools.calibration": 6,
-    "tools.commands": 7, "tools.measure": 7,
+    "tools.commands": 7, "tools.measure": 7, "tools.tune": 7,
     "skill.schema": 8, "skill.render": 8,
     "skill.planner": 9,
     "skill.surfaces": 10,

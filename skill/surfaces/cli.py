@@ -51,6 +51,12 @@ def _measure() -> ModuleType:
     return measure_cli
 
 
+def _tune() -> ModuleType:
+    from specpick.skill.surfaces import tune_cli
+
+    return tune_cli
+
+
 # verb -> (imports the module with add_arguments(parser, verb) and run(args, verb) -> int, one-line summary)
 COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "chat": (_chat, "talk it through with Claude (or a guided interview without a key)"),
@@ -58,6 +64,7 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "mcp": (_mcp, "serve the tools over MCP (stdio)"),
     "eval": (_eval, "grade recommendations against the eval cases"),
     "measure": (_measure, "measure acceptance and speedup on a live engine or a local model"),
+    "tune": (_tune, "sweep draft length x concurrency on your prompts; emit the schedule"),
 }
 
 

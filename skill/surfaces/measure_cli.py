@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str = "measure") -> Non
 
 
 @contextmanager
-def _progress() -> Iterator[ProgressFn | None]:
+def progress_bar() -> Iterator[ProgressFn | None]:
     """A rich progress bar on stderr, or nothing when stderr is not a terminal (CI logs, pipes)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, verb: str = "measure") -> int:
     options = dict(vars(args))
     as_json = bool(options.pop("json", False))
     inp = measure_input(**options)
-    with _progress() as progress:
+    with progress_bar() as progress:
         report = run_measure(inp, progress)
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")

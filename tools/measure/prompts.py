@@ -14,6 +14,7 @@ Every problem is reported with the file and line number, as one line.
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -29,6 +30,8 @@ MAX_FILE_BYTES = 64 * 2**20
 MAX_ITEMS = 10_000
 _OUTPUT_KEYS = ("output", "completion", "response")
 _ROLES = ("system", "user", "assistant", "tool", "developer")
+# A class name is printed in tables and used as a key: keep it short and plain.
+_CLASS_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 class Message(BaseModel):
@@ -43,6 +46,8 @@ class PromptItem(BaseModel):
     messages: list[Message] | None = None
     output: str | None = None
     origin: str = Field(description="file:line or builtin:workload#i, for messages about this item")
+    prompt_class: str | None = Field(None, description="the traffic class the user gave it (JSONL key 'class'), "
+                                     "so results can be split per class; None: classified from its output")
 
     def as_messages(self) -> list[dict[str, str]]:
         """Chat form: a text prompt becomes one user message."""
@@ -95,7 +100,11 @@ def _item_from_json(obj: object, origin: str, need_output: bool) -> PromptItem:
         raise InputError(f"{origin}: 'output' must be a string")
     if need_output and not output:
         raise InputError(f"{origin}: a sample needs the model's answer under 'output' (or 'completion'/'response')")
-    return PromptItem(prompt=prompt, messages=parsed, output=output, origin=origin)
+    prompt_class = obj.get("class")
+    if prompt_class is not None and (not isinstance(prompt_class, str) or not _CLASS_NAME.fullmatch(prompt_class)):
+        raise InputError(f"{origin}: 'class' must be a short name (letters, digits, '-', '_'; up to 32), "
+                         f"e.g. \"copy\" or \"free\"")
+    return PromptItem(prompt=prompt, messages=parsed, output=output, origin=origin, prompt_class=prompt_class)
 
 
 def parse_jsonl(text: str, source: str, need_output: bool = False) -> list[PromptItem]:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.measure.classes import ClassResult, RequestFigures
 from specpick.tools.measure.compare import Comparison
 from specpick.tools.measure.metrics import Acceptance
 from specpick.tools.measure.ngram_sim import NgramParams
@@ -109,6 +110,11 @@ class ConcurrencyResult(BaseModel):
     )
     throughput_ratio: float | None = Field(None, description="speculative output tokens/s over baseline")
     outputs_identical: bool | None = Field(None, description="greedy only: every speculative output == baseline's")
+    requests: list[RequestFigures] = Field(default_factory=list, description="per prompt, in the prompts' order: "
+                                           "its class, decode time, tokens and (vLLM) accepted drafts per position")
+    per_class: list[ClassResult] = Field(default_factory=list, description="the same figures per traffic class "
+                                         "(the prompts file's 'class', else copy/free from the output's overlap "
+                                         "with the prompt), with the decision per class")
     num_mismatched: int = Field(0, description="requests whose speculative output differs from the baseline's")
 
     def compare_with_baseline(self, spec: Sequence[Timing], base: Sequence[Timing], greedy: bool) -> None:
@@ -237,6 +243,7 @@ def render_text(report: MeasureReport, width: int = 110) -> str:
                     _f(r.speedup if spec else None, "{:.2f}x"),
                 )
         console.print(t)
+    _render_classes(console, report)
     if report.local is not None:
         loc = report.local
         console.print(f"local: {loc.drafter}; dtype {loc.dtype}; {loc.torch_threads} threads")
@@ -262,6 +269,26 @@ def render_text(report: MeasureReport, width: int = 110) -> str:
     for path in report.plots:
         console.print(f"plot: {path}")
     return buf.getvalue()
+
+
+def _render_classes(console: object, report: MeasureReport) -> None:
+    """Per-class rows, only when the prompts fall in more than one class (one class is the table above)."""
+    from rich.table import Table
+
+    rows = [(r.concurrency, c) for r in report.results for c in r.per_class]
+    if len({c.name for _, c in rows}) < 2:
+        return
+    t = Table(title="Per traffic class (speedup: 80% bootstrap interval over the class's prompts)")
+    for col in ("conc", "class", "by", "req", "overlap", "alpha", "tau", "speedup", "interval", "speculation"):
+        t.add_column(col, justify="right")
+    for conc, c in rows:
+        acc = c.acceptance
+        interval = f"{c.speedup_low:.2f}-{c.speedup_high:.2f}" if c.speedup_low is not None and c.speedup_high \
+            is not None else "-"
+        t.add_row(str(conc), c.name, c.classified_by, str(c.num_requests), f"{c.copy_overlap:.2f}",
+                  _f(acc.alpha if acc else None, "{:.3f}"), _f(acc.tau if acc else None, "{:.2f}"),
+                  _f(c.speedup, "{:.2f}x"), interval, c.decision or "-")
+    console.print(t)  # type: ignore[attr-defined]
 
 
 def _render_comparison(console: object, cmp: Comparison) -> None:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from specpick.tools.errors import InputError, ServiceError, format_validation_error
 from specpick.tools.measure import compare as cmp
 from specpick.tools.measure import endpoint as ep
+from specpick.tools.measure.classes import RequestFigures, class_of, copy_overlap, split_by_class
 from specpick.tools.measure.metrics import Acceptance, SpecSnapshot, acceptance_from_counts, spec_delta, spec_snapshot
 from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
 from specpick.tools.measure.preflight import preflight
@@ -158,6 +159,24 @@ def _per_request_acceptance(records: list[ep.RequestRecord]) -> Acceptance | Non
     return acc
 
 
+def request_figures(item: PromptItem, spec: ep.RequestRecord, base: ep.RequestRecord | None) -> RequestFigures:
+    """One prompt's figures on the speculative server (and the baseline's, paired), with its traffic class."""
+    overlap = copy_overlap(item.as_text(), spec.text)
+    name, how = class_of(item.prompt_class, overlap)
+    per_pos: list[int] = []
+    drafts = draft_tokens = accepted = 0
+    if spec.spec is not None:
+        hist = spec.spec.acceptance_histogram
+        # histogram[j] = verify steps that accepted exactly j drafts; position i is accepted when j > i.
+        per_pos = [sum(hist[j] for j in range(i + 1, len(hist))) for i in range(max(0, len(hist) - 1))]
+        drafts, draft_tokens = spec.spec.num_spec_steps, spec.spec.num_draft_tokens
+        accepted = spec.spec.num_accepted_draft_tokens
+    return RequestFigures(origin=item.origin, prompt_class=name, classified_by=how, copy_overlap=overlap,
+                          spec_decode_ms=spec.decode_ms, spec_tokens=spec.tokens,
+                          base_decode_ms=base.decode_ms if base else None, base_tokens=base.tokens if base else None,
+                          drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, accepted_per_position=per_pos)
+
+
 def _snapshot(client: object, root: str, model: str) -> SpecSnapshot | None:
     samples = ep.fetch_metrics(client, root)
     if samples is None:
@@ -249,9 +268,13 @@ def _run_endpoint(
                 acceptance=spec_delta(before, after),
                 per_request_acceptance=_per_request_acceptance(recs),
             )
+            brecs: list[ep.RequestRecord] | None = None
             if base_root:
                 res.baseline, brecs = _timed_batch(client, base_root, base_model, batch, c, inp, "baseline", ticker)
                 res.compare_with_baseline(recs, brecs, greedy=inp.temperature == 0)
+            res.requests = [request_figures(item, rec, brecs[i] if brecs else None)
+                            for i, (item, rec) in enumerate(zip(batch, recs))]
+            res.per_class = split_by_class(res.requests)
             report.results.append(res)
         end_snap = _snapshot(client, root, model)
     report.acceptance = spec_delta(start_snap, end_snap)

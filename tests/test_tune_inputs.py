@@ -1,0 +1,86 @@
+"""`specpick tune` inputs, results file and per-class split: bad input gets a one-line error, the file resumes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specpick.tools.errors import InputError
+from specpick.tools.measure.classes import COPY_OVERLAP_MIN, RequestFigures, class_of, copy_overlap, split_by_class
+from specpick.tools.measure.report import MeasureReport
+from specpick.tools.tune import results
+from specpick.tools.tune.inputs import tune_input
+
+
+@pytest.fixture()
+def prompts(tmp_path: Path) -> Path:
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"class": "copy", "prompt": "repeat this"}\n{"prompt": "write a poem"}\n')
+    return path
+
+
+BAD = [
+    ({"draft_lengths": [0]}, "--draft-lengths must be between 1"),
+    ({"concurrency": []}, "--concurrency values"),
+    ({"draft_lengths": list(range(1, 12)), "concurrency": [1, 2, 4, 8]}, "timed runs"),
+    ({"endpoint": None, "serve_model": None}, "give --endpoint N=URL"),
+    ({"endpoint": ["4=http://127.0.0.1:1"], "serve_model": "m"}, "not both or neither"),
+    ({"endpoint": ["4=http://127.0.0.1:1"], "serve_model": None, "draft_lengths": [4]}, "needs --baseline-endpoint"),
+    ({"endpoint": ["4=http://127.0.0.1:1"], "serve_model": None, "baseline_endpoint": "http://127.0.0.1:2",
+      "draft_lengths": [2, 4]}, "no server for N=2"),
+    ({"endpoint": ["four=http://x"], "serve_model": None, "baseline_endpoint": "http://127.0.0.1:2",
+      "draft_lengths": [4]}, "write it as N=URL"),
+    ({"method": "eagle3"}, "give it with --draft"),
+    ({"draft": "org/d"}, "--draft is for methods"),
+    ({"prompt_lookup_min": 5, "prompt_lookup_max": 2}, "must not exceed"),
+    ({"baseline_endpoint": "http://127.0.0.1:2"}, "--baseline-endpoint is for --endpoint"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD)
+def test_bad_options_are_one_line_errors(prompts: Path, change: dict, message: str) -> None:
+    options = {"prompts": prompts, "serve_model": "./m", **change}
+    with pytest.raises(InputError) as err:
+        tune_input(**options)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_results_file_resumes_only_the_same_settings(tmp_path: Path, prompts: Path) -> None:
+    inp = tune_input(prompts=prompts, serve_model="./m")
+    key = results.run_key(inp, prompts.read_bytes())
+    other = results.run_key(tune_input(prompts=prompts, serve_model="./m", max_tokens=64), prompts.read_bytes())
+    assert key != other
+    path = tmp_path / "r.jsonl"
+    results.append(path, key, 4, MeasureReport(mode="endpoint", max_tokens=128, temperature=0.0))
+    results.append(path, other, 2, MeasureReport(mode="endpoint", max_tokens=64, temperature=0.0))
+    assert set(results.load(path, key)) == {4}
+    assert set(results.load(path, other)) == {2}
+
+
+def test_a_broken_results_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"key": "k", "num_draft_tokens": 4, "report": {"mode": 3}}\n')
+    with pytest.raises(InputError, match=r"r.jsonl:1 is not a tune result line"):
+        results.load(path, "k")
+
+
+def test_copy_overlap_tells_copying_from_writing() -> None:
+    source = "The committee reviewed the budget for the new library and approved the plan."
+    assert copy_overlap(source, source) == 1.0
+    assert copy_overlap(source, "A poem about the sea, the wind and a small boat at dawn.") < COPY_OVERLAP_MIN
+    assert class_of("edit", 0.0) == ("edit", "prompts file")
+    assert class_of(None, 0.9) == ("copy", "output overlap")
+
+
+def _fig(cls: str, spec_ms: float, base_ms: float) -> RequestFigures:
+    return RequestFigures(origin="p:1", prompt_class=cls, classified_by="prompts file", copy_overlap=0.0,
+                          spec_decode_ms=spec_ms, spec_tokens=101, base_decode_ms=base_ms, base_tokens=101)
+
+
+def test_classes_get_opposite_decisions_when_their_intervals_say_so() -> None:
+    rows = [_fig("copy", 50.0 + i, 100.0) for i in range(6)] + [_fig("free", 120.0 + i, 100.0) for i in range(6)]
+    by_name = {c.name: c for c in split_by_class(rows)}
+    assert by_name["copy"].decision == "on" and by_name["copy"].speedup > 1.5
+    assert by_name["free"].decision == "off" and by_name["free"].speedup < 1.0
+    assert by_name["copy"].speedup_low < by_name["copy"].speedup_high
