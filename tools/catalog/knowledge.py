@@ -36,7 +36,6 @@ class Knowledge:
         self._root: Knowledge = root if root is not None else self
         self._facts: dict[Hashable, object] = {}
         self._views: dict[frozenset[str], Knowledge] = {}
-        self.generation = 0  # how many reloads this process has seen (a reader can tell its table is stale)
 
     def shared(self, key: Hashable, build: Callable[[], T]) -> T:
         """A fact that does not depend on which sources are left out, built once for the process and its views."""
@@ -74,7 +73,6 @@ class Knowledge:
         for view in root._views.values():
             view._facts.clear()
         root._views.clear()
-        root.generation += 1
 
 
 _PROCESS = Knowledge()
