@@ -135,7 +135,7 @@ MODEL_FIELDS = [
 ]
 GPU_FIELDS = [
     "key", "name", "aliases", "memory_gb", "bandwidth_gbps", "bf16_tflops", "fp16_tflops", "fp8_tflops",
-    "fp4_tflops", "link_gbps", "interconnect", "vendor", "source", "notes",
+    "fp4_tflops", "link_gbps", "interconnect", "vendor", "unified_memory", "source", "notes",
 ]
 HEAD_FIELDS = [
     "head_repo_id", "method", "method_detail", "format", "verifier_repo_id", "verifier_revision", "head_params_b",
@@ -217,7 +217,8 @@ def build_gpus(src: Path, dst: Path) -> None:
             "bandwidth_gbps": r["memory_bandwidth_gbps"], "bf16_tflops": r["bf16_dense_tflops"],
             "fp16_tflops": extra.get("fp16_tflops", ""), "fp8_tflops": r["fp8_dense_tflops"],
             "link_gbps": r["gpu_link_gbps"], "interconnect": r["interconnect"],
-            "vendor": extra.get("vendor", "nvidia"), "source": r["source"], "notes": r["notes"],
+            "vendor": extra.get("vendor", "nvidia"), "unified_memory": extra.get("unified_memory", "false"),
+            "source": r["source"], "notes": r["notes"],
         })
     with open(dst / "gpus.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=fields)

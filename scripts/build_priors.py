@@ -146,7 +146,7 @@ def engine_sweeps() -> list[ChainSweep]:
     hardware, load and temperature), each point a chain length and the tau measured at it."""
     groups: dict[tuple, list[tuple[int, float]]] = {}
     for row in load_engine_rows():
-        if row.engine not in ENGINES or row.method is None or row.tau is None or row.acceptance_is_range:
+        if not row.prior_candidate or row.engine not in ENGINES or row.method is None or row.tau is None or row.acceptance_is_range:
             continue
         if row.method in MEASURED_TAU_METHODS:
             continue
@@ -173,6 +173,8 @@ def engine_prior_row(row: EngineRow, factor: float, decay: float,
     """A prior from an engine-measured row that states tau or alpha: the draft shape from its config cell
     (``draft_shape``, the calibration's own reading), alpha derived as for the published rows."""
     if row.engine not in ENGINES or row.method is None or row.workload in (None, AGGREGATE, *WORKLOAD_MIXES):
+        return None
+    if not row.prior_candidate:  # appended after the priors were built (engine_rows.NOT_A_PRIOR_TAG)
         return None
     if (row.tau is None and row.alpha is None) or row.acceptance_is_range:
         return None

@@ -67,9 +67,12 @@ class PlannerInputs(BaseModel):
     spec_overlap: SpecOverlap = Field("auto", description="overlap (async) scheduling of the speculative path: auto = "
                                       "the release's default (vLLM >= 0.14 with EAGLE/MTP); on = you run it (SGLang: "
                                       "SGLANG_ENABLE_SPEC_V2=1, chains only); off = you turned it off")
-    context_tokens: ContextTokens = Field(4096, description="tokens per sequence (prompt + output; at most the "
-                                          "model's limit)",
-                                          json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
+    context_tokens: ContextTokens | None = Field(None, description="tokens in the KV cache per sequence while "
+                                                 "decoding (at most the model's limit); default: typical for the "
+                                                 "workload, capped by the model's limit",
+                                                 json_schema_extra=_cli(flags=["--context", "--context-tokens"]))
+    dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across ranks "
+                               "by sequence instead of replicated on every rank (memory check)")
     quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
     alpha: Probability | None = Field(None, description="measured per-token acceptance in (0, 1), overrides the "
                                       "prior")

@@ -426,15 +426,29 @@ def test_vram_never_reports_a_context_past_the_model_limit():
 
 
 def test_default_context_past_a_short_model_limit_plans_at_the_limit():
-    rec_ = BY_CLI["recommend"].run({"verifier": "vicuna-7b", "workload": "chat"})
+    # Agentic work's typical context (4096, tools/model/workload_context.py) is past Vicuna's 2048 positions.
+    rec_ = BY_CLI["recommend"].run({"verifier": "vicuna-7b", "workload": "agentic"})
     assert rec_.inputs.context_tokens == 2048
     assert any(d.startswith("context tokens = 2048") for d in rec_.defaults_used)
+
+
+def test_default_context_under_the_limit_is_the_workloads_typical_one_in_every_verb():
+    # Chat's typical context (512) is within Vicuna's limit: recommend, speedup and vram plan at the same length.
+    from specpick.tools.model.workload_context import typical_context_tokens
+
+    rec_ = BY_CLI["recommend"].run({"verifier": "vicuna-7b", "workload": "chat"})
+    spd = BY_CLI["speedup"].run({"verifier": "vicuna-7b", "workload": "chat", "gpu": "H100-SXM", "method": "eagle"})
+    mem = BY_CLI["vram"].run({"verifier": "vicuna-7b", "workload": "chat", "gpu": "H100-SXM"})
+    assert rec_.inputs.context_tokens == spd.context_tokens == mem.context_tokens == typical_context_tokens("chat")
 
 
 def test_defaults_used_lists_no_engine_the_planner_did_not_default_to():
     r = BY_CLI["recommend"].run({"verifier": "llama-3.1-8b", "workload": "chat", "method": "lookahead"})
     assert r.engine == "trtllm"
-    assert not any(d.startswith("engine") for d in r.defaults_used), r.defaults_used
+    assert not any(d.startswith("engine =") for d in r.defaults_used), r.defaults_used
+    # The release behind the answer is listed: each engine considered at its newest tracked release.
+    release = [d for d in r.defaults_used if d.startswith("engine release =")]
+    assert len(release) == 1 and "trtllm" in release[0], r.defaults_used
 
 
 def test_auto_raised_tp_is_a_size_the_heads_accept():

@@ -14,9 +14,10 @@ FIRST_MODELS, FIRST_GPUS, FIRST_HEADS, FIRST_DRAFTS = 55, 21, 61, 22
 
 def test_catalog_holds_every_row_with_sources():
     cat = get_catalog()
-    # 55 + 134 researched verifiers + 7 added for engine rows that named them; 21 + 9 GPUs; 61 + 123 heads (127 researched, 4 dropped: see
+    # 55 + 134 researched verifiers + 7 added for engine rows that named them; 21 + 9 GPUs + 32 consumer, workstation,
+    # laptop, APU and Apple parts (tests/test_gpus_local.py); 61 + 123 heads (127 researched, 4 dropped: see
     # tools/data/README.md) + 1 named by engine rows (lightseekorg/kimi-k2.5-eagle3); 22 + 21 drafts.
-    assert (len(cat.models), len(cat.gpus), len(cat.heads), len(cat.drafts)) == (196, 30, 185, 43)
+    assert (len(cat.models), len(cat.gpus), len(cat.heads), len(cat.drafts)) == (196, 62, 185, 43)
     for row in [*cat.models, *cat.gpus, *cat.heads, *cat.drafts, *cat.engine_support]:
         assert row.source.strip(), f"{row} has no source"
     for table, key in ((cat.models, "repo_id"), (cat.heads, "head_repo_id"), (cat.gpus, "key")):

@@ -9,7 +9,7 @@ import pytest
 
 from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
 from specpick.tools.calibration.engines import engine_cases, engine_report
-from specpick.tools.calibration.engine_cases import build_case, draft_shape, row_use, skip_reason
+from specpick.tools.calibration.engine_cases import HELD_OUT_REASON, build_case, draft_shape, row_use, skip_reason
 from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.calibration.engine_specs import resolve_engine_gpu, resolve_engine_verifier, weights_bytes_per_param
 from specpick.tools.calibration.split import SALT, parse_split_text, render_split_file, split_of_source, split_text
@@ -103,7 +103,7 @@ def test_engine_rows_are_not_in_the_dev_set():
     ("TRTLLM-LADE-BLOG", "range or bound"),  # "up to 3.6"
     ("LMSYS-BLOG-LOOKAHEAD-2023", "range or bound"),  # "~1.5", ">2"
     ("VLLM-BLOG-INKLING-2026", "not in catalog: TML Inkling"),  # a verifier the catalog lacks is not guessed
-    ("LLAMACPP-5877", "not in catalog: RTX 3060"),  # a GPU the catalog lacks is not guessed
+    ("LLAMACPP-5877", "held out of the gates"),  # llama.cpp: no fitted cost model yet (engine_rows.HELD_OUT_TAG)
     ("ROCM-BLOG-SPECDEC-DEEPDIVE-2025", "concurrency not stated"),  # request-rate sweep without a value
     ("SGL-BLOG-MTP-2025", "disaggregated"),  # PD disaggregation, batch per rank
 ])
@@ -254,3 +254,14 @@ def test_draft_cells_resolve_to_catalog_models_or_none(cell, repo_id):
 
     got = resolve_engine_draft(cell)
     assert (got.repo_id if got else None) == repo_id
+
+
+def test_held_out_rows_enter_no_gated_figure_and_are_reported_apart(report):
+    held = [r for r in load_engine_rows() if r.held_out]
+    assert held and all(r.engine == "llamacpp" for r in held)
+    gated_ids = {r.row_id for r in report.rows}
+    assert not gated_ids & {r.row_id for r in held}
+    assert {r.row_id for r in report.held_out_rows} <= {r.row_id for r in held}
+    assert report.held_out_loso is not None and report.held_out_loso.overall.n == len(report.held_out_rows)
+    # the report lists the held-out rows it could run among the skipped reasons of the gated figures
+    assert report.skipped[HELD_OUT_REASON] == len(held)

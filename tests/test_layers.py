@@ -27,11 +27,14 @@ TOPS = ("tools", "skill", "evals")
 # may import each other (still without cycles).
 LAYERS: dict[str, int] = {
     "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.answer": 0,
-    "tools.catalog": 1,
+    "tools.catalog": 1, "tools.deployment": 1,
     "tools.arch": 2,
     "tools.hub": 3,
     "tools.checks": 4,
     "tools.model": 5,
+    # The resolver (names -> Deployment) and the builders of the model's and memory check's inputs: above the
+    # model they call, below calibration and the verbs that use them.
+    "tools.deploy": 5.5,
     "tools.calibration": 6,
     "tools.commands": 7, "tools.measure": 7, "tools.tune": 7,
     "skill.schema": 8, "skill.render": 8,

@@ -92,7 +92,12 @@ def test_input_defaults_match_the_planner():
     fields = PlannerInputs.model_fields
     for name in ("sampling", "gpu", "engine", "latency"):
         assert str(fields[name].default) in table, name
-    assert f"{fields['context_tokens'].default} tokens" in table
+    # No fixed context default: the workload's typical one (tools/model/workload_context.py), as every tool uses it.
+    from specpick.tools.model.workload_context import DEFAULT_CONTEXT_TOKENS
+
+    assert fields["context_tokens"].default is None
+    for workload in ("chat", "rag", "agentic"):
+        assert f"{DEFAULT_CONTEXT_TOKENS[workload]} {workload}" in table, workload
     assert f"concurrency {fields['concurrency'].default}" in table
 
 

@@ -30,12 +30,22 @@ MAX_TAU = MAX_DRAFT_TOKENS + 1.0
 MAX_NAME_CHARS = 200  # Hub repo ids are at most 96 chars per part (huggingface_hub validate_repo_id)
 
 _NAME_OK = re.compile(r"^[\w.\-/ ]+$")
+# A GGUF build (tools/hub/gguf_ref.py): a local .gguf path (its header alone is read) or `owner/name-GGUF:QUANT`, the
+# spelling `llama-server -hf` takes.
+MAX_PATH_CHARS = 4096
+_GGUF_REPO_TAG = re.compile(r"^[\w.\-]+/[\w.\-]+[-_.]gguf:[\w\-]+$", re.IGNORECASE)
 
 
 def _model_name(v: str) -> str:
     text = v.strip()
     if not text:
         raise ValueError("is empty; give a catalog name (llama-3.1-8b) or a Hub repo id (org/name)")
+    if text.lower().endswith(".gguf"):
+        if len(text) > MAX_PATH_CHARS or any(ord(c) < 32 for c in text):
+            raise ValueError("is not a usable .gguf path (one line, at most 4096 characters)")
+        return text
+    if _GGUF_REPO_TAG.match(text):
+        return text
     if len(text) > MAX_NAME_CHARS:
         raise ValueError(f"is {len(text)} characters long; a Hub repo id (org/name) has at most {MAX_NAME_CHARS}")
     if not _NAME_OK.match(text) or text.count("/") > 1 or ".." in text:

@@ -6,7 +6,9 @@ the planner and the eval cases cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
+
+from pydantic import BeforeValidator
 
 from specpick.tools.methods import METHOD_NAMES, REGISTRY, methods_where
 
@@ -86,11 +88,40 @@ BreakTag = Literal["pipeline_parallel", "lora", "structured_output", "dp_attenti
                    "quantized_mtp", "sliding_window", "hybrid_attention", "beam_search", "parallel_slots"]
 BREAK_TAGS: tuple[str, ...] = get_args(BreakTag)
 
-Quantization = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4"]
-QUANTIZATIONS: tuple[str, ...] = get_args(Quantization)
+# Weight formats: the serving engines' checkpoint formats, then llama.cpp's GGUF file types (the `llama-quantize` names,
+# lower case; `--quantization Q4_K_M` is accepted in any case). Bits per weight of a GGUF file type are the whole-file
+# average of its tensor mix (k-quant files keep the output and some attention/FFN tensors at a higher type), as
+# measured on Llama-3.1-8B in ggml-org/llama.cpp tools/quantize/README.md @311c2c9 (bits/weight column); types that
+# table leaves out take their ggml block size (ggml/src/ggml-common.h @01243c5: Q4_0 = 2 + 16 bytes per 32 weights =
+# 4.5 bits, Q4_1 = 5.0, Q5_0 = 5.5, Q5_1 = 6.0), and Q3_K_M the README's earlier Llama 2 7B table (3.91 bits).
+# A larger model averages slightly less than the 8B (its fixed-precision output tensor is a smaller share).
+GGUF_BITS_PER_WEIGHT: dict[str, float] = {
+    "iq1_s": 2.0042, "iq1_m": 2.1460, "iq2_xxs": 2.3824, "iq2_xs": 2.5882, "iq2_s": 2.7403, "iq2_m": 2.9294,
+    "iq3_xxs": 3.2548, "iq3_xs": 3.4977, "iq3_s": 3.6606, "iq3_m": 3.7628, "iq4_xs": 4.4597, "iq4_nl": 4.6818,
+    "q2_k_s": 2.9697, "q2_k": 3.1593, "q3_k_s": 3.6429, "q3_k_m": 3.91, "q3_k_l": 4.2979,
+    "q4_0": 4.5, "q4_1": 5.0, "q4_k_s": 4.6672, "q4_k_m": 4.8944,
+    "q5_0": 5.5, "q5_1": 6.0, "q5_k_s": 5.5704, "q5_k_m": 5.7036, "q6_k": 6.5633, "q8_0": 8.5008,
+}
+GGUF_QUANTIZATIONS: tuple[str, ...] = tuple(GGUF_BITS_PER_WEIGHT)
+# How GGUF and llama.cpp write the 16-bit and MXFP4 files (F16, BF16, MXFP4_MOE) -> our names.
+_QUANT_SPELLINGS: dict[str, str] = {"f16": "fp16", "mxfp4_moe": "mxfp4"}
+
+
+def normalize_quantization(value: object) -> object:
+    """``Q4_K_M`` -> ``q4_k_m``, ``F16`` -> ``fp16``: the names llama.cpp prints, in any case (other values pass
+    through to the Literal's own check)."""
+    if not isinstance(value, str):
+        return value
+    low = value.strip().lower()
+    return _QUANT_SPELLINGS.get(low, low)
+
+
+QuantizationName = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4", *GGUF_QUANTIZATIONS]  # type: ignore[valid-type]
+Quantization = Annotated[QuantizationName, BeforeValidator(normalize_quantization)]
+QUANTIZATIONS: tuple[str, ...] = get_args(QuantizationName)
 # Bytes per weight, including the usual group-scale overhead for 4-bit formats
 # (group size 128 with an fp16 scale adds 16/128 bit = 0.125 bit per weight;
-# MXFP4 uses an 8-bit scale per 32 values = 0.25 bit).
+# MXFP4 uses an 8-bit scale per 32 values = 0.25 bit, as ggml's block_mxfp4: 1 + 16 bytes per 32).
 BYTES_PER_PARAM: dict[str, float] = {
     "bf16": 2.0,
     "fp16": 2.0,
@@ -98,6 +129,7 @@ BYTES_PER_PARAM: dict[str, float] = {
     "int8": 1.0,
     "int4": 4.125 / 8,
     "mxfp4": 4.25 / 8,
+    **{name: bits / 8 for name, bits in GGUF_BITS_PER_WEIGHT.items()},
 }
 
 LatencyTarget = Literal["interactive", "throughput"]

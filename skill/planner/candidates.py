@@ -8,13 +8,15 @@ concurrency. The planner (``skill/planner/plan.py``) picks among them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
+from specpick.tools.deploy.drafts import head_runtime_filter, published_heads
+from specpick.tools.deploy.lengths import published_start_length
 from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
 if TYPE_CHECKING:  # imported lazily at run time: offline `recommend` must start fast
@@ -43,13 +45,11 @@ ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "d
                                 "pard", "ngram", "suffix", "lookahead")
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
-# The seed's starting draft length; tuning (skill/planner/tuning.py) moves it from there.
-DEFAULT_DRAFT_LENGTH = 5
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
                    "dflash": "dflash", "peagle": "peagle"}
-# Parallel drafters start at the length they were published with (the tuning sweep moves them):
-# DFlash -b16 blocks draft 15 (z-lab); P-EAGLE best K=7 at BS1 (vllm PR #32887); PARD doc example 12.
-PARALLEL_START_LENGTH = {"dflash": 15, "peagle": 7, "pard": 12}
+# Parallel drafters start at the length they were published with (the tuning sweep moves them); every other
+# method at the shared start (tools/deploy/lengths.py, the same as `speedup`).
+PARALLEL_START_LENGTH = {m: n for m in PARALLEL_DRAFT_METHODS if (n := published_start_length(m)) is not None}
 
 
 @dataclass
@@ -97,31 +97,6 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
         if row is not None and row.support != "no":
             return engine
     return None
-
-
-def published_heads(verifier_repo_id: str, method: str, engine: str | None = None) -> list[HeadSpec]:
-    """Published heads of ``method`` for exactly this verifier, newest of each line, best publisher first.
-
-    A head whose publisher names a successor (``superseded_by``) is replaced by that successor
-    when the catalog holds it for the same verifier and method; with ``engine`` only heads whose
-    ``runtimes`` include it are kept (an empty runtimes list means no engine is known to load it).
-    """
-    cat = get_catalog()
-    out: list[HeadSpec] = []
-    for head in cat.heads_for(verifier_repo_id):
-        if head.method != method or head.publisher == "test":
-            continue
-        seen = {head.head_repo_id}
-        while head.superseded_by and head.superseded_by not in seen:
-            newer = cat.head(head.superseded_by)
-            if newer is None or newer.method != method or newer.verifier_repo_id.lower() != verifier_repo_id.lower():
-                break
-            seen.add(newer.head_repo_id)
-            head = newer
-        if head not in out and (engine is None or engine in head.runtimes):
-            out.append(head)
-    rank = {"official": 0, "vendor": 1, "community": 2}
-    return sorted(out, key=lambda h: rank.get(h.publisher, 3))
 
 
 def _successor(head: HeadSpec, engine: str) -> HeadSpec | None:
@@ -192,13 +167,10 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     ``tuned=True`` lets the shared rule (``tools/model/draftshape.tuned_estimate``, the same one `speedup`
     uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given.
     """
+    from specpick.tools.deploy.requests import estimate_request
     from specpick.tools.model.draftshape import tuned_estimate
-    from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
-    from specpick.tools.model.overhead import ENGINE_TO_HARNESS
-    from specpick.tools.model.overlap import spec_overlap
-    from specpick.tools.vocab import BYTES_PER_PARAM
+    from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 
-    quant = ctx.inp.quantization or ctx.verifier.dtype
     if ctx.measured_method is None:
         measured = False
     elif ctx.measured_method == MODEL_BASED_MEASURED:
@@ -208,41 +180,26 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     else:
         measured = ctx.measured_method == cand.strategy
     fit = cand.vram
-    harness = ENGINE_TO_HARNESS.get(cand.engine, cand.engine)
-    # The user's release and overlap setting describe the engine they named; another engine considered for
-    # them runs at its newest release with its defaults.
-    mine = ctx.engine_explicit and cand.engine == ctx.inp.engine
-    overlap = spec_overlap(harness, ctx.inp.engine_version if mine else None, cand.strategy,
-                           setting=ctx.inp.spec_overlap if mine else "auto")
-    notes = (overlap.note,) if overlap.note else ()
+    notes: tuple[str, ...] = ()
     if cand.engine == "llamacpp":
         notes += ("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)",)
-    req = EstimateRequest(
-        verifier=ctx.verifier, gpu=ctx.gpu, method=cand.strategy,
-        draft=cand.draft, gpus=ctx.gpus, workload=ctx.inp.workload, temperature=ctx.temperature,
-        batch=batch or ctx.concurrency, num_draft_tokens=num_draft_tokens or DEFAULT_DRAFT_LENGTH,
-        tree=TreeShape(**tree.model_dump()) if tree else None,
-        alpha=ctx.inp.alpha if measured else None, tau=ctx.inp.tau if measured else None,
-        harness=harness, engine=cand.engine, assumptions=notes,
-        spec_overlap=overlap.overlap,
-        context_tokens=ctx.context_tokens,
-        weight_bytes_per_param=BYTES_PER_PARAM.get(quant, 2.0), sweep=sweep,
-        max_batch=fit.max_concurrency_at_context if fit is not None else None,
-        sweep_draft_length=sweep_draft_length,
-    )
+    shape = TreeShape(**tree.model_dump()) if tree else None
+    # The user's release and overlap setting describe the engine they named; another engine considered for
+    # them runs at its newest release with its defaults (the builder decides which).
+    req = estimate_request(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft,
+                           num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
+                           max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
+                           sweep_draft_length=sweep_draft_length, notes=notes)
     if tuned:
-        return tuned_estimate(req, num_draft_tokens=num_draft_tokens,
-                              tree=TreeShape(**tree.model_dump()) if tree else None)
+        return tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape)
     return estimate_for_specs(req)
 
 
 def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
     """The same memory check `vram` and `speedup` run, for this candidate's draft or head."""
-    from specpick.tools.checks.method_fit import method_fit
+    from specpick.tools.deploy.requests import memory_fit
 
-    return method_fit(ctx.verifier, ctx.gpu, method=cand.strategy, gpus=ctx.gpus, context_tokens=ctx.context_tokens,
-                      concurrency=ctx.concurrency, draft=cand.draft, head=cand.head,
-                      quantization=ctx.inp.quantization, engine=cand.engine, kv_cache_dtype=ctx.inp.kv_cache_dtype)
+    return memory_fit(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft, head=cand.head)
 
 
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
@@ -286,9 +243,9 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             note = "" if chk.belongs == "yes" else f" ({chk.summary})"
             return Candidate(method, engine, True, f"your head {ctx.head_repo}, checked against this verifier "
                              f"({chk.source}){note}", draft_repo=ctx.head_repo)
-    # llama.cpp loads EAGLE-3 and DFlash drafters converted to GGUF (convert_hf_to_gguf.py; engine_support.csv).
-    gguf = engine == "llamacpp" and method in ("eagle3", "dflash")
-    published = published_heads(ctx.verifier.repo_id, wanted, None if gguf else engine)
+    # llama.cpp loads EAGLE-3 and DFlash drafters converted to GGUF (tools/deploy/drafts.head_runtime_filter).
+    gguf = head_runtime_filter(engine, method) is None
+    published = published_heads(ctx.verifier.repo_id, wanted, head_runtime_filter(engine, method))
     elsewhere = [] if gguf else [h for h in published_heads(ctx.verifier.repo_id, wanted) if h not in published]
     if published:
         best = published[0]
@@ -330,7 +287,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
 
 def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec
-    from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers
+    from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers, spec_tokenizer_verdict
     if not ctx.inp.second_model:
         return Candidate("draft_model", engine, False, "hosting a second model is ruled out (--no-second-model)",
                          rejected_for="budget")
@@ -339,12 +296,17 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         return Candidate("draft_model", engine, False, f"a {size_b:g}B verifier is too small for a separate draft "
                          "to pay: a useful draft's step is not much cheaper (vllm#15025: 135M drafting 1.7B ran ~30% "
                          "slower)", rejected_for="small_verifier", draft=ctx.draft)
+    from specpick.tools.deploy.drafts import known_drafts
+
     cat = get_catalog()
-    pairings = cat.drafts_for(ctx.verifier)
+    # The same listing `heads`, `model` and `speedup` read (drafts.csv pairings and heads.csv drafts, each sized).
     # Pairings recorded as incompatible (Llama-3.2 drafts for Llama 4) are not offered; they explain a user's draft.
-    known = [m for m in (cat.find_model(d.draft_repo_id) for d in pairings if d.tokenizer_relation != "incompatible")
-             if m is not None]
-    why_not = {d.draft_repo_id.lower(): d.note for d in pairings if d.tokenizer_relation == "incompatible"}
+    listed = known_drafts(ctx.verifier)
+    known = [d.spec for d in listed if not d.incompatible and not (is_pard_repo(d.repo_id) and
+                                                                     cat.find_model(d.repo_id) is None)]
+    why_not = {d.repo_id.lower(): d.incompatible_note for d in listed if d.incompatible}
+    why_not.update({d.draft_repo_id.lower(): d.note for d in cat.drafts_for(ctx.verifier)
+                    if d.tokenizer_relation == "incompatible"})
     # The user's draft first; the catalog's same-family drafts are evaluated too, and used only if
     # the user's is ruled out (tokenizer, memory).
     options: list[ModelSpec] = ([ctx.draft] if ctx.draft else []) + [m for m in known if m != ctx.draft]
@@ -353,12 +315,25 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
                          "(give one with --draft)", rejected_for="no_draft")
     best: Candidate | None = None
     rejected: list[str] = []
+    by_id = {d.repo_id.lower(): d for d in listed}
     for draft in options:
+        row = by_id.get(draft.repo_id.lower())
+        if row is not None and not row.runs_on(engine):  # e.g. a GGUF-only draft on vLLM
+            cand = Candidate("draft_model", engine, False, row.refusal(engine), draft=draft, draft_repo=draft.repo_id,
+                             rejected_for="engine")
+            rejected.append(cand.reason)
+            best = best or cand
+            continue
         # A PARD draft keeps its base model's tokenizer (plus mask tokens): compare the base.
         tok_repo = (pard_base_spec(draft.repo_id) or draft).repo_id if is_pard_repo(draft.repo_id) else draft.repo_id
         both_catalog = cat.find_model(tok_repo) and cat.find_model(ctx.verifier.repo_id)
-        verdict = (catalog_tokenizer_verdict(tok_repo, ctx.verifier.repo_id) if both_catalog and not ctx.inp.live
-                   else compare_tokenizers(tok_repo, ctx.verifier.repo_id, live=True))
+        if draft.fact_source == "user" and not ctx.inp.live:
+            # Listed by the catalog with its size only (tools/deploy/drafts.py): its row's tokenizer facts.
+            verdict = spec_tokenizer_verdict(draft, ctx.verifier)
+        elif both_catalog and not ctx.inp.live:
+            verdict = catalog_tokenizer_verdict(tok_repo, ctx.verifier.repo_id)
+        else:
+            verdict = compare_tokenizers(tok_repo, ctx.verifier.repo_id, live=True)
         cand = Candidate("draft_model", engine, True, f"same-family draft {draft.repo_id} ({verdict.verdict})",
                          draft=draft, draft_repo=draft.repo_id, tokenizer=verdict)
         cand.vram = fit = candidate_fit(ctx, cand)
@@ -453,9 +428,9 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
                 cand.feasible, cand.rejected_for = False, "vram"
                 cand.reason = (f"its weights do not fit beside the verifier: {cand.vram.verdict_line()}")
         if cand.feasible and cand.estimate is None:
-            cand.estimate = estimate(ctx, cand, num_draft_tokens=PARALLEL_START_LENGTH.get(method))
+            cand.estimate = estimate(ctx, cand)
         if cand.feasible and method in PARALLEL_DRAFT_METHODS and not ctx.inp.method:
-            _hold_back_thin_evidence(cand, ctx.inp.workload, ctx.verifier)
+            cand = _hold_back_thin_evidence(cand, ctx.inp.workload, ctx.verifier)
         out.append(cand)
     return out
 
@@ -467,21 +442,22 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
 MIN_SOURCES_FOR_NEW_METHODS = 2
 
 
-def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec) -> None:
+def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec) -> Candidate:
+    """The candidate, held back (infeasible on its own, with the reason) when its acceptance rests on thin evidence."""
     prior = cand.estimate.prior if cand.estimate is not None else None
     if prior is None:  # the user's own measured acceptance: no thin evidence to hold back
-        return
+        return cand
     borrowed = prior.workload_used != workload
     family = _measured_on_family(prior.prior_ids, verifier)
     if not borrowed and len(prior.source_ids) >= MIN_SOURCES_FOR_NEW_METHODS and family:
-        return
+        return cand
     why = (f"its {workload} acceptance is borrowed from {prior.workload_used} rows" if borrowed else
            f"its acceptance rests on one source ({', '.join(prior.source_ids)})"
            if len(prior.source_ids) < MIN_SOURCES_FOR_NEW_METHODS else
            f"its acceptance was measured on other models' drafters, not {verifier.family}'s")
-    cand.feasible, cand.rejected_for = False, "thin_evidence"
-    cand.reason = (f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
-                   f"comparable with better-measured methods (ask for it with --method {cand.strategy})")
+    return replace(cand, feasible=False, rejected_for="thin_evidence", reason=(
+        f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
+        f"comparable with better-measured methods (ask for it with --method {cand.strategy})"))
 
 
 def _measured_on_family(prior_ids: list[str], verifier: ModelSpec) -> bool:

@@ -15,7 +15,7 @@ from specpick.tools.catalog.specs import EngineSupport
 from specpick.tools.vocab import ENGINE_LABEL, MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
 
 # Tags of engine_support.csv ``breaks_with`` that the inputs cannot tell (engine flags we do not ask for).
-_UNASKED = ("dp_attention", "overlap_schedule")
+_UNASKED = ("overlap_schedule",)
 
 
 def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
@@ -93,10 +93,13 @@ def deployment_features(ctx: PlanContext) -> set[str]:
         out.add("structured_output")
     if ctx.sampling == "beam":
         out.add("beam_search")
-    if v.mtp_layers > 0 and inp.quantization and inp.quantization != v.dtype:
+    fmt = ctx.dep.verifier.quantization_given  # the user's --quantization, or the format a GGUF build declares
+    if v.mtp_layers > 0 and fmt and fmt != v.dtype:
         out.add("quantized_mtp")  # the user quantizes the checkpoint, MTP layer included
     if v.sliding_window:
         out.add("hybrid_attention" if 0.0 < v.sliding_layer_fraction < 1.0 else "sliding_window")
+    if ctx.dep.hardware.dp_attention:
+        out.add("dp_attention")  # SGLang STANDALONE and NGRAM do not run with --enable-dp-attention (ENGINES.md)
     if inp.spec_overlap == "on":
         out.add("overlap_schedule")  # the user runs the engine's overlap scheduler with speculation
     if inp.engine == "llamacpp" and inp.concurrency > 1:

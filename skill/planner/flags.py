@@ -98,10 +98,12 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
                       "outputs for your prompts; generating that data is often the largest cost"
                       + ("" if chosen.needs_training else " (already paid for the published heads used here)"),
                       f"{SEED} (always flag)"))
-    quantized = inp.quantization in ("fp8", "int8", "int4", "mxfp4") and inp.quantization != ctx.verifier.dtype
+    served = ctx.dep.verifier  # the user's --quantization, or the format a GGUF build declares
+    fmt = served.quantization_given
+    quantized = fmt is not None and served.bytes_per_param < 2.0 and fmt != ctx.verifier.dtype
     if chosen.head is not None and s != "mtp" and chosen.head.trained_dtype == "bf16" and quantized:
         out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against the BF16 verifier; "
-                      f"with the verifier in {inp.quantization} acceptance can collapse (acceptance 0 and '!!!' "
+                      f"with the verifier in {fmt} acceptance can collapse (acceptance 0 and '!!!' "
                       "output reported): measure alpha before trusting the estimate",
                       "vllm#9534; TensorRT-LLM#7842"))
     if s in EAGLE_METHODS | {"mtp"} and inp.workload in ("agentic", "rag", "chat") and \

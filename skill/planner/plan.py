@@ -14,6 +14,7 @@ and LoRA rule speculation out; a draft that does not fit rules out a draft model
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from specpick.skill.planner.candidates import Candidate, estimate, evaluate_candidates
 from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_note
@@ -119,7 +120,7 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
         why = blockers[0] if blockers else "no strategy is expected to beat plain decoding here"
         return SpeedupEstimate(value=1.0, low=1.0, high=1.0, tau=1.0, acceptance_source="speculation off",
                                cost_ratio=0.0, cycle_cost=1.0, batch=ctx.concurrency, engine_overhead=1.0,
-                               assumptions=[f"speculation off: {why}"])
+                               assumptions=[f"speculation off: {why}"] + ctx.notes)
     e = chosen.estimate
     return SpeedupEstimate(
         value=round(e.speedup, 2), low=round(e.low, 2), high=round(e.high, 2),
@@ -135,34 +136,32 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
     )
 
 
-def _fit_deployment(ctx: PlanContext, rationale: list[str]) -> tuple[VramResult, list[Flag]]:
+def _fit_deployment(ctx: PlanContext) -> tuple[PlanContext, VramResult, list[Flag], list[str]]:
     """The verifier alone on the user's GPUs at the answer's context x concurrency: never a quiet substitution.
 
-    If the requested concurrency does not fit but fewer sequences do, the answer is computed for what fits
-    (stated, with a fail flag and the options); if not even one sequence fits, nothing is planned here
-    (a blocker) and the options say what would fit.
+    Returns the context the answer is computed for, the fit, its flags and rationale lines. If the requested
+    concurrency does not fit but fewer sequences do, the answer is for what fits (stated, with a fail flag and the
+    options); if not even one sequence fits, nothing is planned here (a blocker) and the options say what would fit.
     """
-    from specpick.tools.checks.method_fit import fit_options, method_fit
+    from specpick.tools.deploy.requests import fit_alternatives, memory_fit
 
-    inp = ctx.inp
-    kw = dict(method="none", context_tokens=ctx.context_tokens, quantization=inp.quantization,
-              engine=inp.engine if ctx.engine_explicit else None, kv_cache_dtype=inp.kv_cache_dtype)
-    fit = method_fit(ctx.verifier, ctx.gpu, gpus=ctx.gpus, concurrency=ctx.concurrency, **kw)  # type: ignore[arg-type]
+    engine = ctx.inp.engine if ctx.engine_explicit else None
+    fit = memory_fit(ctx.dep, "none", engine=engine)
     if fit.fits:
-        return fit, []
-    options = fit_options(ctx.verifier, ctx.gpu, gpus=ctx.gpus, concurrency=ctx.concurrency, **kw)  # type: ignore[arg-type]
+        return ctx, fit, [], []
+    options = fit_alternatives(ctx.dep, "none", engine=engine)
     also = f"; for {ctx.concurrency} sequences: {'; or '.join(options)}" if options else ""
     if fit.max_concurrency_at_context >= 1:
-        ctx.concurrency = fit.max_concurrency_at_context
+        ctx = ctx.at_concurrency(fit.max_concurrency_at_context)
         msg = (f"{fit.verdict_line()}. This answer is for the {ctx.concurrency} sequences that fit on your "
                f"{ctx.gpus}x {ctx.gpu.key}{also}")
     else:
-        ctx.nothing_fits = True
+        ctx = replace(ctx, nothing_fits=True)
         msg = (f"{fit.verdict_line()}: no speculative plan on this hardware" + (f"; would fit: "
                f"{'; or '.join(options)}" if options else "; no tensor-parallel size up to 64 holds it either"))
-    rationale.append(msg + ".")
-    return fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg,
-                      source="tools/checks/vram.py (weights + KV at the stated context and concurrency)")]
+    return ctx, fit, [Flag(id="verifier_does_not_fit", severity="fail", message=msg,
+                           source="tools/checks/vram.py (weights + KV at the stated context and concurrency)")], \
+        [msg + "."]
 
 
 def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
@@ -182,8 +181,12 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
     switch: list[str] = []
     if inp.method:  # the user's method: tuned, never swapped for another
         chosen = choose_parameters(ctx, order[0])
+        tuned = [(order[0], chosen)]
     else:
-        chosen = choose_tuned(ctx, order, switch)
+        chosen, tuned = choose_tuned(ctx, order, switch)
+    # The tuned values stand in for the candidates they were made from (alternatives and flags read the list).
+    for original, value in tuned:
+        candidates[next(i for i, c in enumerate(candidates) if c is original)] = value
     rationale.append(f"{LABEL[chosen.strategy]}: {chosen.reason}.")
     rationale += switch
     rationale += chosen.notes
@@ -215,9 +218,7 @@ def plan(inp: PlannerInputs) -> Recommendation:
         InputError: contradictory input, or an explicitly requested method the budget rules out.
         NotFoundError: unknown verifier, draft or GPU (with close matches).
     """
-    ctx = build_context(inp)
-    rationale: list[str] = []
-    base_fit, flags = _fit_deployment(ctx, rationale)
+    ctx, base_fit, flags, rationale = _fit_deployment(build_context(inp))
     flags = blocker_flags(ctx) + flags
     if inp.method:  # an explicit request the deployment rules out is an input error, never a quiet "none"
         blocked = next((f for f in flags if f.severity == "fail" and f.id in BLOCKERS), None)
@@ -302,7 +303,8 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         tree=chosen.tree, draft_model=chosen.draft_repo, engine=chosen.engine, engine_config=engine_config,
         rationale=rationale, expected_speedup=speed, compatibility=build_checks(ctx, chosen, base_fit, flags),
         flags=flags, fallback=fallback, measurement_plan=measurement,
-        inputs=inp.model_copy(update={"gpus": ctx.gpus, "sampling": ctx.sampling, "temperature": ctx.temperature}),
+        inputs=inp.model_copy(update={"gpus": ctx.gpus, "sampling": ctx.sampling, "temperature": ctx.temperature,
+                                      "context_tokens": ctx.context_tokens}),
         defaults_used=ctx.defaults_used, alternatives=alts, facts_source=ctx.facts_source,
         sources=sorted({f.source for f in flags}),
     )

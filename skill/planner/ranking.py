@@ -132,8 +132,9 @@ def ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
     return feasible
 
 
-def choose_tuned(ctx: PlanContext, order: list[Candidate], rationale: list[str]) -> Candidate:
-    """The best candidate once its parameters are set.
+def choose_tuned(ctx: PlanContext, order: list[Candidate],
+                 rationale: list[str]) -> tuple[Candidate, list[tuple[Candidate, Candidate]]]:
+    """The best candidate once its parameters are set, and every (candidate, its tuned value) tuning produced.
 
     A named seed adjustment can move the leader's estimate below the runner-up's; then the runner-up is tuned too
     and taken if it now scores higher, down the ranking. A leader that tuning did not weaken keeps its place (so
@@ -143,12 +144,14 @@ def choose_tuned(ctx: PlanContext, order: list[Candidate], rationale: list[str])
     leader = order[0]
     before = score(ctx, leader)
     chosen = choose_parameters(ctx, leader)
+    tuned_pairs = [(leader, chosen)]
     if score(ctx, chosen) >= before:
-        return chosen
+        return chosen, tuned_pairs
     for nxt in order[1:]:
         if score(ctx, chosen) >= score(ctx, nxt):
             break
         tuned = choose_parameters(ctx, nxt)
+        tuned_pairs.append((nxt, tuned))
         if score(ctx, tuned) > score(ctx, chosen):
             n = f" (N={chosen.num_draft_tokens})" if chosen.num_draft_tokens else ""
             rationale.append(f"{LABEL[chosen.strategy]} on {chosen.engine} ranked first, but its tuned setting{n} is "
@@ -156,7 +159,7 @@ def choose_tuned(ctx: PlanContext, order: list[Candidate], rationale: list[str])
                              f"{LABEL[tuned.strategy]} on {tuned.engine} at {decision_speedup(tuned, workload):.2f}x: "
                              f"{LABEL[tuned.strategy]} is chosen.")
             chosen = tuned
-    return chosen
+    return chosen, tuned_pairs
 
 
 def why_not_chosen(ctx: PlanContext, c: Candidate, chosen: Candidate) -> str:

@@ -15,15 +15,18 @@ vllm#6494, #21278), so an answer never sets an N it would warn about.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, estimate
 from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
+from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH
 from specpick.tools.model.draftshape import TREE_TOLERANCE
 from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
-# vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap.
-SUFFIX_MAX_TOKENS = 16
+# vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap (one value for every verb).
+SUFFIX_MAX_TOKENS = FIXED_DRAFT_LENGTH["suffix"]
 # From here on draft length and tree width are kept small (skill/planner/flags.py HIGH_CONCURRENCY).
 HIGH_LOAD = 16
 # Long drafts under load waste verifier compute on rejected tokens (vllm#6494: ngram k=8 485 -> 301 tok/s;
@@ -88,7 +91,8 @@ def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: flo
 
 
 def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
-    """Set ``num_draft_tokens`` and ``tree`` on the chosen candidate and re-estimate."""
+    """The candidate with ``num_draft_tokens`` and ``tree`` set and re-estimated (a new value; ``c`` is unchanged)."""
+    c = replace(c, notes=list(c.notes), flags=list(c.flags), rejected_drafts=list(c.rejected_drafts))
     if c.strategy == "lookahead":
         c.notes.append("lookahead window W=4, n-gram N=3, verification set G=4 (TensorRT-LLM defaults)")
         return c

@@ -42,6 +42,19 @@ def _unwrap_optional(annotation: Any) -> Any:
     return annotation
 
 
+def _normalizer(annotation: Any) -> Any:
+    """The ``BeforeValidator`` of an ``Annotated`` choice type, inside an Optional or not (None without one): argparse
+    applies it before checking the choices, as pydantic does (``Q4_K_M`` -> ``q4_k_m``, tools/vocab.Quantization)."""
+    if get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return _normalizer(args[0]) if len(args) == 1 else None
+    if get_origin(annotation) is typing.Annotated:
+        from pydantic import BeforeValidator
+
+        return next((m.func for m in get_args(annotation)[1:] if isinstance(m, BeforeValidator)), None)
+    return None
+
+
 def _parse_bool_word(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -95,6 +108,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, model: type[BaseModel])
                 kwargs["choices"] = list(get_args(item))
         elif get_origin(annotation) is Literal:
             kwargs["choices"] = list(get_args(annotation))
+            if _normalizer(field.annotation) is not None:
+                kwargs["type"] = _normalizer(field.annotation)
         else:
             kwargs["type"] = _scalar_type(annotation)
         if field.is_required():

@@ -110,7 +110,8 @@ QUESTIONS: tuple[Question, ...] = (
     Question("concurrency", "Concurrent requests per replica (batch)", "int", low=1, high=4096),
     Question("engine", "Serving engine", "choice", ENGINES),
     Question("draft", "Candidate draft model (Enter: let the planner choose)", check=_catalog_model),
-    Question("context_tokens", "Context length per request, prompt + output (tokens)", "int", low=128,
+    Question("context_tokens", "Tokens in the KV cache per request while decoding (Enter: typical for the workload)",
+             "int", low=128,
              high=2_000_000),
     Question("quantization", "Verifier weight format (Enter: as published)", "choice", QUANTIZATIONS),
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +23,10 @@ from specpick.tools.catalog.published import (
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
-from specpick.tools.model.estimate import EstimateRequest, TreeShape, estimate_for_specs
+from specpick.tools.deploy.requests import estimate_request
+from specpick.tools.deploy.resolve import context_rule
+from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
+from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 from specpick.tools.vocab import BYTES_PER_PARAM, EAGLE_METHODS, Runner
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
@@ -170,6 +174,23 @@ class Prediction(BaseModel):
     tau: float = Field(description="mean accepted tokens per cycle the prediction used (incl. the bonus token)")
 
 
+def case_deployment(case: CalibCase, workload: str) -> Deployment:
+    """A published or engine row's setup as a ``Deployment``: its verifier, hardware, harness, batch, sampling and
+    own acceptance, at the context the one rule gives its workload (``tools/deploy/resolve.context_rule``)."""
+    context, _ = context_rule(None, workload, case.verifier.max_position_embeddings)
+    evidence = Evidence(alpha=case.alpha if case.tau is None else None, tau=case.tau) if case.own_acceptance \
+        else None
+    # Rows do not state their draft's weight format: the verifier's is assumed, as the fit always has.
+    drafter = Drafter(repo_id=case.draft.repo_id, kind="draft", spec=case.draft, weight_format=case.verifier.dtype,
+                      bytes_per_param=case.bpp) if case.draft is not None else None
+    return Deployment(
+        verifier=ServedModel(case.verifier, case.verifier.dtype, case.bpp), hardware=Hardware(case.gpu, case.gpus),
+        drafter=drafter,
+        engine=EngineChoice(None, None, case.harness, harness=case.harness), workload=workload,
+        context_tokens=context, concurrency=case.batch, temperature=case.temperature, evidence=evidence,
+    )
+
+
 def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
             constants: ModelConstants = DEFAULT_CONSTANTS) -> Prediction:
     """The model's speedup and interval for one case: the row's own acceptance (``own``) or the priors without
@@ -179,13 +200,13 @@ def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()
     """
     results = []
     for w in case.workloads:
-        req = EstimateRequest(
-            verifier=case.verifier, gpu=case.gpu, method=case.row.method or "", draft=case.draft, gpus=case.gpus,
-            workload=w, temperature=case.temperature, batch=case.batch, num_draft_tokens=case.num_draft_tokens,
-            tree=case.tree, alpha=case.alpha if own and case.tau is None else None, tau=case.tau if own else None,
-            harness=case.harness, weight_bytes_per_param=case.bpp, variant=case.row.variant,
-            exclude_sources=exclude, sweep=False, lookahead=case.lookahead, medusa_heads=case.medusa_heads,
-            spec_overlap=case.spec_overlap, runner=case.runner,
+        # The case as a deployment (the same builder `recommend` and `speedup` use), then the row's own facts the
+        # speed model takes: variant, the sources left out, lookahead/Medusa shape, who ran it, its overlap.
+        req = replace(
+            estimate_request(case_deployment(case, w), case.row.method or "", engine=None, draft=case.draft,
+                             num_draft_tokens=case.num_draft_tokens, tree=case.tree, measured=own, sweep=False),
+            variant=case.row.variant, exclude_sources=exclude, lookahead=case.lookahead,
+            medusa_heads=case.medusa_heads, spec_overlap=case.spec_overlap, runner=case.runner,
         )
         results.append(estimate_for_specs(req, constants=constants))
     return Prediction(speedup=statistics.fmean(r.speedup for r in results),

@@ -191,8 +191,14 @@ def own_acceptance(row: EngineRow) -> bool:
     return (row.tau is not None or row.alpha is not None) and (row.speedup is None or row.acceptance_from_speedup_run)
 
 
-def row_use(row: EngineRow) -> tuple[Use, CalibCase | str]:
-    """What the row can test, and its case (or the skip reason)."""
+HELD_OUT_REASON = "held out of the gates: llama.cpp row, no fitted llama.cpp cost model yet (reported apart)"
+
+
+def row_use(row: EngineRow, *, include_held_out: bool = False) -> tuple[Use, CalibCase | str]:
+    """What the row can test, and its case (or the skip reason). A held-out row (``EngineRow.held_out``) is skipped
+    unless ``include_held_out``: only the report's own held-out section asks for it."""
+    if row.held_out and not include_held_out:
+        return "skipped", HELD_OUT_REASON
     case = resolve_case(row)
     if isinstance(case, str):
         return "skipped", case

@@ -29,6 +29,20 @@ def _mode_lines(m: EngineModeReport, *, groups: bool) -> list[str]:
     return out
 
 
+def _held_out_lines(report: EngineReport) -> list[str]:
+    """The rows held out of every gate, fit and prior (engine_rows.HELD_OUT_TAG), in their own section."""
+    if report.held_out_loso is None or report.held_out_cost_model is None:
+        return []
+    out = [f"\nheld out of every gate, fit and prior: {report.held_out_loso.overall.n} llama.cpp rows the model can run "
+           "(no llama.cpp cost model is fitted yet: these figures say how far today's model is off; they gate "
+           "nothing)"]
+    for m in (report.held_out_loso, report.held_out_cost_model):
+        lines = _mode_lines(m, groups=True)
+        out.append(f"  {lines[0].strip()}")
+        out += [line for line in lines[1:] if not line.lstrip().startswith(("fit half", "sources never fitted"))]
+    return out
+
+
 def render_engine_in_sample(report: EngineReport) -> str:
     """The in-sample engine figures (priors as committed), printed after every out-of-sample figure."""
     return "\n".join(_mode_lines(report.end_to_end, groups=False))
@@ -60,6 +74,7 @@ def render_engine_text(report: EngineReport, *, rows: bool = False, in_sample: b
     out += [format_stats_line(name, s) for name, s in (("dense", step.dense), ("MoE", step.moe),
                                                        ("holdout half", step.holdout)) if s is not None]
     out.append(f"  baselines skipped (row not runnable): {sum(step.skipped.values())}")
+    out += _held_out_lines(report)
     if in_sample:
         out.append(render_engine_in_sample(report))
     if rows:

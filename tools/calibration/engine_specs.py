@@ -34,7 +34,13 @@ GPU_ALIASES: dict[str, str] = {"h100": "H100-SXM", "h100-nvl": "H100-NVL", "h100
                                "a100": "A100-80GB", "a100 80gb pcie": "A100-PCIE-80GB"}
 # The part's suffix is part of its name ("H100-PCIe" is not an H100 SXM): a suffix the pattern stopped short of
 # would quietly read a PCIe card as its SXM sibling.
-_HW = re.compile(r"^\s*(\d+)x\s+((?:GB|B|H|A|MI|V|L)\d+[A-Z]?(?:-NVL|-PCIe)?(?:\s+80GB\s+PCIe)?|RTX\s*\d{4})"
+# Consumer, workstation, APU and Apple parts (issue 25) as their owners write them: "RTX 4060 Ti", "RTX 5090 Laptop",
+# "RTX A5000", "Tesla P40", "RX 7900 XTX", "Radeon AI PRO R9700", "Arc Pro B60", "Apple M4 Max", "Ryzen AI Max+ 395".
+# "Radeon 8060S" is left out on purpose: vLLM rows name the Strix Halo iGPU that way and would join the gated figures.
+_LOCAL_HW = (r"RTX\s*\d{4}(?:\s*Ti)?(?:\s+Laptop)?|RTX\s+A\d{4}|Tesla\s+[PV]\d+|RX\s+\d{4}(?:\s+(?:XTX|XT|GRE))?"
+             r"|Radeon\s+AI\s+PRO\s+R\d{4}|Arc\s+(?:Pro\s+)?B\d{2,3}|Apple\s+M\d(?:\s+(?:Pro|Max|Ultra))?"
+             r"|Ryzen\s+AI\s+Max\+?\s*395|DGX\s+Spark")
+_HW = re.compile(r"^\s*(\d+)x\s+((?:GB|B|H|A|MI|V|L)\d+[A-Z]?(?:-NVL|-PCIe)?(?:\s+80GB\s+PCIe)?|" + _LOCAL_HW + r")"
                  r"(?![-\w])", re.IGNORECASE)
 # Weight formats written in the verifier cell's parenthesis ("(FP8)", "(NVFP4)", "(FP4 MoE, bf16 attention)").
 _DTYPES: tuple[tuple[str, str], ...] = (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp4", "nvfp4"), ("fp8", "fp8"),

@@ -106,6 +106,10 @@ class EngineReport(BaseModel):
     plain_step: PlainStepReport = Field(description="the model's plain decode step against the rows' measured "
                                         "no-speculation baselines, absolute ms (tools/calibration/baselines.py)")
     rows: list[EngineRowResult]
+    held_out_loso: EngineModeReport | None = Field(None, description="rows held out of every gate and fit "
+                                                   "(engine_rows.HELD_OUT_TAG), leave one source out")
+    held_out_cost_model: EngineModeReport | None = Field(None, description="the same rows, their own tau/alpha")
+    held_out_rows: list[EngineRowResult] = Field(default_factory=list)
 
 
 def engine_cases(split: Split | None = None) -> list[CalibCase]:
@@ -202,8 +206,13 @@ def engine_report() -> EngineReport:
     skipped: dict[str, int] = {}
     usable: dict[str, dict[str, int]] = {}
     results: list[EngineRowResult] = []
+    held: list[EngineRowResult] = []
     taus: list[tuple[EngineRow, float | None]] = []
     for row in rows:
+        if row.held_out:  # its own section; counted among the skipped for the gated figures
+            use, case = row_use(row, include_held_out=True)
+            if use in ("cost_model", "end_to_end") and not isinstance(case, str):
+                held.append(_result(row, use, case))
         use, case = row_use(row)
         if isinstance(case, str):
             skipped[case] = skipped.get(case, 0) + 1
@@ -223,5 +232,6 @@ def engine_report() -> EngineReport:
         skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
         loso=_mode("loso", results), cost_model=_mode("cost_model", results),
         end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), plain_step=plain_step_report(),
-        rows=results,
+        rows=results, held_out_loso=_mode("loso", held) if held else None,
+        held_out_cost_model=_mode("cost_model", held) if held else None, held_out_rows=held,
     )

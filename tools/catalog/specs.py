@@ -108,7 +108,10 @@ class GpuSpec(BaseModel):
     fp4_tflops: float | None = Field(None, description="dense FP4 (NVFP4/MXFP4) tensor TFLOPS; None = no FP4 units")
     link_gbps: float | None = Field(None, description="GPU-to-GPU link bandwidth; 0 = PCIe only")
     interconnect: str = ""
-    vendor: Literal["nvidia", "amd", "intel"] = "nvidia"
+    vendor: Literal["nvidia", "amd", "intel", "apple"] = "nvidia"
+    unified_memory: bool = Field(False, description="CPU and GPU share one memory pool (Apple M-series, Strix Halo, "
+                                 "DGX Spark): memory_gb is the whole system's, of which the OS and the GPU's share "
+                                 "are configured by the user")
     source: str = ""
     notes: str = ""
 

@@ -71,7 +71,8 @@ def _gpu_from_row(r: dict[str, str]) -> GpuSpec:
         bf16_tflops=_float_or_none(r["bf16_tflops"]), fp16_tflops=_float_or_none(r["fp16_tflops"]),
         fp8_tflops=_float_or_none(r["fp8_tflops"]), fp4_tflops=_float_or_none(r.get("fp4_tflops", "")),
         link_gbps=_float_or_none(r["link_gbps"]),
-        interconnect=r["interconnect"], vendor=r["vendor"], source=r["source"], notes=r["notes"],
+        interconnect=r["interconnect"], vendor=r["vendor"],
+        unified_memory=r.get("unified_memory", "").strip().lower() == "true", source=r["source"], notes=r["notes"],
     )
 
 

@@ -49,21 +49,29 @@ def method_fit(
     quantization: str | None = None,
     engine: str | None = None,
     kv_cache_dtype: str = "auto",
+    draft_quantization: str | None = None,
+    dp_attention: bool = False,
+    reserve_fraction: float | None = None,
+    head_params_b: float | None = None,
+    draft_tp: int | None = None,
 ) -> VramResult:
     """Weights + draft/head + KV at ``context_tokens`` x ``concurrency`` for ``method`` (``none``: verifier only).
 
     MTP layers ship inside the verifier's checkpoint (``fit_specs`` counts them with the verifier); other heads
-    add the catalog's ``head_params_b``. An unknown head size is left out and said so.
+    add the catalog's ``head_params_b`` (``head_params_b`` given: that size, `vram --head-params-b`). An unknown
+    head size is left out and said so. The draft is counted in ``draft_quantization`` (its own format).
     """
     head_b = head.head_params_b if head is not None and method in HEAD_METHOD_FOR and method != "mtp" else None
+    head_b = head_params_b if head_params_b is not None else head_b
     fit = fit_specs(
         verifier, gpu, gpus=gpus, draft=draft if method == "draft_model" else None, head_params_b=head_b,
         quantization=quantization, kv_cache_dtype=sizable_kv_dtype(kv_cache_dtype), context_tokens=context_tokens,
-        concurrency=concurrency, engine=engine,
+        concurrency=concurrency, engine=engine, draft_quantization=draft_quantization, dp_attention=dp_attention,
+        reserve_fraction=reserve_fraction, draft_tp=draft_tp,
     )
     if head is not None and head_b is None and method in HEAD_METHOD_FOR and method != "mtp":
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
-    elif head_b is not None:
+    elif head_b is not None and head is not None:
         fit.assumptions.append(f"head weights: {head.head_repo_id} ({head_b:g}B, catalog heads.csv)")
     return fit
 
@@ -78,7 +86,8 @@ def sizable_kv_dtype(kv_cache_dtype: str | None) -> str:
 def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, context_tokens: int,
                 concurrency: int, draft: ModelSpec | None = None, head: HeadSpec | None = None,
                 quantization: str | None = None, engine: str | None = None,
-                kv_cache_dtype: str = "auto") -> list[str]:
+                kv_cache_dtype: str = "auto", draft_quantization: str | None = None,
+                dp_attention: bool = False) -> list[str]:
     """What would fit instead of this deployment: fp8 weights on the same GPUs, or the fewest more GPUs.
 
     Each option is checked with ``method_fit`` at the same context and concurrency; none is applied. A GPU count
@@ -87,7 +96,8 @@ def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, co
     without head counts (a Hub config that lacks them) is tried at powers of two.
     """
     kw = dict(method=method, context_tokens=context_tokens, concurrency=concurrency, draft=draft, head=head,
-              engine=engine, kv_cache_dtype=kv_cache_dtype)
+              engine=engine, kv_cache_dtype=kv_cache_dtype, draft_quantization=draft_quantization,
+              dp_attention=dp_attention)
     out: list[str] = []
     if (quantization or verifier.dtype) in ("bf16", "fp16", "fp32"):
         fp8 = method_fit(verifier, gpu, gpus=gpus, quantization="fp8", **kw)  # type: ignore[arg-type]

@@ -26,12 +26,15 @@ that catches it (docs/references/ENGINES.md, issues #6-#9).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.hub.tokenizer_files import SPECIAL_ROLES, LoadedTokenizer, paused_gc, token_to_bytes
 from specpick.tools.vocab import Verdict
+
+if TYPE_CHECKING:
+    from specpick.tools.catalog.specs import ModelSpec
 
 TokenizerRelation = Literal[
     "identical", "identical_except_padding", "same_vocab_different_normalization",
@@ -270,7 +273,12 @@ def catalog_tokenizer_verdict(draft: str, verifier: str, *, fallback_reason: str
     from specpick.tools.catalog.tables import get_catalog
 
     catalog = get_catalog()
-    d, v = catalog.model(draft), catalog.model(verifier)
+    return spec_tokenizer_verdict(catalog.model(draft), catalog.model(verifier), fallback_reason=fallback_reason)
+
+
+def spec_tokenizer_verdict(d: ModelSpec, v: ModelSpec, *, fallback_reason: str = "") -> TokenizerVerdict:
+    """``catalog_tokenizer_verdict`` on resolved specs (a draft the catalog lists only by size has a spec built
+    from its row, tools/deploy/drafts.py)."""
     sides = [TokenizerSide(repo_id=m.repo_id, source="catalog", kind="catalog", config_vocab_size=m.vocab_size,
                            tokenizer_family=m.tokenizer_family, tokenizer_specials=m.tokenizer_specials,
                            fallback_reason=fallback_reason)

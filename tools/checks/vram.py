@@ -69,6 +69,8 @@ class VramResult(BaseModel):
     verifier_alone_fits: bool
     weight_bytes_per_param: float
     assumptions: list[str]
+    defaults_used: list[str] = Field(default_factory=list, description="inputs that took a stated default "
+                                     "(tools/deploy/resolve.py)")
 
     def verdict_line(self) -> str:
         """One line: the verdict at this context x concurrency, and what would fit instead."""

@@ -87,7 +87,7 @@ def calibrate_tool(inp: CalibrateInput) -> CalibrationReport:
 
         eng = engine_report()
         if not inp.rows:
-            eng = eng.model_copy(update={"rows": []})
+            eng = eng.model_copy(update={"rows": [], "held_out_rows": []})
         report = report.model_copy(update={"engines": eng.model_dump()})
     failures = threshold_failures(inp, report)
     if not inp.rows:

@@ -6,10 +6,9 @@ translated for every engine we track, or the reason an engine cannot run it is g
 
 from __future__ import annotations
 
-from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_config import ENGINE_LABEL, EngineConfig, EngineConfigInput, build_engine_config
+from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
 from specpick.tools.errors import InputError
-from specpick.tools.validation import check_tensor_parallel
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
 
@@ -27,10 +26,18 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
     if ignored:
         raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "
                          "(or pick the engine/method that uses it)")
-    verifier = get_catalog().model(inp.verifier)
-    check_tensor_parallel(inp.tensor_parallel, verifier.num_attention_heads, verifier.num_kv_heads,
-                          model=verifier.repo_id, flag="--tensor-parallel")
-    return build_engine_config(inp.model_copy(update={"verifier": verifier.repo_id}))
+    dep = resolve_deployment(deployment_query(inp))
+    cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.repo_id}))
+    # The release the option names are for is a default like any other: listed the way every verb lists it.
+    return cfg.model_copy(update={"notes": [*cfg.notes, *(f"default: {d}" for d in dep.defaults)]})
+
+
+def deployment_query(inp: EngineConfigInput) -> DeploymentQuery:
+    """The deployment `engine-config` emits for, in the resolver's terms (TP checked against the verifier's heads)."""
+    return DeploymentQuery(verifier=inp.verifier, gpus=inp.tensor_parallel, engine=inp.engine,
+                           engine_version=inp.engine_version, catalog_only=True, gpus_flag="--tensor-parallel",
+                           # no context: engine-config sizes nothing (1 token passes every limit check)
+                           workload=None, context_tokens=1, announce=frozenset())
 
 
 def _ignored_options(inp: EngineConfigInput) -> str | None:

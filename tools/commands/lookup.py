@@ -76,10 +76,16 @@ def model_info(inp: ModelInfoInput) -> ModelInfo:
     """Describe a model from the catalog, or from the Hub with ``live``."""
     from specpick.tools.hub.resolve import resolve_model_spec
 
+    from specpick.tools.deploy.drafts import known_drafts
+
     resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     cat = get_catalog()
+    # The drafts `recommend` and `speedup` can use (the one listing, tools/deploy/drafts.py): a pairing the
+    # catalog cannot size (no architecture row, no size) is not offered here either.
+    usable = {d.repo_id for d in known_drafts(resolved.spec)}
     return ModelInfo(spec=resolved.spec, params=resolved.params or count_params(resolved.spec),
-                     heads=cat.heads_for(resolved.spec.repo_id), drafts=cat.drafts_for(resolved.spec),
+                     heads=cat.heads_for(resolved.spec.repo_id),
+                     drafts=[d for d in cat.drafts_for(resolved.spec) if d.draft_repo_id in usable],
                      source=resolved.source, notes=resolved.notes)
 
 
@@ -97,8 +103,10 @@ def render_gpus(r: GpuList) -> str:
     lines = [f"{'key':15} {'memory':>7} {'GB/s':>6} {'BF16 TF':>8} {'FP8 TF':>7}  name"]
     for g in r.gpus:
         bf16 = g.bf16_tflops or g.fp16_tflops
+        # Unified memory is the whole system's (CPU and OS share it): say so beside the figure.
+        shared = " (unified memory, shared with the CPU)" if g.unified_memory else ""
         lines.append(f"{g.key:15} {g.memory_gb:>5g}GB {g.bandwidth_gbps:>6g} {bf16 or '-':>8} "
-                     f"{g.fp8_tflops or '-':>7}  {g.name}")
+                     f"{g.fp8_tflops or '-':>7}  {g.name}{shared}")
     return "\n".join(lines)
 
 

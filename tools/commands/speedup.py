@@ -8,7 +8,6 @@ assumption in ``assumptions``.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -17,32 +16,32 @@ from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_line, measured_speedups, outside_note
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
-from specpick.tools.model.overhead import ENGINE_TO_HARNESS, Harness
+from specpick.tools.model.overhead import Harness
 from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
-from specpick.tools.catalog.specs import GpuSpec, ModelSpec
-from specpick.tools.checks.method_fit import fit_options, method_fit, published_head
+from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.checks.vram import VramResult
+from specpick.tools.deploy.drafts import best_published_head, find_known_draft, known_drafts
+from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
+from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
+from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deployment import Deployment
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
     ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape,
     estimate_for_specs, validate_acceptance,
 )
-from specpick.tools.model.workload_context import typical_context_tokens
 from specpick.tools.validation import (
     OneLineText,
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, EngineVersion, GpuCount, ModelName, ParamsB, Probability, Tau,
     Temperature,
-    check_context, check_draft_smaller, check_tensor_parallel, check_tree_shape,
+    check_tree_shape,
 )
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.vocab import (
-    BYTES_PER_PARAM, DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, Workload,
+    DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, Workload,
 )
-from specpick.tools.model.overlap import overlap_setting_error, spec_overlap
-
-DEFAULT_HARNESS = "vllm"  # engine not given: the most common open-source serving engine
-DEFAULT_CHAIN_N = 3  # N when --tau is given without a length (a tau fixes no N to sweep over)
+from specpick.tools.model.overlap import overlap_setting_error
 
 MAX_BATCH = 4096
 MAX_TREE_TOP_K = 64
@@ -51,6 +50,9 @@ MAX_VERIFY_TOKENS = 1024
 
 class SpeedupAnswer(SpeedupResult):
     """The estimate, with the engine rows measured on this verifier and method beside it (as in `recommend`)."""
+
+    defaults_used: list[str] = Field(default_factory=list, description="inputs that took a stated default, the "
+                                     "engine release included (tools/deploy/resolve.py: the same rule as recommend)")
 
     measured: list[MeasuredSpeedup] = Field(
         default_factory=list, description="engine rows measured on this verifier with this method (other hardware, "
@@ -99,6 +101,8 @@ class SpeedupInput(BaseModel):
     quantization: Quantization | None = Field(None, description="weight format served; default: the "
                                               "checkpoint's dtype")
     kv_cache_dtype: str = Field("auto", description="KV cache dtype for the memory check: auto (bf16/fp16), fp8")
+    dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across "
+                               "ranks by sequence instead of replicated on every rank (memory check)")
     tree_depth: DraftTokens | None = Field(None, description="tree methods: draft depth (same as "
                                            "--num-draft-tokens)")
     tree_top_k: Annotated[int, Field(ge=1, le=MAX_TREE_TOP_K)] | None = Field(
@@ -139,62 +143,60 @@ class SpeedupInput(BaseModel):
         return self
 
 
-def _bpp(quant: str | None, dtype: str) -> float:
-    return BYTES_PER_PARAM.get(quant or dtype, 2.0)
+def _default_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec:
+    """No --draft: the first draft the catalog lists for this verifier (the listing `heads`/`model` show)."""
+    if inp.method == "pard":
+        name = next((d.repo_id for d in known_drafts(verifier) if is_pard_repo(d.repo_id)), None)
+        if name is None:
+            raise InputError(f"no known PARD draft for {verifier.repo_id}; pass one with --draft (e.g. amd/PARD-...)")
+        draft = pard_draft_spec(name)
+        assert draft is not None  # known_drafts lists only drafts it could size
+        notes.append(f"PARD draft {draft.repo_id}: {draft.notes or 'catalog row'}")
+        return draft
+    engine = _draft_engine(inp)
+    usable = [d for d in known_drafts(verifier) if not d.incompatible and not is_pard_repo(d.repo_id)]
+    known = [d for d in usable if d.runs_on(engine)]
+    if usable and not known:
+        raise InputError(f"no known draft for {verifier.repo_id} loads in {engine}: {usable[0].refusal(engine)}; "
+                         f"pass --engine {usable[0].runtimes[0]}, or a draft with --draft / --draft-params-b")
+    if not known:
+        raise InputError(f"no known draft for {verifier.repo_id} in the catalog; pass --draft or --draft-params-b")
+    relation = f" ({known[0].relation} tokenizer)" if known[0].relation else ""
+    notes.append(f"draft not given: the catalog's known {verifier.family} draft {known[0].repo_id}{relation}"
+                 + ("" if known[0].note == "catalog row" else f"; {known[0].note}"))
+    return known[0].spec
 
 
-def _synthetic_draft(params_b: float, verifier: ModelSpec) -> tuple[ModelSpec, str]:
-    """A draft of ``params_b`` billions with the geometry of the closest-sized catalog model."""
-    cat = get_catalog()
-    dense = [m for m in cat.models if not m.is_moe and m.params_total_b]
-    near = min(dense, key=lambda m: abs(math.log(m.params_total_b / params_b)))  # type: ignore[operator]
-    spec = near.model_copy(update={"repo_id": f"draft-{params_b:g}B", "params_total_b": params_b,
-                                   "vocab_size": verifier.vocab_size, "fact_source": "user"})
-    return spec, (f"draft of {params_b:g}B: geometry of {near.repo_id} ({near.params_total_b:g}B, "
-                  f"{near.num_layers} layers) assumed, verifier vocabulary")
+def _draft_engine(inp: SpeedupInput) -> str | None:
+    """The engine that must load the draft: the user's, else vLLM whose overheads are assumed (a papers' harness
+    override loads nothing)."""
+    return inp.engine or (None if inp.harness else DEFAULT_HARNESS)
 
 
-def _resolve_draft(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec | None:
+def _resolve_draft(inp: SpeedupInput, dep: Deployment, notes: list[str]) -> ModelSpec | None:
+    """The deployment's draft (named or sized by the user), else the catalog's default for the method."""
     if inp.method not in DRAFT_MODEL_METHODS:
         return None
-    cat = get_catalog()
-    if inp.method == "pard":
-        return _resolve_pard(inp, verifier, notes)
-    if inp.draft:
-        draft = cat.model(inp.draft)
-    elif inp.draft_params_b is not None:
-        # Checked before the geometry stand-in is built: its own count would hide the size the user gave.
-        check_draft_smaller(inp.draft_params_b, count_params(verifier).total_b, verifier=verifier.repo_id)
-        draft, note = _synthetic_draft(inp.draft_params_b, verifier)
-        notes.append(note)
-    else:
-        known = cat.drafts_for(verifier)
-        if not known:
-            raise InputError(f"no known draft for {verifier.repo_id} in the catalog; pass --draft or --draft-params-b")
-        draft = cat.model(known[0].draft_repo_id)
-        notes.append(f"draft not given: the catalog's known {verifier.family} draft {draft.repo_id} "
-                     f"({known[0].tokenizer_relation} tokenizer)")
+    verifier = dep.verifier.spec
+    if inp.method == "pard" and inp.draft_params_b is not None:
+        raise InputError("--draft-params-b does not apply to pard: pass the PARD draft repo with --draft")
+    if inp.method == "pard" and inp.draft and pard_draft_spec(inp.draft) is None:
+        raise InputError(f"{inp.draft} is not a PARD draft we can size (its base model is not in the catalog); "
+                         "PARD drafts are named amd/PARD-<base>")
+    draft = dep.draft_spec
+    if draft is None:
+        draft = _default_draft(inp, verifier, notes)
+    elif dep.drafter is not None and dep.drafter.note:
+        notes.append(dep.drafter.note)
     if draft.repo_id == verifier.repo_id:
         raise InputError("the draft is the verifier itself: choose a smaller draft model")
+    listed = find_known_draft(verifier, draft.repo_id)
+    engine = _draft_engine(inp)
+    if listed is not None and engine is not None and not listed.runs_on(engine):
+        raise InputError(f"{listed.refusal(engine)}; pass --engine {listed.runtimes[0]} or another draft")
     vp, dp = count_params(verifier).total_b, count_params(draft).total_b
-    if dp >= vp:
+    if dp >= vp and inp.draft_params_b is None:
         raise InputError(f"draft ({dp:.2f}B) is not smaller than the verifier ({vp:.2f}B): it cannot pay")
-    return draft
-
-
-def _resolve_pard(inp: SpeedupInput, verifier: ModelSpec, notes: list[str]) -> ModelSpec:
-    """The PARD draft given, or the catalog's PARD draft for the verifier's family."""
-    if inp.draft_params_b is not None:
-        raise InputError("--draft-params-b does not apply to pard: pass the PARD draft repo with --draft")
-    name = inp.draft or next((d.draft_repo_id for d in get_catalog().drafts_for(verifier)
-                              if is_pard_repo(d.draft_repo_id)), None)
-    if name is None:
-        raise InputError(f"no known PARD draft for {verifier.repo_id}; pass one with --draft (e.g. amd/PARD-...)")
-    draft = pard_draft_spec(name)
-    if draft is None:
-        raise InputError(f"{name} is not a PARD draft we can size (its base model is not in the catalog); "
-                         "PARD drafts are named amd/PARD-<base>")
-    notes.append(f"PARD draft {draft.repo_id}: {draft.notes or 'catalog row'}")
     return draft
 
 
@@ -222,27 +224,36 @@ def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
         raise InputError(f"{verifier.repo_id} has no multi-token-prediction layers; choose another method")
 
 
-def _check_fit(inp: SpeedupInput, verifier: ModelSpec, draft: ModelSpec | None, gpu: GpuSpec,
-               context_tokens: int, notes: list[str]) -> VramResult:
+def _check_fit(inp: SpeedupInput, dep: Deployment, draft: ModelSpec | None, notes: list[str]) -> VramResult:
     """The same memory check `vram` and `recommend` run: weights + draft/head + KV at context x batch.
 
     Raises:
         InputError: the deployment does not fit (the verdict and what would fit, exit 2).
     """
-    head = published_head(verifier, inp.method, inp.engine)
-
-    fit = method_fit(verifier, gpu, method=inp.method, gpus=inp.gpus, context_tokens=context_tokens,
-                     concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization, engine=inp.engine,
-                     kv_cache_dtype=inp.kv_cache_dtype)
+    head = best_published_head(dep.verifier.repo_id, inp.method, inp.engine)  # the head recommend would take
+    fit = memory_fit(dep, inp.method, engine=inp.engine, draft=draft, head=head)
     if not fit.fits:
-        options = fit_options(verifier, gpu, method=inp.method, gpus=inp.gpus, context_tokens=context_tokens,
-                              concurrency=inp.batch, draft=draft, head=head, quantization=inp.quantization,
-                              engine=inp.engine, kv_cache_dtype=inp.kv_cache_dtype)
+        options = fit_alternatives(dep, inp.method, engine=inp.engine, draft=draft, head=head)
         raise InputError(f"memory: {fit.verdict_line()}; " + (f"would fit: {'; or '.join(options)}"
                                                                if options else "lower --batch or --context-tokens")
                          + " (`specpick vram` shows the budget)")
     notes.append(f"memory: {fit.verdict_line()} ({fit.reservation})")
     return fit
+
+
+def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
+    """The deployment `speedup` asks about, in the resolver's terms (shared with `recommend` and `vram`)."""
+    given = set(inp.model_fields_set) | ({"concurrency"} if "batch" in inp.model_fields_set else set())
+    return DeploymentQuery(
+        verifier=inp.verifier, gpu=inp.gpu, gpus=inp.gpus, workload=inp.workload, engine=inp.engine,
+        engine_version=inp.engine_version, spec_overlap=inp.spec_overlap, harness=inp.harness,
+        quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
+        concurrency=inp.batch, temperature=inp.temperature, method=inp.method, draft=inp.draft,
+        draft_params_b=inp.draft_params_b, dp_attention=inp.dp_attention, alpha=inp.alpha, tau=inp.tau,
+        measured_at_draft_tokens=inp.tree_depth or inp.num_draft_tokens,
+        catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, context_flag="--context-tokens",
+        given=frozenset(given | {"sampling"}), announce=frozenset({"gpus", "concurrency"}),
+    )
 
 
 def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
@@ -252,53 +263,30 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
         NotFoundError: unknown verifier, draft or GPU.
         InputError: contradictory or out-of-range inputs, or no acceptance to go on.
     """
-    cat = get_catalog()
-    verifier = cat.model(inp.verifier)
-    gpu = cat.gpu(inp.gpu)
-    check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
-    limit = verifier.max_position_embeddings
-    if inp.context_tokens is not None:
-        check_context(inp.context_tokens, limit, model=verifier.repo_id, flag="--context-tokens")
+    dep = resolve_deployment(deployment_query(inp))
+    verifier, gpu = dep.verifier.spec, dep.hardware.gpu
     _check_support(inp, verifier)
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
-    harness = inp.harness or (ENGINE_TO_HARNESS[inp.engine] if inp.engine else DEFAULT_HARNESS)
-    if inp.engine is None and inp.harness is None:
-        notes.append("engine not given: vLLM overheads assumed")
+    notes += [f"default: {d}" for d in dep.defaults]
     if inp.engine == "llamacpp" and inp.harness is None:
         notes.append("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)")
-    draft = _resolve_draft(inp, verifier, notes)
-    bpp = _bpp(inp.quantization, verifier.dtype)
-    draft_bpp = _bpp(inp.quantization, draft.dtype) if draft else None
-    context = inp.context_tokens if inp.context_tokens is not None else typical_context_tokens(inp.workload)
-    if inp.context_tokens is None:
-        if 0 < limit < context:  # the workload's typical context is past this model's positions (Vicuna: 2048)
-            context = limit
-            notes.append(f"context: {context} tokens, the model's max_position_embeddings (the typical "
-                         f"{inp.workload} context is longer)")
-        else:
-            notes.append(f"context: {context} tokens in the KV cache while decoding (assumed typical for "
-                         f"{inp.workload})")
-    fit = _check_fit(inp, verifier, draft, gpu, context, notes)
+    draft = _resolve_draft(inp, dep, notes)
+    fit = _check_fit(inp, dep, draft, notes)
     n = inp.tree_depth or inp.num_draft_tokens
-    if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > (n or DEFAULT_CHAIN_N) + 1:
-        raise InputError(f"--tau {inp.tau} is impossible with {n or DEFAULT_CHAIN_N} draft tokens "
-                         f"(at most {(n or DEFAULT_CHAIN_N) + 1} per cycle)")
-    # The overlap follows the overhead set in use (an engine's, or none for the papers' eager harnesses).
-    overlap = spec_overlap(harness, inp.engine_version, inp.method, setting=inp.spec_overlap)
-    notes += [overlap.note] if overlap.note else []
-    req = EstimateRequest(
-        verifier=verifier, gpu=gpu, method=inp.method, draft=draft, gpus=inp.gpus, workload=inp.workload,
-        temperature=inp.temperature, batch=inp.batch, num_draft_tokens=n or DEFAULT_CHAIN_N, alpha=inp.alpha,
-        tau=inp.tau, harness=harness, engine=inp.engine, context_tokens=context, weight_bytes_per_param=bpp,
-        draft_bytes_per_param=draft_bpp, max_batch=fit.max_concurrency_at_context, assumptions=tuple(notes),
-        spec_overlap=overlap.overlap,
-    )
-    result = tuned_estimate(req, num_draft_tokens=n, tree=_user_tree(inp, harness))
+    start = n or start_draft_length(inp.method)
+    if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > start + 1:
+        raise InputError(f"--tau {inp.tau} is impossible with {start} draft tokens (at most {start + 1} per cycle)")
+    req = estimate_request(dep, inp.method, engine=inp.engine, draft=draft, num_draft_tokens=n, measured=True,
+                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes))
+    harness = harness_for(dep, inp.engine)
+    result = tuned_estimate(req, num_draft_tokens=n or FIXED_DRAFT_LENGTH.get(inp.method),
+                            tree=_user_tree(inp, harness))
     measured = measured_speedups(verifier.repo_id, inp.method, engine=inp.engine, batch=inp.batch)
     outside = outside_note(measured, inp.engine, result.low, result.high, inp.batch) if inp.engine else None
     return SpeedupAnswer(**result.model_dump(exclude={"assumptions"}),
-                         assumptions=result.assumptions + ([outside] if outside else []), measured=measured)
+                         assumptions=result.assumptions + ([outside] if outside else []), measured=measured,
+                         defaults_used=list(dep.defaults))
 
 
 __all__ = ["EstimateRequest", "SpeedupAnswer", "SpeedupInput", "SpeedupResult", "estimate_for_specs",
@@ -343,4 +331,6 @@ def render_text(result: SpeedupAnswer) -> str:
         out += [f"    - {measured_line(m)}" for m in r.measured]
     out.append("  assumptions:")
     out += [f"    - {a}" for a in r.assumptions]
+    if r.defaults_used:
+        out.append("  defaults used: " + "; ".join(r.defaults_used))
     return "\n".join(out)

@@ -6,15 +6,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.arch.params import count_params
-from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.vram import VramResult, fit_specs
+from specpick.tools.checks.vram import VramResult
+from specpick.tools.deploy.requests import memory_fit
+from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
 from specpick.tools.errors import InputError
 from specpick.tools.validation import (
     OneLineText,
-    Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB, check_context, check_draft_smaller,
-    check_tensor_parallel,
+    Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB,
 )
-from specpick.tools.vocab import Engine, Quantization
+from specpick.tools.vocab import Engine, Quantization, Workload
 
 
 class VramInput(BaseModel):
@@ -38,8 +38,11 @@ class VramInput(BaseModel):
     quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
     draft_quantization: Quantization | None = Field(None, description="draft weight format (default: bf16)")
     kv_cache_dtype: str = Field("auto", description="KV cache dtype: auto (bf16/fp16), fp8")
-    context_tokens: ContextTokens = Field(4096, description="tokens per sequence (prompt + output; at most the "
-                                          "model's limit)",
+    workload: Workload | None = Field(None, description="what the model generates: sets the default context "
+                                      "(the same rule as recommend and speedup)")
+    context_tokens: ContextTokens | None = Field(None, description="tokens in the KV cache per sequence while "
+                                                 "decoding (at most the model's limit); default: typical for the "
+                                                 "workload, 4096 without one, capped by the model's limit",
                                           json_schema_extra={"cli": {"flags": ["--context", "--context-tokens"]}})
     concurrency: Concurrency = Field(1, description="sequences resident at once")
     draft_tp: GpuCount | None = Field(None, description="draft/head tensor parallel size: 1 or the target TP (vLLM)")
@@ -65,39 +68,33 @@ class VramInput(BaseModel):
         return self
 
 
+def deployment_query(inp: VramInput) -> DeploymentQuery:
+    """The deployment `vram` asks about, in the resolver's terms (shared with `recommend` and `speedup`)."""
+    return DeploymentQuery(
+        verifier=inp.verifier, gpu=inp.gpu, gpus=inp.gpus, workload=inp.workload, engine=inp.engine,
+        quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
+        concurrency=inp.concurrency, draft=inp.draft, draft_params_b=inp.draft_params_b,
+        draft_quantization=inp.draft_quantization, dp_attention=inp.dp_attention,
+        reserve_fraction=inp.reserve_fraction, catalog_only=True, assumed_engine="vllm",
+        given=frozenset(inp.model_fields_set), announce=frozenset({"gpus", "concurrency"}),
+    )
+
+
 def vram_fit(inp: VramInput) -> VramResult:
-    """Registry entry: resolve names exactly through the catalog, check TP and context, then ``fit_specs``."""
-    cat = get_catalog()
-    verifier = cat.model(inp.verifier)
-    draft = cat.model(inp.draft) if inp.draft else None
-    check_tensor_parallel(inp.gpus, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id)
-    limit = verifier.max_position_embeddings
-    context = inp.context_tokens
-    if "context_tokens" not in inp.model_fields_set and 0 < limit < context:
-        context = limit  # the default (4096) is past this model's positions: fit at its limit instead
-    check_context(context, limit, model=verifier.repo_id)
-    vp = count_params(verifier).total_b
-    if draft is not None:
-        if draft.repo_id == verifier.repo_id:
-            raise InputError("--draft is the verifier itself; a draft must be a smaller model")
-        dp = count_params(draft).total_b
+    """Registry entry: resolve the deployment (names through the catalog, TP and context checked), then fit it."""
+    dep = resolve_deployment(deployment_query(inp))
+    draft = dep.draft_spec
+    if draft is not None and inp.draft is not None:
+        vp, dp = count_params(dep.verifier.spec).total_b, count_params(draft).total_b
         if dp >= vp:
             raise InputError(f"--draft {draft.repo_id} ({dp:.2f}B) is not smaller than the verifier "
-                             f"{verifier.repo_id} ({vp:.2f}B); pick a smaller draft")
-    if inp.draft_params_b is not None:
-        check_draft_smaller(inp.draft_params_b, vp, verifier=verifier.repo_id)
-    result = fit_specs(
-        verifier, cat.gpu(inp.gpu), gpus=inp.gpus, draft=draft, draft_params_b=inp.draft_params_b,
-        head_params_b=inp.head_params_b, quantization=inp.quantization, draft_quantization=inp.draft_quantization,
-        kv_cache_dtype=inp.kv_cache_dtype, context_tokens=context, concurrency=inp.concurrency,
-        draft_tp=inp.draft_tp, reserve_fraction=inp.reserve_fraction, engine=inp.engine,
-        dp_attention=inp.dp_attention,
-    )
-    if context != inp.context_tokens:
-        result = result.model_copy(update={"assumptions": [
-            f"context {context} tokens: the model's max_position_embeddings (the default {inp.context_tokens} "
-            "is past it)", *result.assumptions]})
-    return result
+                             f"{dep.verifier.repo_id} ({vp:.2f}B); pick a smaller draft")
+    result = memory_fit(dep, "draft_model" if draft is not None else "none", engine=inp.engine, draft=draft,
+                        head_params_b=inp.head_params_b, draft_tp=inp.draft_tp,
+                        head_format=inp.draft_quantization if inp.head_params_b is not None else None)
+    notes = [dep.drafter.note] if dep.drafter is not None and dep.drafter.note else []
+    return result.model_copy(update={"assumptions": notes + result.assumptions,
+                                     "defaults_used": list(dep.defaults)})
 
 
 def render_text(r: VramResult) -> str:
@@ -115,4 +112,6 @@ def render_text(r: VramResult) -> str:
         "assumptions:",
         *[f"  - {a}" for a in r.assumptions],
     ]
+    if r.defaults_used:
+        lines.append("defaults used: " + "; ".join(r.defaults_used))
     return "\n".join(lines)

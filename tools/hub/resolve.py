@@ -23,6 +23,7 @@ class ResolvedModel(BaseModel):
     source: Literal["catalog", "overlay", "hub", "hub-cache"]
     params: ParamBreakdown | None = None
     notes: list[str] = []
+    quantization: str | None = None  # the weight format the name itself says (a GGUF build: tools/hub/gguf_ref.py)
 
 
 def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
@@ -43,6 +44,15 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     """
     if revision is not None and not live:
         raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
+    from specpick.tools.hub.gguf_ref import resolve_gguf_base
+
+    gguf = resolve_gguf_base(name, live=live)  # a .gguf path or a *-GGUF repo: its base model and quantization
+    if gguf is not None:
+        base, ref = gguf
+        inner = resolve_model_spec(base, live=live, revision=revision)
+        said = f"{ref.quantization} (from {ref.quant_source})" if ref.quantization else "not a format we model"
+        return inner.model_copy(update={"quantization": ref.quantization, "notes": [
+            *ref.notes, f"{name}: a GGUF build of {inner.spec.repo_id}; weights {said}", *inner.notes]})
     catalog = get_catalog()
     found = catalog.find_model(name)
     if found is not None and not live:

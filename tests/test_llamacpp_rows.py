@@ -1,0 +1,65 @@
+"""llama.cpp rows (issue 25): held out of every gate, fit and prior; local hardware spellings resolve; the pending
+transcription keeps the engine table's columns and tags."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from specpick.tools.calibration.engine_cases import row_use
+from specpick.tools.calibration.engine_rows import HELD_OUT_TAG, NOT_A_PRIOR_TAG, load_engine_rows
+from specpick.tools.calibration.engine_specs import resolve_engine_gpu, weights_bytes_per_param
+from specpick.tools.vocab import GGUF_BITS_PER_WEIGHT
+
+PENDING = Path(__file__).resolve().parent.parent / "docs" / "pending-data" / "LLAMACPP-COMMUNITY-2026.csv"
+NEW_SOURCES = {"LLAMACPP-23398", "GEMMACLAW-346", "GEMMACLAW-282", "LMSTUDIO-LMS-581", "LLAMACPP-22673"}
+
+
+@pytest.mark.parametrize(("cell", "key", "count"), [
+    ("1x RTX 4060 Ti (16 GB)", "RTX-4060-TI", 1), ("1x RTX 5090 Laptop", "RTX-5090-LAPTOP", 1),
+    ("2x RTX A5000 (NVLink bridge, tensor split)", "RTX-A5000", 2), ("2x Tesla P40 (tensor split)", "P40", 2),
+    ("1x RX 7900 XTX (Vulkan)", "RX-7900-XTX", 1), ("1x Radeon AI PRO R9700", "RADEON-AI-PRO-R9700", 1),
+    ("1x Apple M3 Ultra (96 GB, Metal)", "M3-ULTRA", 1), ("1x Ryzen AI Max+ 395 (Radeon 8060S iGPU)", "STRIX-HALO", 1),
+    ("1x Arc Pro B60", "ARC-PRO-B60", 1), ("1x DGX Spark", "DGX-SPARK", 1),
+])
+def test_local_hardware_cells_resolve(cell: str, key: str, count: int) -> None:
+    gpu, n = resolve_engine_gpu(cell)
+    assert (gpu.key, n) == (key, count)
+
+
+@pytest.mark.parametrize(("cell", "reason"), [
+    ("1x RTX 3090 Ti", "not in catalog: RTX 3090 TI"),  # a Ti is not its non-Ti sibling
+    ("1x Radeon 8060S (Strix Halo iGPU, 128 GB unified)", "names no catalog GPU"),  # kept out: vLLM rows use it
+])
+def test_parts_outside_the_catalog_are_named_not_guessed(cell: str, reason: str) -> None:
+    assert reason in resolve_engine_gpu(cell)
+
+
+def test_new_llamacpp_rows_are_held_out_and_not_priors() -> None:
+    rows = [r for r in load_engine_rows() if r.source_id in NEW_SOURCES]
+    assert len(rows) == 8
+    for row in rows:
+        assert row.engine == "llamacpp" and row.held_out and not row.prior_candidate
+        assert row_use(row)[0] == "skipped"  # never in a gated figure
+
+
+def test_held_out_rows_cost_their_weights_at_the_gguf_type() -> None:
+    row = next(r for r in load_engine_rows() if r.source_id == "LLAMACPP-23398")
+    case = row_use(row, include_held_out=True)[1]
+    bpp, _ = weights_bytes_per_param(row.verifier_model, row.config, case.verifier)
+    assert bpp == pytest.approx(GGUF_BITS_PER_WEIGHT["q8_0"] / 8)  # config cell "weights q8_0"
+
+
+def test_pending_rows_keep_the_engine_columns_and_tags() -> None:
+    with PENDING.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    engine_header = (Path(__file__).resolve().parent.parent / "tools" / "data" / "engine_measurements.csv").read_text(
+        "utf-8").splitlines()[0].split(",")
+    assert list(rows[0].keys()) == engine_header
+    assert len({r["source_id"] for r in rows}) >= 8
+    for r in rows:
+        assert r["source"].strip() and NOT_A_PRIOR_TAG in r["notes"]
+        assert r["engine"] == "mlx" or HELD_OUT_TAG in r["notes"]
+        assert float(r["speedup"].lstrip("~").split("-")[0]) > 0

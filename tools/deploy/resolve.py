@@ -1,0 +1,259 @@
+"""The one resolver: user input -> ``Deployment`` (names resolved, contradictions refused, every default decided).
+
+`recommend`, `speedup`, `vram` and `engine-config` each turn their input model into a ``DeploymentQuery`` and
+call ``resolve_deployment``; nothing after it decides a default. The rules that used to differ per verb live
+here once:
+
+- context while decoding: the user's, else the workload's typical length (``tools/model/workload_context``),
+  capped by the model's position limit; without a workload (`vram`) ``NO_WORKLOAD_CONTEXT_TOKENS``;
+- engine release: the user's, else the newest release the catalog tracks (named in the defaults);
+- a draft's weight format: its own (``--draft-quantization``, else its checkpoint's), never the verifier's;
+- a draft named or sized by the user, or listed by the catalog, resolved by one query (``tools/deploy/drafts``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specpick.tools.arch.params import count_params
+from specpick.tools.catalog.specs import ModelSpec, version_key
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.deploy.drafts import find_known_draft, synthetic_draft
+from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
+from specpick.tools.errors import InputError
+from specpick.tools.model.overlap import overlap_setting_error
+from specpick.tools.model.workload_context import typical_context_tokens
+from specpick.tools.validation import check_context, check_draft_smaller, check_tensor_parallel
+from specpick.tools.vocab import BYTES_PER_PARAM, sampling_from_temperature
+
+# `vram` takes no workload: its context default is the one PlannerInputs and VramInput documented (4096).
+NO_WORKLOAD_CONTEXT_TOKENS = 4096
+# Representative temperatures for the coarse sampling classes (stated when used).
+SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam": 0.0}
+ENGINES_TRACKED = ("vllm", "sglang", "trtllm", "llamacpp", "transformers")
+
+
+@dataclass(frozen=True)
+class DeploymentQuery:
+    """What the user gave, as every verb's input model spells it; ``given`` names the fields the user set."""
+
+    verifier: str
+    gpu: str = "H100-SXM"
+    workload: str | None = None
+    gpus: int = 1
+    pipeline_parallel: int = 1
+    dp_attention: bool = False
+    engine: str | None = None
+    engine_version: str | None = None
+    spec_overlap: str = "auto"
+    harness: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    context_tokens: int | None = None
+    concurrency: int = 1
+    temperature: float | None = None
+    sampling: str | None = None
+    method: str | None = None
+    draft: str | None = None
+    draft_params_b: float | None = None
+    draft_quantization: str | None = None
+    head: str | None = None
+    alpha: float | None = None
+    tau: float | None = None
+    measured_at_draft_tokens: int | None = None  # the N a given alpha/tau was measured at (`speedup`: its N)
+    reserve_fraction: float | None = None
+    live: bool = False
+    catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
+    assumed_engine: str | None = None  # no engine named: whose defaults apply (`speedup`/`vram`: vLLM's)
+    context_flag: str = "--context"
+    gpus_flag: str = "--gpus"
+    given: frozenset[str] = field(default_factory=frozenset)
+    # The defaults this verb announces (a verb without sampling does not list it); context and engine always.
+    announce: frozenset[str] = frozenset({"sampling", "gpu", "gpus", "concurrency"})
+
+
+def newest_release(engine: str) -> str | None:
+    """The newest release the catalog tracks for ``engine`` (the latest ``min_version`` of its support rows)."""
+    versions = [s.min_version for s in get_catalog().engine_support if s.engine == engine and s.min_version]
+    return max(versions, key=version_key) if versions else None
+
+
+def release_text(engine: str, version: str | None) -> str:
+    """How an answer names the release it assumed."""
+    if version:
+        return f"{engine} {version}"
+    newest = newest_release(engine)
+    return f"{engine} {newest} or newer" if newest else f"{engine}, today's build"
+
+
+def context_rule(given: int | None, workload: str | None, limit: int) -> tuple[int, str | None]:
+    """(context tokens, the default line or None): the user's, else typical for the workload capped by the limit."""
+    if given is not None:
+        return given, None
+    typical = typical_context_tokens(workload) if workload else NO_WORKLOAD_CONTEXT_TOKENS
+    what = f"typical for {workload}" if workload else "no workload given"
+    if 0 < limit < typical:
+        return limit, (f"context tokens = {limit} (the model's max_position_embeddings; the default {typical}, "
+                       f"{what}, is past it)")
+    return typical, (f"context tokens = {typical} ({what}: tokens in the KV cache while decoding; the memory "
+                     "check and the speed estimate both use it)")
+
+
+def _format(quant: str | None, dtype: str) -> tuple[str, float]:
+    fmt = quant or (dtype if dtype in BYTES_PER_PARAM else "bf16")
+    return fmt, BYTES_PER_PARAM.get(fmt, 2.0)
+
+
+def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None]:
+    """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build)."""
+    if q.catalog_only:
+        return get_catalog().model(q.verifier), "catalog", [], None
+    from specpick.tools.hub.resolve import resolve_model_spec
+
+    resolved = resolve_model_spec(q.verifier, live=q.live)
+    return resolved.spec, resolved.source, list(resolved.notes), resolved.quantization
+
+
+def _check(q: DeploymentQuery) -> None:
+    if q.alpha is not None and q.tau is not None:
+        raise InputError("give --alpha or --tau, not both (tau follows from alpha and the draft length)")
+    if q.pipeline_parallel > q.gpus or q.gpus % q.pipeline_parallel:
+        raise InputError(
+            f"--pipeline-parallel {q.pipeline_parallel} does not divide --gpus {q.gpus} (the total GPU count, "
+            "tensor x pipeline); give the total GPUs, or fewer pipeline stages")
+    if q.engine_version and q.engine is None:
+        raise InputError(f"--engine-version {q.engine_version} needs --engine (which engine runs that release?)")
+    if q.spec_overlap != "auto" and q.engine is None and q.harness is None:
+        raise InputError(f"--spec-overlap {q.spec_overlap} needs --engine (which engine runs it?)")
+    bad = overlap_setting_error(q.harness or q.engine or "vllm", q.spec_overlap)  # type: ignore[arg-type]
+    if bad:
+        raise InputError(bad)
+    if q.head and (q.draft or q.draft_params_b is not None):
+        raise InputError("give a draft model (--draft) or a speculative head (--head), not both")
+    if q.draft and q.draft_params_b is not None:
+        raise InputError("give --draft or --draft-params-b, not both")
+
+
+def _draft_spec(q: DeploymentQuery, verifier: ModelSpec) -> tuple[ModelSpec, str]:
+    """The named draft: the catalog's listing for this verifier first (one query for listings and answers)."""
+    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
+
+    assert q.draft is not None
+    if is_pard_repo(q.draft):
+        pard = pard_draft_spec(q.draft)
+        if pard is not None:
+            return pard, f"PARD draft {pard.repo_id}: {pard.notes or 'catalog row'}"
+    listed = find_known_draft(verifier, q.draft)
+    if listed is not None:
+        return listed.spec, f"draft {listed.repo_id}: {listed.note}"
+    if q.catalog_only:
+        return get_catalog().model(q.draft), ""
+    from specpick.tools.hub.resolve import resolve_model_spec
+
+    return resolve_model_spec(q.draft, live=q.live).spec, ""
+
+
+def _drafter(q: DeploymentQuery, verifier: ModelSpec, verifier_format: str) -> Drafter | None:
+    if q.head:
+        head = get_catalog().head(q.head)
+        if head is None and "/" not in q.head:
+            raise InputError(f"--head {q.head!r} is not a published head in the catalog nor a Hub repo id "
+                             "(org/name); run `specpick heads` for the list")
+        # A head is served in the verifier's weight format unless the user says otherwise (tools/checks/vram.py).
+        fmt, bpp = _format(q.draft_quantization, verifier_format)
+        return Drafter(repo_id=head.head_repo_id if head else q.head, kind="head", head=head, weight_format=fmt,
+                       bytes_per_param=bpp, params_b=head.head_params_b if head else None,
+                       note="catalog heads.csv" if head else "Hub repo (not in the catalog)")
+    if q.draft_params_b is not None:
+        # Checked before the geometry stand-in is built: its own count would hide the size the user gave.
+        check_draft_smaller(q.draft_params_b, count_params(verifier).total_b, verifier=verifier.repo_id)
+        spec, note = synthetic_draft(q.draft_params_b, verifier)
+    elif q.draft:
+        spec, note = _draft_spec(q, verifier)
+    else:
+        return None
+    if spec.repo_id.lower() == verifier.repo_id.lower():
+        raise InputError("--draft is the verifier itself; a draft must be a smaller model (or use ngram/EAGLE)")
+    fmt, bpp = _format(q.draft_quantization, spec.dtype)
+    return Drafter(repo_id=spec.repo_id, kind="draft", spec=spec, weight_format=fmt, bytes_per_param=bpp,
+                   params_b=count_params(spec).total_b, note=note)
+
+
+def _sampling(q: DeploymentQuery) -> tuple[str, float, list[str]]:
+    if q.temperature is not None:
+        implied = sampling_from_temperature(q.temperature)
+        if q.sampling is not None and "sampling" in q.given and q.sampling != "beam" and q.sampling != implied:
+            raise InputError(f"--sampling {q.sampling} contradicts --temperature {q.temperature:g} (which is "
+                             f"{implied}); give one of them")
+        return (q.sampling if q.sampling == "beam" else implied), q.temperature, []
+    sampling = q.sampling or "greedy"
+    temperature = SAMPLING_TEMPERATURE[sampling]
+    notes = [f"{sampling} taken as T={temperature:g} (give --temperature to be exact)"] if sampling in (
+        "low-temp", "high-temp") else []
+    return sampling, temperature, notes
+
+
+def _engine(q: DeploymentQuery) -> tuple[EngineChoice, str]:
+    if q.engine is None and q.assumed_engine:
+        line = (f"engine = {q.assumed_engine} assumed (its overheads and memory reservation), release "
+                f"{release_text(q.assumed_engine, None)}")
+        return EngineChoice(None, None, release_text(q.assumed_engine, None), q.spec_overlap, q.harness), line
+    if q.engine is None:
+        tracked = ", ".join(release_text(e, None) for e in ENGINES_TRACKED if newest_release(e))
+        line = f"engine release = the newest tracked for each engine considered ({tracked}; others: today's build)"
+        return EngineChoice(None, None, line.split("= ", 1)[1], q.spec_overlap, q.harness), line
+    text = release_text(q.engine, q.engine_version)
+    line = "" if q.engine_version else f"engine release = {text} (the newest we track; --engine-version to change)"
+    return EngineChoice(q.engine, q.engine_version, text, q.spec_overlap, q.harness), line
+
+
+def _evidence(q: DeploymentQuery, drafter: Drafter | None) -> Evidence | None:
+    if q.alpha is None and q.tau is None:
+        return None
+    head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}
+    method = q.method or ("draft_model" if drafter is not None and drafter.kind == "draft" else
+                          head_method.get(drafter.head.method) if drafter is not None and drafter.head else None)
+    return Evidence(alpha=q.alpha, tau=q.tau, method=method, num_draft_tokens=q.measured_at_draft_tokens)
+
+
+def resolve_deployment(q: DeploymentQuery) -> Deployment:
+    """Resolve names, refuse contradictions and decide every default (listed in ``Deployment.defaults``).
+
+    Raises:
+        InputError: contradictory input, or input the model's facts rule out (TP vs heads, context vs limit).
+        NotFoundError: unknown verifier, draft or GPU (close matches listed).
+    """
+    _check(q)
+    verifier, source, notes, declared_format = _verifier(q)
+    # A GGUF file or repo says its own weight format; the user's --quantization still wins.
+    quantization = q.quantization or declared_format
+    tp = q.gpus // q.pipeline_parallel
+    flag = q.gpus_flag if q.pipeline_parallel == 1 else \
+        f"--gpus {q.gpus} / --pipeline-parallel {q.pipeline_parallel} ="
+    check_tensor_parallel(tp, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id, flag=flag)
+    limit = verifier.max_position_embeddings
+    if q.context_tokens is not None:
+        check_context(q.context_tokens, limit, model=verifier.repo_id, flag=q.context_flag)
+    context, context_line = context_rule(q.context_tokens, q.workload, limit)
+    gpu = get_catalog().gpu(q.gpu)
+    sampling, temperature, sampling_notes = _sampling(q)
+    fmt, bpp = _format(quantization, verifier.dtype)
+    drafter = _drafter(q, verifier, fmt)
+    engine, release_line = _engine(q)
+    defaults: list[str] = []
+    if "sampling" in q.announce and "sampling" not in q.given and "temperature" not in q.given:
+        defaults.append(f"sampling = {sampling}")
+    defaults += [f"{name} = {value}" for name, value in (("gpu", q.gpu), ("gpus", q.gpus),
+                                                         ("concurrency", q.concurrency))
+                 if name not in q.given and name in q.announce]
+    defaults += [line for line in (context_line, release_line) if line]
+    return Deployment(
+        verifier=ServedModel(verifier, fmt, bpp, quantization), engine=engine,
+        hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction),
+        workload=q.workload or "", context_tokens=context, concurrency=q.concurrency, temperature=temperature,
+        sampling=sampling, kv_cache_dtype=q.kv_cache_dtype or "auto", drafter=drafter, evidence=_evidence(q, drafter),
+        defaults=tuple(defaults), notes=tuple(notes + sampling_notes), facts_source=source,
+    )
+
+
+__all__ = ["DeploymentQuery", "context_rule", "newest_release", "release_text", "resolve_deployment"]
