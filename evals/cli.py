@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str = "eval") -> None:
     parser.add_argument("--model", help="agent model (default: $SPECPICK_MODEL or the built-in default)")
     parser.add_argument("--user-model", help="model that plays the user (default: as --model)")
     parser.add_argument("--rubric", action="store_true", help="add the model-graded prose rubric (needs a key)")
+    parser.add_argument("--mutants", action="store_true",
+                        help="planner only: also grade wrong answers made from each real one (another method, N far "
+                             "off, speedup x2 / x0.5, a dropped flag, another verifier's head, a contradicting "
+                             "config) and report how many the graders kill (mutants_total / mutants_killed in --json)")
+    parser.add_argument("--min-mutant-kill", type=float, metavar="X",
+                        help="with --mutants: exit 8 when the kill rate, overall or of any target grader, is below X")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -93,7 +99,7 @@ def run(args: argparse.Namespace, verb: str = "eval") -> int:
                           min_pass=args.min_pass, min_check=_min_check(args.min_check),
                           known_failures=known, mode=args.mode,
                           client=client, model=args.model, user_model=args.user_model, rubric=args.rubric,
-                          progress=progress)
+                          progress=progress, mutants=args.mutants, min_mutant_kill=args.min_mutant_kill)
     except ValueError as exc:  # unknown category / case id, bad threshold, malformed case file
         raise InputError(str(exc).splitlines()[0]) from None
     sys.stdout.write(render_text(report))

@@ -23,6 +23,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specpick.evals.coverage_ids import COVERAGE_IDS
+from specpick.evals.flag_triggers import untriggered
+from specpick.evals.provenance import check_ref
 from specpick.skill.schema import FlagId, PlannerInputs, Trigger
 from specpick.tools.errors import EXIT_ACCESS, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_UNAVAILABLE
 from specpick.tools.vocab import Engine, Strategy, Verdict
@@ -171,6 +173,9 @@ class ExpectedAnswer(_Strict):
                                                   description="trigger metrics the fallback must use; a|b = either")
     mentions: list[str] = Field(default_factory=list, description="regexes the markdown must match")
     rubric: list[str] = Field(default_factory=list, description="points for the optional model-graded rubric")
+    why_acceptable: dict[Strategy, str] = Field(
+        default_factory=dict, description="several acceptable strategies: the list is ranked, and each says why it "
+                                          "is acceptable (its source)")
 
     @field_validator("num_draft_tokens", "speedup", mode="before")
     @classmethod
@@ -191,6 +196,11 @@ class ExpectedAnswer(_Strict):
     def _regexes(cls, v: list[str]) -> list[str]:
         for pattern in v:
             re.compile(pattern)
+            # a single word matches answers that merely name the topic; a phrase has to say something about it
+            single = [alt for alt in _alternatives(pattern) if len(re.findall(r"[A-Za-z0-9_.-]+", alt)) < 2]
+            if single:
+                raise ValueError(f"mention '{pattern}': alternative(s) {single} are single words; require a phrase "
+                                 "(two words or more), e.g. 'draft temperature'")
         return v
 
     @model_validator(mode="after")
@@ -211,6 +221,14 @@ class ExpectedAnswer(_Strict):
         if self.outcome != "recommend" and self.strategies:
             raise ValueError(f"outcome '{self.outcome}' cannot list acceptable strategies")
         if isinstance(self.strategies, list):
+            if len(self.strategies) > 1:
+                unexplained = [s for s in self.strategies if not self.why_acceptable.get(s, "").strip()]
+                if unexplained:
+                    raise ValueError(f"several acceptable strategies: why_acceptable must give each one's reason "
+                                     f"(missing for {unexplained})")
+            stray = set(self.why_acceptable) - set(self.strategies)
+            if stray:
+                raise ValueError(f"why_acceptable names strategies that are not acceptable: {sorted(stray)}")
             both = set(self.strategies) & set(self.forbidden_strategies)
             if both:
                 raise ValueError(f"strategies both acceptable and forbidden: {sorted(both)}")
@@ -221,6 +239,20 @@ class ExpectedAnswer(_Strict):
 
     def acceptable(self, strategy: str) -> bool:
         return self.strategies == "any" or strategy in self.strategies
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level ``|`` alternatives of a regex (groups kept whole)."""
+    out, depth, cur = [], 0, ""
+    for ch in pattern:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]
 
 
 class AgentExpect(_Strict):
@@ -254,7 +286,12 @@ class Case(_Strict):
     expected: ExpectedAnswer
     agent: AgentExpect = Field(default_factory=AgentExpect)
     covers: list[str] = Field(default_factory=list, description="coverage ids (evals/coverage_ids.py)")
-    sources: list[str] = Field(min_length=1, description="where the expectation comes from")
+    sources: list[str] = Field(min_length=1, description="where the expectation comes from, in words")
+    ground_truth: list[str] = Field(min_length=1, description="public https URLs or tools/data row ids "
+                                                              "('engine_measurements.csv:VLLM-16937') the "
+                                                              "expectation is written from")
+    release: str = Field(min_length=3, description="the engine release the expectation holds for, e.g. "
+                                                   "'vllm 0.14.0+' or 'sglang @067ad4d'")
     runners: list[RunnerName] = Field(default_factory=lambda: ["planner", "agent"], min_length=1)
     notes: str = ""
 
@@ -275,6 +312,17 @@ class Case(_Strict):
             PlannerInputs.model_validate(self.inputs)
         if "planner" in self.runners and self.expected.outcome == "decline":
             raise ValueError("the planner cannot decline; run 'decline' cases on the agent runner only")
+        bad_refs = [err for err in map(check_ref, self.ground_truth) if err]
+        if bad_refs:
+            raise ValueError("ground_truth: " + "; ".join(bad_refs))
+        for exp in (self.expected, self.agent.expected):
+            if exp is None:
+                continue
+            flags = list(exp.flags) + [f for fs in exp.flags_if.values() for f in fs]
+            idle = untriggered(flags, self.inputs)
+            if idle:
+                raise ValueError(f"required flag(s) this deployment does not trigger: {idle}; a flag every answer "
+                                 "raises anyway grades nothing")
         bad_stated = set(self.hidden.stated) - _INPUT_FIELDS
         if bad_stated:
             raise ValueError(f"hidden.stated names unknown input field(s) {sorted(bad_stated)}")

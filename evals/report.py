@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from specpick.evals.evaluators.graders import CHECK_NAMES, CheckResult, GradeContext, grade
 from specpick.evals.runners import RunOutput, Variant
 from specpick.evals.dataset import ERROR_EXIT, Case, Dataset, ExpectedAnswer
+from specpick.evals.mutants import MutantResult, MutationSummary, grade_mutants, summarize_mutants
 from specpick.tools.errors import ThresholdError
 
 _EXIT_CLASS = {code: name for name, code in ERROR_EXIT.items()}
@@ -90,6 +91,11 @@ class EvalReport(BaseModel):
         None, description="case id -> reason: the only cases allowed to fail (None: no allow-list gate)")
     threshold_failures: list[str] = Field(default_factory=list)
     threshold_met: bool = True
+    mutants_total: int | None = Field(None, description="--mutants: wrong answers generated from the real ones")
+    mutants_killed: int | None = Field(None, description="--mutants: of those, how many failed a check")
+    min_mutant_kill: float | None = Field(None, description="floor on the kill rate, overall and per target grader")
+    mutation: MutationSummary | None = None
+    mutant_results: list[MutantResult] = Field(default_factory=list)
 
     def raise_for_threshold(self) -> None:
         """Raise ``ThresholdError`` (exit 8) when the primary variant misses ``min_pass`` or a ``min_check``."""
@@ -107,6 +113,18 @@ def threshold_failures(summary: VariantSummary, min_pass: float | None, min_chec
         rate = summary.per_check[name].rate
         if rate is not None and rate < floor:
             out.append(f"check {name} {rate:.1%} < {floor:.1%}")
+    return out
+
+
+def mutation_failures(summary: MutationSummary, floor: float | None) -> list[str]:
+    """Where the mutant kill rate is below ``floor``: overall, or for a grader that mutants are aimed at."""
+    if floor is None or summary.rate is None:
+        return []
+    out = [f"mutant kill rate {summary.rate:.1%} < {floor:.1%}"] if summary.rate < floor else []
+    for grader, c in summary.per_grader.items():
+        if c["applicable"] and c["killed"] / c["applicable"] < floor:
+            out.append(f"grader {grader} failed {c['killed']}/{c['applicable']} of the mutants it judged "
+                       f"(< {floor:.1%})")
     return out
 
 
@@ -231,7 +249,8 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
              min_check: dict[str, float] | None = None, known_failures: dict[str, str] | None = None,
              mode: Literal["with-skill", "without-skill", "compare"] = "with-skill", client: Any = None,
              model: str | None = None, user_model: str | None = None, limits: Any = None,
-             rubric: bool = False, progress: Callable[[CaseResult], None] | None = None) -> EvalReport:
+             rubric: bool = False, progress: Callable[[CaseResult], None] | None = None,
+             mutants: bool = False, min_mutant_kill: float | None = None) -> EvalReport:
     """Run the suite and return the report (never exits; ``raise_for_threshold`` gives the exit code 8).
 
     Args:
@@ -252,7 +271,14 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
         limits: agent only: ``skill.agent.Limits`` for each conversation.
         rubric: add the model-graded prose rubric (needs a client; "na" without one).
         progress: called with each graded result, e.g. to print a line per case.
+        mutants: planner only: also grade wrong answers made from each real one (``evals/mutants.py``) and
+            report ``mutants_total`` / ``mutants_killed``.
+        min_mutant_kill: with ``mutants``: the kill-rate floor, overall and per target grader.
     """
+    if mutants and runner != "planner":
+        raise ValueError("--mutants runs on the planner runner only (its answers are deterministic)")
+    if min_mutant_kill is not None and (not mutants or not 0.0 <= min_mutant_kill <= 1.0):
+        raise ValueError("--min-mutant-kill needs --mutants and a fraction between 0 and 1")
     if not 1 <= repeat <= MAX_REPEAT:
         raise ValueError(f"--repeat must be between 1 and {MAX_REPEAT}, got {repeat}")
     if min_pass is not None and not 0.0 <= min_pass <= 1.0:
@@ -271,6 +297,7 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
             raise ValueError(f"known-failures list names unknown case ids: {', '.join(stray)}")
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results: list[CaseResult] = []
+    mutant_results: list[MutantResult] = []
     if runner == "planner":
         variants: list[Variant] = ["planner"]
     else:
@@ -285,6 +312,8 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
                 out = _run_one(runner, variant, case, i, client=client, model=model, user_model=user_model,
                                limits=limits)
                 result = grade_run(case, out)
+                if mutants and not out.run_failed:
+                    mutant_results += grade_mutants(case, out)
                 if rubric:
                     from specpick.evals.evaluators.rubric import grade_rubric
 
@@ -298,9 +327,15 @@ def run_eval(runner: Literal["planner", "agent"], *, cases_dir: Path | str | Non
     misses = threshold_failures(summaries[primary], min_pass, min_check)
     if known_failures is not None:
         misses += known_failure_misses(results, primary, known_failures)
+    mutation = summarize_mutants(mutant_results) if mutants else None
+    if mutation is not None:
+        misses += mutation_failures(mutation, min_mutant_kill)
     report = EvalReport(runner=runner, started_at=started, results=results, summaries=summaries, primary=primary,
                         min_pass=min_pass, min_check=min_check, known_failures=known_failures,
-                        threshold_failures=misses, threshold_met=not misses)
+                        threshold_failures=misses, threshold_met=not misses,
+                        mutants_total=mutation.total if mutation else None,
+                        mutants_killed=mutation.killed if mutation else None, min_mutant_kill=min_mutant_kill,
+                        mutation=mutation, mutant_results=mutant_results)
     if json_path is not None:
         try:
             Path(json_path).write_text(report.model_dump_json(indent=2), encoding="utf-8")
@@ -389,10 +424,25 @@ def render_text(report: EvalReport, *, max_reason: int = 110) -> str:
     if report.known_failures:
         out += ["", "Known failures (allowed to fail, with the reason):"]
         out += [f"- {c}: {why}" for c, why in sorted(report.known_failures.items())]
-    if report.min_pass is not None or report.min_check or report.known_failures is not None:
+    if report.mutation is not None:
+        out += render_mutation(report.mutation, max_reason=max_reason)
+    if report.min_pass is not None or report.min_check or report.known_failures is not None \
+            or report.min_mutant_kill is not None:
         verdict = "met" if report.threshold_met else "NOT met: " + "; ".join(report.threshold_failures)
         out.append(f"thresholds on {report.primary}: {verdict}")
     return "\n".join(out) + "\n"
+
+
+def render_mutation(m: MutationSummary, *, max_reason: int = 110) -> list[str]:
+    """The mutation-testing section: kill rate overall, per kind, per target grader, and every survivor."""
+    out = ["", f"Mutation testing: {m.killed}/{m.total} wrong answers killed ({_pct(m.rate).strip()})"]
+    out += _table(["mutant kind", "killed"], [[k, f"{c['killed']}/{c['total']}"] for k, c in m.per_kind.items()])
+    out += [""] + _table(["target grader", "killed by it / judged", "aimed at it"],
+                         [[g, f"{c['killed']}/{c['applicable']}", str(c["total"])] for g, c in m.per_grader.items()])
+    if m.survivors:
+        out += ["", "Surviving mutants (a wrong answer every check passed):"]
+        out += [f"- {r.case_id} {r.kind}: {r.what}"[:max_reason] for r in m.survivors]
+    return out
 
 
 def _fmt_rate(rate: Rate | None) -> str:

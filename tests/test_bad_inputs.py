@@ -443,10 +443,19 @@ def test_default_context_under_the_limit_is_the_workloads_typical_one_in_every_v
 
 
 def test_defaults_used_lists_no_engine_the_planner_did_not_default_to():
-    r = BY_CLI["recommend"].run({"verifier": "llama-3.1-8b", "workload": "chat", "method": "lookahead"})
+    # Lookahead ran only on TensorRT-LLM's TensorRT engine backend, removed in 2026 (engine_support.csv trtllm
+    # rows): no current engine runs it, so asking for it names the method instead of defaulting an engine.
+    from specpick.tools.errors import InputError
+
+    with pytest.raises(InputError, match="no engine we track runs lookahead"):
+        BY_CLI["recommend"].run({"verifier": "llama-3.1-8b", "workload": "chat", "method": "lookahead"})
+    r = BY_CLI["recommend"].run({"verifier": "llama-3.1-8b", "workload": "chat", "method": "lookahead",
+                                 "engine": "trtllm", "engine_version": "1.3.0rc19"})
     assert r.engine == "trtllm"
     assert not any(d.startswith("engine =") for d in r.defaults_used), r.defaults_used
-    # The release behind the answer is listed: each engine considered at its newest tracked release.
+    # The release behind the answer is listed when the user gave none: the engine at its newest tracked release.
+    r = BY_CLI["recommend"].run({"verifier": "llama-3.1-8b", "workload": "code", "method": "ngram", "engine": "trtllm"})
+    assert not any(d.startswith("engine =") for d in r.defaults_used), r.defaults_used
     release = [d for d in r.defaults_used if d.startswith("engine release =")]
     assert len(release) == 1 and "trtllm" in release[0], r.defaults_used
 

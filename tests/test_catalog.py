@@ -178,5 +178,8 @@ def test_engine_support_matrix_records_versions():
     cat = get_catalog()
     assert cat.support("sglang", "medusa").support == "no"
     assert cat.support("vllm", "suffix").support == "yes"
-    assert cat.support("trtllm", "lookahead").support == "partial"
+    # TensorRT-LLM ran lookahead on its TensorRT engine backend only, which it removed in 2026 (migration guide,
+    # https://nvidia.github.io/TensorRT-LLM/legacy/tensorrt-backend-removal.html): today's build no, 1.3.0rc19 partial
+    assert cat.support("trtllm", "lookahead").support == "no"
+    assert cat.support("trtllm", "lookahead", "1.3.0rc19").support == "partial"
     assert all(s.engine_version for s in cat.engine_support)

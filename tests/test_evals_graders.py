@@ -55,7 +55,8 @@ def make_rec(**over: Any) -> Recommendation:
 def make_case(expected: dict[str, Any], **over: Any) -> Case:
     data = {"id": "t-case", "category": "test", "title": "a test case", "opening_message": "hello",
             "inputs": {"verifier": "meta-llama/Llama-3.1-8B-Instruct", "workload": "chat"},
-            "expected": expected, "sources": ["test"], **over}
+            "expected": expected, "sources": ["test"],
+            "ground_truth": ["specpick:skill/SKILL.md"], "release": "vllm 0.14.0", **over}
     return Case.model_validate(data)
 
 
@@ -115,7 +116,8 @@ def test_every_grader_reports_na_without_a_recommendation():
 # -- strategy, N, tree, speedup ---------------------------------------------------------------------
 @pytest.mark.parametrize(("expected", "rec_over", "name", "want"), [
     (EAGLE3, {}, "strategy", "pass"),
-    ({"strategies": ["draft_model", "none"]}, {}, "strategy", "fail"),
+    ({"strategies": ["draft_model", "none"], "why_acceptable": {"draft_model": "a same-family draft",
+                                                                 "none": "nothing pays here"}}, {}, "strategy", "fail"),
     ({"strategies": "any"}, {}, "strategy", "na"),
     ({"strategies": ["eagle3"], "forbidden_strategies": ["draft_model"]}, {}, "forbidden_strategies", "fail"),
     ({"strategies": ["eagle3"], "forbidden_strategies": ["medusa"]}, {}, "forbidden_strategies", "pass"),
@@ -329,9 +331,9 @@ def test_sections(markdown, want, needle):
 
 
 def test_mentions_and_asked():
-    c = ctx({**EAGLE3, "mentions": ["temperature"]}, make_rec(), markdown=good_markdown())
-    assert status(c, "mentions") == "fail"
-    c = ctx({**EAGLE3, "mentions": ["temperature"]}, make_rec(), markdown=good_markdown() + "draft temperature")
+    c = ctx({**EAGLE3, "mentions": ["draft temperature"]}, make_rec(), markdown=good_markdown() + "temperature")
+    assert status(c, "mentions") == "fail"  # the word alone is not the phrase
+    c = ctx({**EAGLE3, "mentions": ["draft temperature"]}, make_rec(), markdown=good_markdown() + "draft temperature")
     assert status(c, "mentions") == "pass"
     asked = {"must_ask": ["model|verifier"]}
     c = ctx(EAGLE3, make_rec(), runner="agent", texts=("Which model do you serve?",), agent=asked)

@@ -17,24 +17,32 @@ cases:
     title: planner picks the expected strategy
     opening_message: hello there
     sources: [test]
+    ground_truth: ["specpick:skill/SKILL.md"]
+    release: vllm 0.14.0
     inputs: {{verifier: meta-llama/Llama-3.1-8B-Instruct, workload: chat}}
     expected: {{strategies: [eagle3], flags: [eagle_needs_internals]}}
   - id: wrong-strategy
     title: planner picks a wrong strategy
     opening_message: hello there
     sources: [test]
+    ground_truth: ["specpick:skill/SKILL.md"]
+    release: vllm 0.14.0
     inputs: {{verifier: meta-llama/Llama-3.2-3B-Instruct, workload: chat}}
     expected: {{strategies: [none]}}
   - id: expected-error
     title: contradiction must be an input error
     opening_message: hello there
     sources: [test]
+    ground_truth: ["specpick:skill/SKILL.md"]
+    release: vllm 0.14.0
     inputs: {{verifier: meta-llama/Llama-2-7b-chat-hf, workload: chat}}
     expected: {{outcome: error, error: input}}
   - id: crashes
     title: planner bug
     opening_message: hello there
     sources: [test]
+    ground_truth: ["specpick:skill/SKILL.md"]
+    release: vllm 0.14.0
     inputs: {{verifier: Qwen/Qwen2.5-7B-Instruct, workload: chat}}
     expected: {{strategies: [draft_model]}}
   - id: agent-only
@@ -42,6 +50,8 @@ cases:
     runners: [agent]
     opening_message: write a poem
     sources: [test]
+    ground_truth: ["specpick:skill/SKILL.md"]
+    release: vllm 0.14.0
     expected: {{outcome: decline}}
 """
 

@@ -42,7 +42,8 @@ def test_case_is_answerable_and_sourced(case: Case):
         PlannerInputs.model_validate(case.inputs)
     # A speedup band must cite where it comes from.
     for band in (exp.speedup or {}).values():
-        assert re.search(r"published-dev\.csv:L\d+|ENGINES|seed|vllm#|speculation off|E=", band.basis), band.basis
+        assert re.search(r"engine_measurements\.csv [A-Z]|published-dev\.csv:L\d+|ENGINES|seed|vllm#|speculation off|E=",
+                         band.basis), band.basis
 
 
 def test_catalog_names_in_cases_exist():
@@ -73,6 +74,7 @@ def test_published_row_citations_point_at_data_lines():
 def test_unknown_fields_are_rejected(tmp_path: Path):
     (tmp_path / "x.yaml").write_text(
         "category: x\ncases:\n  - id: abc-1\n    title: a title\n    opening_message: hi\n    sources: [s]\n"
+        "    ground_truth: ['specpick:skill/SKILL.md']\n    release: vllm 0.14.0\n"
         "    inputs: {verifier: llama-3.1-8b, workload: chat}\n    expected: {strategies: [eagle3], flagz: []}\n")
     with pytest.raises(ValueError, match="flagz"):
         Dataset.load(tmp_path)
@@ -81,7 +83,8 @@ def test_unknown_fields_are_rejected(tmp_path: Path):
 def test_typo_in_inputs_cannot_pass_as_an_expected_error():
     with pytest.raises(ValidationError, match="verifer"):
         Case.model_validate({"id": "abc", "category": "c", "title": "title", "opening_message": "hello",
-                             "sources": ["s"], "inputs": {"verifer": "x", "workload": "chat"},
+                             "sources": ["s"], "ground_truth": ["specpick:skill/SKILL.md"], "release": "vllm 0.14.0",
+                             "inputs": {"verifer": "x", "workload": "chat"},
                              "expected": {"outcome": "error", "error": "input"}})
 
 

@@ -40,8 +40,9 @@ LAYERS: dict[str, int] = {
     "skill.schema": 8, "skill.render": 8,
     "skill.planner": 9,
     "skill.surfaces": 10,
-    "evals.coverage_ids": 11, "evals.dataset": 11, "evals.coverage": 11,
-    "evals.evaluators": 12, "evals.runners": 12,
+    "evals.coverage_ids": 11, "evals.dataset": 11, "evals.coverage": 11, "evals.flag_triggers": 11,
+    "evals.provenance": 11,
+    "evals.evaluators": 12, "evals.runners": 12, "evals.mutants": 12,
     "evals.report": 13,
     "evals.cli": 14,
     # The command line composes every verb, `specpick eval` included, so it sits above the evals that drive the

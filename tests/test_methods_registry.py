@@ -10,6 +10,7 @@ from importlib.resources import files
 import pytest
 import yaml
 
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_config import build_engine_config, engine_support_row
 from specpick.tools.checks.engine_setting import EngineConfigInput
 from specpick.tools.errors import PickerError
@@ -81,9 +82,12 @@ def _emitted_key(engine: str, method: str) -> str | None:
 
 
 def _supported_pairs() -> list[tuple[str, str]]:
-    """(engine, method) pairs the support table says run, on the engines whose configs name a method."""
+    """(engine, method) pairs the support table says today's build runs (its newest row: TensorRT-LLM's
+    lookahead, Medusa and EAGLE-1/2 ran only on the TensorRT engine backend it removed), on the engines whose
+    configs name a method."""
+    cat = get_catalog()
     pairs = {(row["engine"], row["method"]) for row in _csv("engine_support.csv")
-             if row["support"] in ("yes", "partial") and row["method"] in METHOD_NAMES}
+             if row["method"] in METHOD_NAMES and cat.support(row["engine"], row["method"]).support in ("yes", "partial")}
     return sorted(p for p in pairs if p[0] in ("vllm", "sglang", "trtllm", "llamacpp"))
 
 

@@ -410,7 +410,8 @@ def test_an_alternative_above_the_choice_says_why_it_was_not_chosen():
     # Coherence: "considered and not chosen" may list a higher point estimate only with the reason it lost.
     reasons = []
     for inp in (dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", engine="sglang"),
-                dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", engine="trtllm"),
+                # a release that still has lookahead (TensorRT engine backend; engine_support.csv trtllm rows)
+                dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", engine="trtllm", engine_version="1.3.0rc19"),
                 dict(verifier="qwen2.5-7b", workload="math", gpu="H100-SXM", gpus=4, engine="vllm"),
                 dict(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="chat", gpu="H100-SXM", engine="vllm"),
                 dict(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="code", gpu="H100-SXM", gpus=4)):

@@ -170,7 +170,9 @@ def check_config(strategy: str, engine: str, fmt: str, config: str, launch_comma
     """
     if strategy == "none":
         bad = []
-        if "speculative" in (config + " " + launch_command).lower() or "assistant_model" in config:
+        text = (config + " " + launch_command).lower()
+        # vLLM/SGLang/TRT-LLM "speculative...", transformers kwargs, llama.cpp --spec-type / draft model flags
+        if "speculative" in text or re.search(r"assistant_model|prompt_lookup_num_tokens|--spec-type|(^|\s)-md\s", text):
             bad.append("strategy is none but the config/launch command still enables speculation")
         return bad, None
     parsed = parse_config(engine, fmt, config, launch_command)

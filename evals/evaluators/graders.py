@@ -15,6 +15,7 @@ from typing import Callable
 
 from specpick.evals.evaluators.base import CheckResult, GradeContext, Grader, Status, not_applicable, per_strategy, check_result
 from specpick.evals.evaluators.configcheck import check_config
+from specpick.evals.evaluators.contradiction import grade_contradiction
 from specpick.evals.evaluators.prose import grade_asked, grade_mentions, grade_sections
 from specpick.evals.dataset import ERROR_EXIT
 from specpick.skill.schema import Recommendation
@@ -329,6 +330,7 @@ GRADERS: tuple[Grader, ...] = (
     _needs_rec(_tree, "tree"),
     _needs_rec(_speedup_band, "speedup_band"),
     _needs_rec(_speedup_stated, "speedup_stated"),
+    _needs_rec(grade_contradiction, "contradiction"),
     _needs_rec(_flags, "flags"),
     _needs_rec(_forbidden_flags, "forbidden_flags"),
     _needs_rec(_compatibility, "compatibility"),
