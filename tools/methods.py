@@ -238,6 +238,19 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                   "SGLang --speculative-num-draft-tokens 16)"),
                  engine_keys=(("vllm", ("dflash",)), ("sglang", ("DFLASH",)), ("trtllm", ("DFlash",)),
                               ("llamacpp", ("draft-dflash",)))),
+    # DSpark (DeepSeek, DeepSpec; vLLM PR #46995): a DFlash-style block backbone drafts every position in one
+    # forward, a low-rank Markov head then samples the block left to right (intra-block dependency) and a
+    # confidence head can cut it short. Its drafter ships in the verifier's checkpoint (DeepSeek-V4 ``mtp.*``) or
+    # in its own repo (speculators ``*.dspark``). Option names: vLLM SpeculativeConfig.method "dspark"
+    # (vllm/config/speculative.py @002e77c), SGLang --speculative-algorithm DSPARK (PR #29538), TensorRT-LLM
+    # DSparkDecodingConfig decoding_type "DSpark" (API reference 1.3.0rc27), llama-server --spec-type draft-dspark
+    # (llama.cpp PR #25173). N is the drafter's block: 7 for DeepSeek's released drafters (DeepSpec README,
+    # *_block7) and the RedHatAI recipes; vLLM checks num_speculative_tokens == block_size (Qwen3-Omni DSpark,
+    # vllm/config/speculative.py), so the sweep stays at 7.
+    MethodRecord("dspark", "DSpark", "head", "drafter_repo", "chain", head_kind="dspark", parallel_draft=True,
+                 start_draft_len=7, max_sweep_draft_len=7, parallel_draft_layers=5,
+                 engine_keys=(("vllm", ("dspark",)), ("sglang", ("DSPARK",)), ("trtllm", ("DSpark",)),
+                              ("llamacpp", ("draft-dspark",)))),
     # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887). P-EAGLE drafters: 4
     # decoder layers over N mask positions in one pass (amazon/gpt-oss-120b-p-eagle card, heads_new.csv).
     MethodRecord("peagle", "P-EAGLE", "head", "drafter_repo", "chain", head_kind="peagle", parallel_draft=True,
@@ -255,8 +268,8 @@ REGISTRY: tuple[MethodRecord, ...] = (
 METHOD_NAMES: tuple[str, ...] = tuple(r.name for r in REGISTRY)
 # The planner weighs candidates in this order and breaks ties by it (trained heads first, then drafters, then
 # model-free drafting).
-CANDIDATE_ORDER: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dflash", "peagle", "draft_model",
-                                    "pard", "ngram", "suffix", "lookahead")
+CANDIDATE_ORDER: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dspark", "dflash", "peagle",
+                                    "draft_model", "pard", "ngram", "suffix", "lookahead")
 _BY_NAME: dict[str, MethodRecord] = {r.name: r for r in REGISTRY}
 
 

@@ -18,7 +18,7 @@ from importlib import resources
 
 from specpick.tools.errors import NotFoundError, close_matches_hint
 from specpick.tools.catalog.knowledge import knowledge
-from specpick.tools.catalog.overlay_location import overlay_path
+from specpick.tools.catalog.overlay_location import overlay_present
 from specpick.tools.catalog.specs import DraftPairing, EngineSupport, GpuSpec, HeadSpec, ModelSpec, version_key
 
 _INT_FIELDS = {
@@ -240,7 +240,7 @@ def build_catalog() -> Catalog:
     """The embedded catalog with the user's Hub overlay merged (a fresh object each call)."""
     catalog = Catalog()
     # Most installs have no overlay file: only then is the module that validates and merges it worth importing.
-    if overlay_path().is_file():
+    if overlay_present():
         from specpick.tools.catalog.overlay import merge_overlay
 
         merge_overlay(catalog)

@@ -52,9 +52,16 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
                      "use SGLang for the dynamic tree")
     cfg["method"] = key
-    if inp.draft_model:
+    if inp.draft_model and inp.draft_model != inp.verifier:  # a drafter inside the checkpoint is not named
         cfg["model"] = inp.draft_model
     cfg["num_speculative_tokens"] = inp.num_draft_tokens
+    if key == "dspark":
+        # DSpark's drafter samples its block (vLLM SpeculativeConfig.draft_sample_method, default "greedy"); the
+        # DeepSeek-V4 and Kimi-K3 recipes (vllm-project/recipes@8959cf6) set "probabilistic".
+        notes.append('DSpark options: draft_sample_method "greedy" (default) or "probabilistic" (the DeepSeek-V4 '
+                     'and Kimi-K3 recipes), rejection_sample_method "standard" (default) or "block", '
+                     'enable_adaptive_verification (dspark only); no "model" when the drafter ships in the '
+                     'verifier checkpoint (DeepSeek-V4)')
     if rec.parallel_draft and key != inp.method:  # run as another vLLM method, drafting in parallel
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
     if key == "draft_model":
@@ -118,7 +125,8 @@ def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
     rec = method_record(inp.method)
     algo = rec.engine_names("sglang")[0]
     flags = ["--speculative-algorithm", algo]
-    if inp.draft_model and rec.loads != "verifier_layers":  # MTP layers ship inside the verifier
+    # MTP layers ship inside the verifier; so does a drafter named as the verifier itself
+    if inp.draft_model and rec.loads != "verifier_layers" and inp.draft_model != inp.verifier:
         flags += ["--speculative-draft-model-path", inp.draft_model]
     notes: list[str] = []
     if algo == "NGRAM":
@@ -130,6 +138,10 @@ def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
         # One block of N drafted tokens plus the anchor token (z-lab: -b16 drafts use 16).
         flags += ["--speculative-num-draft-tokens", str(inp.num_draft_tokens + 1)]
         notes.append("hybrid Qwen3.5 targets also need --mamba-scheduler-strategy extra_buffer")
+    elif algo == "DSPARK":
+        # DSpark takes its block size, not steps/top-k/draft tokens (SGLang PR #29538; LMSYS Ling-3.0-flash blog
+        # review: "DSpark doesn't need speculative steps and draft-tokens").
+        flags += ["--speculative-dspark-block-size", str(inp.num_draft_tokens)]
     else:
         steps, topk, draft_tokens = sglang_tree(inp.method, inp.num_draft_tokens, inp.tree_top_k,
                                                 inp.num_verify_tokens)
@@ -162,12 +174,15 @@ def trtllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         notes.append("this method needs TensorRT-LLM's legacy TRT-engine backend (trtllm-build); the PyTorch "
                      "backend takes EAGLE-3, MTP, NGram, DraftTarget, PARD and DFlash")
     spec: dict[str, object] = {"decoding_type": decoding, "max_draft_len": inp.num_draft_tokens}
-    if inp.draft_model:
+    if inp.draft_model and inp.draft_model != inp.verifier:
         spec["speculative_model"] = inp.draft_model
     if decoding == "NGram":
         spec["max_matching_ngram_size"] = inp.prompt_lookup_max
     if decoding == "MTP":
         spec["num_nextn_predict_layers"] = 1
+    if decoding == "DSpark":
+        notes.append("DSparkDecodingConfig also takes block_size, markov_rank, markov_head_type, mask_token_id and "
+                     "target_layer_ids (read from the drafter's config when omitted; API reference 1.3.0rc27)")
     if decoding in ("DFlash", "PARD"):
         notes.append("set mask_token_id" + (" and target_layer_ids" if decoding == "DFlash" else "")
                      + " from the drafter's config.json")
@@ -203,7 +218,8 @@ def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
     rec = method_record(inp.method)
     spec_type = rec.engine_names("llamacpp")[0]
     flags = ["--spec-type", spec_type]
-    if inp.draft_model and rec.loads != "verifier_layers":  # MTP layers ship inside the verifier
+    # MTP layers ship inside the verifier; so does a drafter named as the verifier itself
+    if inp.draft_model and rec.loads != "verifier_layers" and inp.draft_model != inp.verifier:
         # -hfd/--spec-draft-hf: the drafter's GGUF repo; the draft runs fully on the GPU (-ngld all).
         flags += ["--spec-draft-hf", inp.draft_model, "--spec-draft-ngl", "all"]
     flags += ["--spec-draft-n-max", str(inp.num_draft_tokens)]
