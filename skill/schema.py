@@ -8,6 +8,8 @@ the callers that import them with ``PlannerInputs``. Markdown and JSON are rende
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.answer import (  # noqa: F401  (re-exported: the contract's output models)
@@ -25,12 +27,18 @@ from specpick.tools.vocab import (
     Quantization,
     Sampling,
     SpecOverlap,
+    VerifierChange,
     WORKLOAD_MEANING,
     Workload,
 )
 
 def _cli(**kw: object) -> dict[str, object]:
     return {"cli": kw}
+
+
+# Evidence inputs (tools/deploy/evidence.py checks N against the method; 100x is past any published speedup).
+MeasuredDraftLength = Annotated[int, Field(ge=1, le=64)]
+MeasuredSpeedupX = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
 
 
 class PlannerInputs(BaseModel):
@@ -44,6 +52,13 @@ class PlannerInputs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
+    base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
+                                         "(fine-tune, RL, merge, LoRA): its facts are used, your id is the one "
+                                         "served")
+    verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "
+                                            "--base-model: none, full-finetune, rl, lora, merge")
+    adapters: Annotated[int, Field(ge=1, le=10_000)] | None = Field(None, description="LoRA adapters served "
+                                                                    "(with --verifier-change lora)")
     workload: Workload = Field(description="what the model generates: " + "; ".join(
         f"{k} = {v}" for k, v in WORKLOAD_MEANING.items()))
     sampling: Sampling = Field("greedy", description="decoding: greedy, low-temp (T<=0.7), high-temp, beam")
@@ -78,6 +93,19 @@ class PlannerInputs(BaseModel):
                                       "prior")
     tau: Tau | None = Field(None, description="measured mean accepted length (incl. bonus, 1-65), overrides the "
                             "prior")
+    measured_n: MeasuredDraftLength | None = Field(None, description="the draft length N your --tau/--alpha was "
+                                                   "measured at (default: the method's starting N, stated)")
+    measured_method: Method | None = Field(None, description="the method your --tau/--alpha (or speedup) was "
+                                           "measured with: it applies to that drafter only")
+    measured_speedup: MeasuredSpeedupX | None = Field(None, description="speedup you measured with that drafter "
+                                                     "at --measured-n and --concurrency: recalibrates its cost side")
+    from_measurement: OneLineText | None = Field(None, description="the JSON `specpick measure --json` or "
+                                                     "`specpick tune --json` wrote: its acceptance, N, spread over "
+                                                     "prompts and speedup (instead of --tau/--alpha)",
+                                                     json_schema_extra=_cli(metavar="FILE"))
+    samples: OneLineText | None = Field(None, description="your prompt/output pairs (JSONL: prompt, output): n-gram "
+                                        "acceptance simulated on them with the verifier's tokenizer",
+                                        json_schema_extra=_cli(metavar="FILE"))
     pipeline_parallel: GpuCount = Field(1, description="pipeline-parallel stages")
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")

@@ -35,6 +35,7 @@ FlagId = Literal[
     "eagle_needs_internals",  # EAGLE/MTP read verifier hidden states: needs vLLM/SGLang/TRT-LLM support
     "medusa_data_cost",  # Medusa needs a fine-tune on the verifier's own outputs
     "head_for_other_verifier",  # a published head was trained for a different verifier
+    "verifier_modified",  # the verifier is a fine-tune / RL / merge / LoRA of the model the head was trained for
     "no_published_head",  # the method needs a head and none is published for this verifier
     "pipeline_parallel",  # speculation + pipeline parallelism fails in vLLM / TRT-LLM
     "lora",  # speculation + LoRA serving is unsupported
@@ -217,11 +218,12 @@ class Alternative(BaseModel):
 
 
 class AnswerInputs(BaseModel):
-    """The deployment an answer was planned for, as readers below the planner use it (workload, concurrency); the
-    rest of the planner's inputs are kept as given."""
+    """The deployment an answer was planned for, as readers below the planner use it (verifier, workload,
+    concurrency); the rest of the planner's inputs are kept as given."""
 
     model_config = ConfigDict(extra="allow")
 
+    verifier: str | None = None
     workload: str | None = None
     concurrency: int | None = None
 
