@@ -32,6 +32,7 @@ from specpick.tools.vocab import (
     Workload,
 )
 
+
 def _cli(**kw: object) -> dict[str, object]:
     return {"cli": kw}
 

@@ -160,6 +160,12 @@ def _list_heads() -> ToolParts:
     return ToolParts(lookup.list_heads, lookup.ListInput, lookup.render_heads)
 
 
+def _train_plan() -> ToolParts:
+    from specpick.tools.commands import train_plan
+
+    return ToolParts(train_plan.train_plan_tool, train_plan.TrainPlanInput, train_plan.render_text)
+
+
 def _calibrate() -> ToolParts:
     from specpick.tools.commands import calibrate
 
@@ -250,9 +256,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "economics gate from the speedup cost model. Returns cited reasons, expected tau and speedup ranges, "
             "data size, GPU-hours and runnable SpecForge / speculators / Model Optimizer commands."
         ),
-        target="specpick.tools.commands.train_plan:train_plan_tool",
-        input_model="specpick.tools.commands.train_plan:TrainPlanInput",
-        render="specpick.tools.commands.train_plan:render_text",
+        bind=_train_plan,
     ),
     ToolSpec(
         name="engine_config",
