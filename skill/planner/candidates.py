@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
-from specpick.skill.planner.recipe_path import keep_as_recipe_path, recipe_default_row, widen_for_recipe
+from specpick.skill.planner.recipe_path import recipe_default_row, recipe_note, widen_for_recipe
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
@@ -486,7 +486,8 @@ def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec
            f"its acceptance was measured on other models' drafters, not {verifier.family}'s")
     drafter = cand.head.head_repo_id if cand.head is not None else cand.draft_repo
     if (row := recipe_default_row(verifier, cand.strategy, drafter)) is not None:
-        return keep_as_recipe_path(cand, why, row)
+        note = recipe_note(why, row)  # kept unasked on the recipe's word: stated, and down to no gain
+        return replace(cand, estimate=widen_for_recipe(cand.estimate, note), recipe_assumption=note)
     return replace(cand, feasible=False, rejected_for="thin_evidence", reason=(
         f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
         f"comparable with better-measured methods (ask for it with --method {cand.strategy})"))

@@ -9,11 +9,9 @@ the borrowed acceptance stated as an assumption and its range widened down to no
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from specpick.skill.planner.candidates import Candidate
     from specpick.tools.catalog.specs import ModelSpec
     from specpick.tools.model.estimate import SpeedupResult
 
@@ -31,12 +29,10 @@ def recipe_default_row(verifier: ModelSpec, method: str, drafter_repo: str | Non
     return None
 
 
-def keep_as_recipe_path(cand: Candidate, why_thin: str, row: dict[str, str]) -> Candidate:
-    """The candidate kept unasked on the recipe's word: the thin evidence is an assumption, the low end is 1.0x."""
-    note = (f"acceptance assumed: {why_thin}; offered unasked because the model's own vLLM recipe serves this "
+def recipe_note(why_thin: str, row: dict[str, str]) -> str:
+    """The assumption a recipe-served drafter's answer states."""
+    return (f"acceptance assumed: {why_thin}; offered unasked because the model's own vLLM recipe serves this "
             f"drafter by default ({row['source']}), so the range runs down to no gain")
-    assert cand.estimate is not None  # only candidates with an estimate are held back
-    return replace(cand, estimate=widen_for_recipe(cand.estimate, note), recipe_assumption=note)
 
 
 def widen_for_recipe(est: SpeedupResult, note: str) -> SpeedupResult:
