@@ -27,7 +27,11 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
         raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "
                          "(or pick the engine/method that uses it)")
     dep = resolve_deployment(deployment_query(inp))
-    cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.repo_id}))
+    from specpick.tools.hub.gguf_ref import is_gguf_name
+
+    gguf = inp.gguf_source or (inp.verifier if is_gguf_name(inp.verifier) else None)
+    cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.repo_id, "gguf_source": gguf,
+                                                     "gguf_quant": inp.gguf_quant or dep.verifier.quantization_given}))
     # The release the option names are for is a default like any other: listed the way every verb lists it.
     return cfg.model_copy(update={"notes": [*cfg.notes, *(f"default: {d}" for d in dep.defaults)]})
 
@@ -60,6 +64,7 @@ def _one(cfg: EngineConfig) -> list[str]:
     lines = [f"# {ENGINE_LABEL[cfg.engine]} (option names as of {cfg.engine_version})"]
     if cfg.config:
         lines += [cfg.config.rstrip(), ""]
+    lines += [f"before: {c}" for c in cfg.setup_commands]
     lines.append(f"launch: {cfg.launch_command}")
     lines += [f"note: {n}" for n in cfg.notes]
     return lines
