@@ -145,3 +145,37 @@ def test_a_model_larger_than_the_gpu_gets_partial_offload() -> None:
     argv = shlex.split(rec.engine_config.launch_command)
     layers = int(argv[argv.index("-ngl") + 1])
     assert 0 < layers < 80  # Llama-3.1-70B has 80 layers (config.json num_hidden_layers)
+
+
+# --- llama.cpp's own words in a llama.cpp answer ------------------------------------------------------------------
+
+def test_a_llamacpp_answer_measures_with_llama_servers_numbers() -> None:
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    rec = plan(PlannerInputs(verifier="bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", workload="code", gpu="RTX 4090",
+                             engine="llamacpp", concurrency=1))
+    text = rec.model_dump_json()
+    # vLLM's words (ENGINES.md: vllm:spec_decode_* counters, port 8000, paged KV) stay out of a llama.cpp answer.
+    for vllm_word in ("vllm:spec_decode", "HOST:8000", "paged slots", "production logs", "vllm bench"):
+        assert vllm_word not in text, vllm_word
+    names = {m.name for m in rec.measurement_plan.metrics}
+    assert "timings.draft_n / timings.draft_n_accepted" in names and "GET /slots" in names
+    assert any("127.0.0.1:8080/slots" in c for c in rec.measurement_plan.commands)
+
+
+def test_the_hidden_state_flag_names_llama_cpp_where_it_runs_the_head() -> None:
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    # engine_support.csv: llamacpp eagle3 "yes" (--spec-type draft-eagle3, llama-server --help @00dc805)
+    rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="RTX 4090",
+                             engine="llamacpp", method="eagle3"))
+    flag = next(f for f in rec.flags if f.id == "eagle_needs_internals")
+    assert "llama.cpp" in flag.message
+
+
+def test_skill_md_says_llama_cpp_runs_eagle3_and_mtp() -> None:
+    text = (Path(__file__).resolve().parents[1] / "SKILL.md").read_text()
+    assert "only vLLM, SGLang and TensorRT-LLM" not in text
+    assert "draft-eagle3" in text and "draft-mtp" in text
