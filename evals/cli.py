@@ -37,8 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str = "eval") -> None:
     parser.add_argument("--known-failures", metavar="FILE",
                         help="the only cases allowed to fail, one 'case_id  reason' per line (e.g. "
                              "evals/known_failures.txt); exit 8 when another case fails or a listed one passes")
-    parser.add_argument("--mode", choices=["with-skill", "without-skill", "compare"], default="with-skill",
-                        help="agent only: with SKILL.md and tools, without them, or both side by side")
+    parser.add_argument("--mode", choices=["with-skill", "without-skill", "compare"], default=None,
+                        help="agent only: with SKILL.md and tools, without them, or both side by side "
+                             "(default: with-skill)")
     parser.add_argument("--model", help="agent model (default: $SPECPICK_MODEL or the built-in default)")
     parser.add_argument("--user-model", help="model that plays the user (default: as --model)")
     parser.add_argument("--rubric", action="store_true", help="add the model-graded prose rubric (needs a key)")
@@ -68,6 +69,10 @@ def run(args: argparse.Namespace, verb: str = "eval") -> int:
     """Run the suite, print the report, and raise ``ThresholdError`` (exit 8) below a threshold."""
     from specpick.evals.report import render_text, run_eval
 
+    if args.runner == "planner" and args.mode is not None:  # the planner has no skill to take away
+        raise InputError(f"--mode {args.mode} is for --runner agent (the planner runs no model, with or without "
+                         "SKILL.md); drop --mode, or add --runner agent")
+    args.mode = args.mode or "with-skill"
     client = None
     if args.runner == "agent" or args.rubric:
         if not os.environ.get("ANTHROPIC_API_KEY"):

@@ -13,9 +13,13 @@ the embedded snapshot is.
 ``--from-shared SRC`` first regenerates the three tables from the team's sourced fact tables in ``SRC``
 (``models.csv``, ``gpus.csv``, ``heads.csv``), adding the architecture fields they lack (FFN width, MoE and MLA
 shapes, tied embeddings, sliding windows); every added value names its source in ``arch_source``.
+``--from-recipes DIR --recipes-commit SHA`` first regenerates ``recipes.csv`` from a vllm-project/recipes
+checkout at that commit: every recipe model and each speculative config it serves (``scripts/recipe_facts.py``);
+``tests/test_recipes_snapshot.py`` checks the catalog against it.
 ``--check`` writes nothing and exits 1 if a rebuild would change any byte (for CI).
 
-Usage: python scripts/build_catalog.py [--out DIR] [--from-shared SRC] [--date YYYY-MM-DD] [--check]
+Usage: python scripts/build_catalog.py [--out DIR] [--from-shared SRC] [--from-recipes DIR --recipes-commit SHA]
+       [--date YYYY-MM-DD] [--check]
 
 The 2025-2026 rows were appended once by ``scripts/merge_catalog.py`` from researched tables (each row keeps
 its own source); this script keeps them as they are.
@@ -279,6 +283,15 @@ def build_heads(src: Path, dst: Path) -> None:
 
 
 
+def write_recipes(recipes_dir: Path, commit: str, dst: Path) -> None:
+    """``recipes.csv`` from a recipes checkout (canonical dialect, like the three tables above)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from recipe_facts import RECIPE_FIELDS, extract
+
+    rows = extract(recipes_dir, commit)
+    (dst / "recipes.csv").write_bytes(canonical_csv([RECIPE_FIELDS] + [[r[k] for k in RECIPE_FIELDS] for r in rows]))
+
+
 # --- Snapshot: check, normalise, stamp ------------------------------------------------------------------------
 
 DATA = Path(__file__).resolve().parent.parent / "tools" / "data"
@@ -384,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: --src, in place)")
     parser.add_argument("--from-shared", type=Path, default=None,
                         help="regenerate models/gpus/heads from the team's fact tables in this folder first")
+    parser.add_argument("--from-recipes", type=Path, default=None,
+                        help="regenerate recipes.csv from this vllm-project/recipes checkout first")
+    parser.add_argument("--recipes-commit", default=None, help="the commit that checkout is at (cited per row)")
     parser.add_argument("--date", default=None, help="snapshot date YYYY-MM-DD (default: see above)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a rebuild changes bytes")
     args = parser.parse_args(argv)
@@ -397,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
             build_models(args.from_shared, work)
             build_gpus(args.from_shared, work)
             build_heads(args.from_shared, work)
+        if args.from_recipes is not None:
+            if not args.recipes_commit:
+                sys.stderr.write("error: --from-recipes needs --recipes-commit (the checkout's commit)\n")
+                return 2
+            write_recipes(args.from_recipes, args.recipes_commit, work)
         try:
             files = build_snapshot(work, args.date)
         except (TableError, ValueError) as exc:

@@ -20,6 +20,7 @@ from specpick.skill.surfaces.cli import main
 from specpick.skill.surfaces.mcp import build_server
 from specpick.skill.surfaces.registry import BY_CLI
 from specpick.skill.surfaces.tooluse import execute
+from tests.support import hostile
 
 NAN, INF = math.nan, math.inf
 L8 = {"verifier": "llama-3.1-8b"}
@@ -64,17 +65,29 @@ def cfg(why: str, code: int, needle: str, **args: Any) -> Bad:
 
 CATALOG_ONLY = "answers from the catalog only"  # verbs without --live must not suggest it
 WITH_LIVE = "with --live"
+# A repo id outside the snapshot is looked up on the Hub; offline (these cases) the error says how to refresh.
+REFRESH = "specpick catalog update"
 FINITE = "finite number"
+
+@pytest.fixture(autouse=True)
+def _hub_lookup_off(monkeypatch):
+    # A repo id outside the snapshot is looked up on the Hub; these cases run offline so none reaches a network.
+    # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import: import it before setting the
+    # variable, so the setting ends with each case and later tests see the client online.
+    import huggingface_hub.constants  # noqa: F401
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
 
 CASES: list[Bad] = [
     # 1. names: a prefix or typo is not the neighbouring model; one rule and an honest hint on every verb
-    rec("repo prefix", 3, "Did you mean: Qwen/Qwen2.5-7B-Instruct", verifier="Qwen/Qwen2.5-7B-Inst"),
-    rec("repo typo", 3, "Did you mean: meta-llama/Llama-3.1-70B-Instruct",
+    rec("repo prefix", 5, "(did you mean): Qwen/Qwen2.5-7B-Instruct", verifier="Qwen/Qwen2.5-7B-Inst"),
+    rec("repo typo", 5, "(did you mean): meta-llama/Llama-3.1-70B-Instruct",
         verifier="meta-llama/Llama-3.1-70B-Instruc"),
     rec("alias prefix", 3, "not in the embedded catalog", verifier="llama-3.1-8"),
     rec("name too long", 2, "characters long; a Hub repo id (org/name) has at most 200", verifier="org/" + "m" * 300),
-    rec("hint names --live", 3, WITH_LIVE, verifier="Qwen/Qwen2.5-7B-Inst"),
-    rec("draft prefix", 3, "Did you mean: Qwen/Qwen2.5-0.5B-Instruct", verifier="qwen2.5-7b",
+    rec("hint names the refresh", 5, REFRESH, verifier="Qwen/Qwen2.5-7B-Inst"),
+    rec("draft prefix", 5, "(did you mean): Qwen/Qwen2.5-0.5B-Instruct", verifier="qwen2.5-7b",
         draft="Qwen/Qwen2.5-0.5B"),
     rec("empty verifier", 2, "is empty", verifier=""),
     rec("blank verifier", 2, "is empty", verifier="   "),
@@ -93,12 +106,12 @@ CASES: list[Bad] = [
         verifier="meta-llama/Llama-3.1-70B-Instruc"),
     vrm("no --live hint", 3, CATALOG_ONLY, verifier="Qwen/Qwen2.5-7B-Inst"),
     vrm("draft prefix", 3, "not in the embedded catalog", draft="Qwen/Qwen2.5-0.5B"),
-    Bad("params", {"model": "Qwen/Qwen2.5-7B-Inst"}, 3, WITH_LIVE, "repo prefix"),
-    Bad("params", {"model": "meta-llama/Llama-3.1-8B-Instruc"}, 3, "Did you mean: meta-llama/Llama-3.1-8B-Instruct",
+    Bad("params", {"model": "Qwen/Qwen2.5-7B-Inst"}, 5, REFRESH, "repo prefix"),
+    Bad("params", {"model": "meta-llama/Llama-3.1-8B-Instruc"}, 5, "(did you mean): meta-llama/Llama-3.1-8B-Instruct",
         "repo typo"),
     Bad("params", {"model": ""}, 2, "is empty", "empty"),
     Bad("model", {"model": "llama-3.1-8"}, 3, "Did you mean: meta-llama/Llama-3.1-8B-Instruct", "alias prefix"),
-    Bad("model", {"model": "Qwen/Qwen9-8B-Base"}, 3, WITH_LIVE, "not in catalog"),
+    Bad("model", {"model": "Qwen/Qwen9-8B-Base"}, 5, REFRESH, "not in catalog"),
     Bad("tokenizers", {"draft": "Qwen/Qwen2.5-0.5B", "verifier": "qwen2.5-7b"}, 3,
         "Did you mean: Qwen/Qwen2.5-0.5B-Instruct", "draft prefix"),
     Bad("tokenizers", {"draft": "llama-3.2-1b", "verifier": "meta-llama/Llama-3.1-8B-Instr"}, 3, WITH_LIVE,
@@ -252,6 +265,12 @@ CASES: list[Bad] = [
 ]
 
 
+# Generated from the registry's input models (tests/support/hostile.py): hostile model names on every name field,
+# each declared bound crossed, every closed set given a bogus word, and issue 28's contradictions.
+GENERATED: list[Bad] = [Bad(verb, args, code, needle, why) for verb, args, code, needle, why in hostile.generated()]
+CASES += GENERATED
+
+
 def _argv(case: Bad) -> list[str]:
     """The command line a user would type for this case (what ``cli_args`` generates from the input model)."""
     model = BY_CLI[case.verb].load_input_model()
@@ -356,7 +375,44 @@ CLI_ONLY: list[tuple[list[str], int, str]] = [
 ]
 
 
-@pytest.mark.parametrize("argv, code, needle", CLI_ONLY, ids=[" ".join(a) or "(empty)" for a, _, _ in CLI_ONLY])
+# Issue 28: bytes that are not text, control characters, names far past any limit, extras after a flag that takes
+# none, and options that only apply to another mode. Each is one line, exit 2, before any request.
+LONG_PATH = "p" * 100_000
+EP = "http://127.0.0.1:9"
+_MODEL_IDS = [("", "--model is empty"), (" ", "--model is empty"), ("\x1b[2J", "is not a model id"),
+              ("\udcff\udcfe", "is not a model id"), ("two words", "is not a model id"), ("x" * 300, "is not a model id"),
+              ("claude\n", "is not a model id"), ("claude\x00", "is not a model id"), ("../../etc", "is not a model id"),
+              ("\u202eevil", "is not a model id")]
+_ENDPOINTS = ["http://127.0.0.1:9\x01", "http://127.0.0.1:9/\x1b[31m", "http://127.0.0.1:9/\x7f", "http://[::1",
+              "http://127.0.0.1:9/ a", "http://127.0.0.1:9/\n/v1", "http://h\udcff:9", "x" * 3000]
+CLI_ONLY += [(["ask", "q", "--model", m], 2, needle) for m, needle in _MODEL_IDS]
+CLI_ONLY += [(["chat", "q", "--model", m], 2, needle) for m, needle in _MODEL_IDS[:4]]
+CLI_ONLY += [(["ask", q], 2, "not UTF-8 text") for q in ("\udcff\udcfe", "which \udce9 strategy?", "nul\x00 byte")]
+CLI_ONLY += [(["measure", "--endpoint", e, "--workload", "chat"], 2, "is not a URL") for e in _ENDPOINTS]
+CLI_ONLY += [(["measure", "--baseline-endpoint", e, "--endpoint", EP, "--workload", "chat"], 2, "is not a URL")
+             for e in _ENDPOINTS[:3]]
+CLI_ONLY += [
+    (["measure", "--endpoint", EP, "--prompts", LONG_PATH], 2, "the file name is too long"),
+    (["measure", "--endpoint", EP, "--expect", LONG_PATH, "--workload", "chat"], 2, "the file name is too long"),
+    (["measure", "--endpoint", EP, "--plot-dir", LONG_PATH, "--workload", "chat"], 2, "the file name is too long"),
+    (["measure", "--local", LONG_PATH, "--workload", "chat"], 2, "the file name is too long"),
+    (["eval", "--runner", "planner", "--cases-dir", LONG_PATH, "--quiet"], 2, "the file name is too long"),
+    (["eval", "--runner", "planner", "--json", LONG_PATH + "/r.json", "--quiet"], 2, "the file name is too long"),
+    (["eval", "--runner", "planner", "--known-failures", LONG_PATH, "--quiet"], 2, "File name too long"),
+    (["--version", "extra"], 2, "--version takes no arguments"),
+    (["--version", "--json"], 2, "--version takes no arguments"),
+    (["eval", "--runner", "planner", "--mode", "compare"], 2, "--mode compare is for --runner agent"),
+    (["eval", "--runner", "planner", "--mode", "without-skill"], 2, "--mode without-skill is for --runner agent"),
+    (["eval", "--mode", "with-skill"], 2, "--mode with-skill is for --runner agent"),
+    (["bo\x1bgus"], 2, "unknown command 'bo\\x1bgus'"),
+    (["exit-codes", "\x1b[2J"], 2, "exit-codes takes no arguments"),
+    (["ask", "q", "--tool-choice", "always"], 2, "invalid choice"),
+    (["ask", "q", "--max-tokens", "0"], 2, "must be positive"),
+    (["ask", "q", "--max-tokens", "lots"], 2, "expected a number"),
+]
+
+
+@pytest.mark.parametrize("argv, code, needle", CLI_ONLY, ids=[" ".join(a)[:60] or "(empty)" for a, _, _ in CLI_ONLY])
 def test_cli_only(argv: list[str], code: int, needle: str, capsys, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # `ask ""` must fail before any key or call
     try:
@@ -366,7 +422,7 @@ def test_cli_only(argv: list[str], code: int, needle: str, capsys, monkeypatch) 
     err = capsys.readouterr().err
     assert got == code, err
     assert needle in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "\x1b" not in err and err.count("\n") == 1 and len(err) < 1000, err[:300]
 
 
 @pytest.mark.parametrize("argv", [["chat", "--no-llm", "--transcript"], ["chat", "--transcript"]])
@@ -398,14 +454,17 @@ def test_exact_names_still_resolve_in_every_spelling_people_use():
     assert cat.find_model("Qwen/Qwen2.5-7B-Inst") is None and cat.find_model("meta-llama/Llama-3.1-70B-Instruc") is None
 
 
-def test_a_typo_goes_to_the_hub_only_with_live(fakehub, hub_settings, monkeypatch, tmp_path, capsys):
+def test_a_repo_id_outside_the_snapshot_is_looked_up_on_the_hub_unless_offline(fakehub, hub_settings, monkeypatch,
+                                                                                 tmp_path, capsys):
     monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
     argv = ["recommend", "--verifier", "meta-llama/Llama-3.1-70B-Instruc", "--workload", "chat"]
-    assert main(argv) == 3
-    assert not fakehub.log  # offline answer: not one request
-    assert main([*argv, "--live"]) == 3  # the Hub says it does not exist
+    assert main([*argv, "--offline"]) == 5  # lookup disabled: not one request
+    assert not fakehub.log
+    assert main(argv) == 3  # looked up without --live; the Hub says it does not exist
     assert any("Llama-3.1-70B-Instruc" in req.path for req in fakehub.log)
+    assert main(["recommend", "--verifier", "llama-3.1-70b", "--workload", "chat"]) == 0
+    assert not [r for r in fakehub.log if "Llama-3.1-70B-Instruct/" in r.path]  # a catalog model: no request
     assert "Traceback" not in capsys.readouterr().err
 
 
@@ -492,8 +551,9 @@ def test_head_check_reports_what_the_draft_length_was_checked_against():
 def test_count_of_bad_inputs_tried():
     # Reported in the hardening issue: rows x surfaces, plus the CLI-only rows.
     tried = 3 * len(CASES) + len(CLI_ONLY) + 2 + 1
-    print(f"\nbad inputs tried: {len(CASES)} rows x 3 surfaces + {len(CLI_ONLY) + 3} CLI-only = {tried}")
-    assert len(CASES) >= 100
+    print(f"\nbad inputs tried: {len(CASES)} rows x 3 surfaces ({len(GENERATED)} rows generated from the input "
+          f"models) + {len(CLI_ONLY) + 3} CLI-only = {tried}")
+    assert tried >= 800
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.needle == CATALOG_ONLY], ids=str)

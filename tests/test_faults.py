@@ -44,6 +44,8 @@ class EngineScript:
     per_request: dict[str, object] | None = None
     seen: list[str] = field(default_factory=list)  # "GET /metrics", "POST /v1/chat/completions", ...
     post_error: tuple[int, str] | None = None  # answer every POST with this status and error message
+    served: str = "m"  # the model id /v1/models lists
+    text: tuple[str, ...] = ("a", " b", " c")  # the streamed completion
 
 
 def vllm_page(drafts: float, draft_tokens: float, accepted: float, extra: str = "") -> str:
@@ -70,7 +72,7 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             script.seen.append(f"GET {self.path}")
             if self.path == "/v1/models":
-                self._send(json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
+                self._send(json.dumps({"object": "list", "data": [{"id": script.served}]}).encode())
             elif self.path == "/metrics":
                 page = pages.pop(0) if len(pages) > 1 else pages[0]
                 self._send(page.encode(), "text/plain")
@@ -91,7 +93,7 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
             final: dict[str, object] = {"choices": [], "usage": script.usage}
             if script.per_request is not None:
                 final["metrics"] = {"speculative_decoding": script.per_request}
-            chunks = [{"choices": [{"delta": {"content": w}}]} for w in ("a", " b", " c")] + [final]
+            chunks = [{"choices": [{"delta": {"content": w}}]} for w in script.text] + [final]
             body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
             self._send(body.encode(), "text/event-stream")
 
@@ -99,7 +101,8 @@ def serve_engine(script: EngineScript) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # A short poll: shutdown() waits for the serving loop to look (0.5 s by default, per stand-in, per test).
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
@@ -198,7 +201,9 @@ def test_sane_counters_still_measure(tmp_path: Path) -> None:
     """The checks refuse impossible figures only: a plausible engine still gives alpha and tau."""
     prompts = tmp_path / "p.txt"
     prompts.write_text("Say hello.\n")
-    for url in serve_engine(EngineScript([GOOD, GOOD, GOOD, vllm_page(10, 40, 20), vllm_page(10, 40, 20)])):
+    # 2 drafts of 4 tokens, 4 accepted: 2 cycles give at most 2 x (4 + 1) tokens, and the request reports 8.
+    page = vllm_page(2, 8, 4)
+    for url in serve_engine(EngineScript([GOOD, GOOD, GOOD, page, page], usage={"completion_tokens": 8})):
         report = run_measure(MeasureInput(endpoint=url, prompts=prompts, max_tokens=8, warmup=0))
     acc = report.results[0].acceptance
     assert acc is not None and (acc.alpha, acc.tau) == (0.5, 3.0)
@@ -481,8 +486,15 @@ WIRE_FAULTS = [
     ("scalar", b"42", -32600, None),
     ("wrong-version", b'{"jsonrpc": "1.0", "id": 5, "method": "ping"}', -32600, 5),
     ("method-not-string", b'{"jsonrpc": "2.0", "id": 6, "method": 12}', -32600, 6),
+    # too large to parse: the id is read from the envelope, so the client's wait for id 8 ends
     ("oversized-line", b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "pad": "' + b"x" * (5 * 2**20) + b'"}',
-     -32600, None),
+     -32600, 8),
+    ("oversized-argument", b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "recommend", '
+     b'"arguments": {"verifier": "' + b"x" * (5 * 2**20) + b'", "workload": "chat"}}}', -32600, 11),
+    ("fractional-id", b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None),
+    ("integral-float-id", b'{"jsonrpc": "2.0", "id": 2.0, "method": "ping"}', -32600, None),
+    ("exponent-id", b'{"jsonrpc": "2.0", "id": 1e3, "method": "ping"}', -32600, None),
+    ("bool-id", b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None),
 ]
 
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Sub-package (or top-level module) -> rank. Same rank: may import each other.
 LAYERS: dict[str, int] = {
-    "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0,
+    "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.sanitize": 0,
     "tools.catalog": 1, "tools.deployment": 1,
     "tools.arch": 2,
     "tools.hub": 3,

@@ -12,10 +12,16 @@ from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.catalog.specs import version_key
 from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import cycle_cost
 from specpick.tools.model.constants import get_overhead
-from specpick.tools.model.priors import Shape, acceptance_prior
+from specpick.tools.model.priors import PriorQuery, Shape, acceptance_prior
 from specpick.tools.vocab import BREAK_TAGS, METHODS, PARALLEL_DRAFT_METHODS
+
+
+def _prior(method, workload, temperature, shape, **situation):
+    """``acceptance_prior`` for a workload and temperature, with the rest of the query by keyword."""
+    return acceptance_prior(method, shape, PriorQuery(workload=workload, temperature=temperature, **situation))
 
 
 def test_versions_order_releases_and_prereleases():
@@ -47,13 +53,13 @@ def test_parallel_drafters_run_one_draft_forward_whatever_n(method):
     cat = get_catalog()
     verifier, gpu = cat.model("Qwen/Qwen3-8B"), cat.gpu("H100")
     draft = pard_draft_spec("amd/PARD-Qwen3-0.6B") if method == "pard" else None
-    costs = [cycle_cost(method, verifier, gpu, gpus=1, batch=1, context_tokens=512, weight_bytes_per_param=2.0,
-                        overhead=get_overhead("vllm"), num_draft_tokens=n, draft=draft) for n in (3, 15)]
+    at = dict(precision=Precision(2.0), hw=Hardware(gpu, 1), runtime=Runtime(get_overhead("vllm")), batch=1,
+              context_tokens=512)
+    costs = [cycle_cost(DraftSetup(method=method, num_draft_tokens=n, draft=draft), verifier, **at) for n in (3, 15)]
     assert all(c.draft_steps == 1 and c.forwards == 2 for c in costs)
     # memory-bound at batch 1: drafting 15 positions costs about what drafting 3 does
     assert costs[1].draft_ms < 1.2 * costs[0].draft_ms
-    chain = [cycle_cost("eagle3", verifier, gpu, gpus=1, batch=1, context_tokens=512, weight_bytes_per_param=2.0,
-                        overhead=get_overhead("vllm"), num_draft_tokens=n) for n in (3, 15)]
+    chain = [cycle_cost(DraftSetup(method="eagle3", num_draft_tokens=n), verifier, **at) for n in (3, 15)]
     assert chain[1].draft_ms > 4 * chain[0].draft_ms  # one head forward per drafted token
 
 
@@ -63,7 +69,7 @@ def test_parallel_drafters_run_one_draft_forward_whatever_n(method):
 ])
 def test_priors_come_from_the_published_2026_rows(method, workload, source):
     # These drafters were measured in serving engines: an engine estimate rests on those rows.
-    prior = acceptance_prior(method, workload, 0.0, Shape(num_draft_tokens=7), harness_class="engine")
+    prior = _prior(method, workload, 0.0, Shape(num_draft_tokens=7), harness_class="engine")
     assert source in prior.summary and 1.0 < prior.tau < 8.0
 
 

@@ -16,6 +16,7 @@ from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup
 from specpick.tools.model.constants import get_overhead
+from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import cycle_cost
 from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE, spec_overlap
 
@@ -46,9 +47,10 @@ def test_sglang_spec_v2_is_opt_in_and_user_off_wins():
 
 
 def _cycle(harness: str, *, overlap: bool, tree: bool = False, batch: int = 8, model: str = "llama-3.1-8b"):
-    return cycle_cost("eagle3", CAT.model(model), CAT.gpu("H100"), gpus=1, batch=batch, context_tokens=512,
-                      weight_bytes_per_param=2.0, overhead=get_overhead(harness), num_draft_tokens=4,
-                      tree_top_k=4 if tree else 1, tree_tokens=16 if tree else None, overlap=overlap)
+    draft = DraftSetup(method="eagle3", num_draft_tokens=4, tree_top_k=4 if tree else 1,
+                       tree_tokens=16 if tree else None)
+    return cycle_cost(draft, CAT.model(model), Precision(2.0), Hardware(CAT.gpu("H100"), 1),
+                      Runtime(get_overhead(harness), overlap=overlap), batch=batch, context_tokens=512)
 
 
 @pytest.mark.parametrize("harness", ["vllm", "sglang"])
@@ -70,17 +72,17 @@ def test_a_moe_verifier_keeps_its_serial_per_request_share_at_high_concurrency(h
 
     all_hidden = path_constants({"engine.overlap_seq_exposed_fraction": 0.0})
     moe = CAT.model("Qwen/Qwen3-30B-A3B")
-    kw = dict(gpus=2, batch=64, context_tokens=512, weight_bytes_per_param=2.0, num_draft_tokens=3)
-    hidden = cycle_cost("eagle3", moe, CAT.gpu("H100"), overhead=all_hidden.overhead(harness), constants=all_hidden,
-                        overlap=True, **kw)
-    committed = cycle_cost("eagle3", moe, CAT.gpu("H100"), overhead=get_overhead(harness), overlap=True, **kw)
-    serial = cycle_cost("eagle3", moe, CAT.gpu("H100"), overhead=get_overhead(harness), overlap=False, **kw)
+    eagle3, h100x2, bf16 = DraftSetup(method="eagle3", num_draft_tokens=3), Hardware(CAT.gpu("H100"), 2), Precision(2.0)
+    kw = dict(batch=64, context_tokens=512)
+    hidden = cycle_cost(eagle3, moe, bf16, h100x2, Runtime(all_hidden.overhead(harness), all_hidden, True), **kw)
+    committed = cycle_cost(eagle3, moe, bf16, h100x2, Runtime(get_overhead(harness), overlap=True), **kw)
+    serial = cycle_cost(eagle3, moe, bf16, h100x2, Runtime(get_overhead(harness), overlap=False), **kw)
     assert hidden.cycle_cost < committed.cycle_cost <= serial.cycle_cost
     # a dense verifier is not given the share: no dense row was measured with overlap
     dense = _cycle(harness, overlap=True, batch=64)
-    dense_hidden = cycle_cost("eagle3", CAT.model("llama-3.1-8b"), CAT.gpu("H100"), gpus=1, batch=64,
-                              context_tokens=512, weight_bytes_per_param=2.0, overhead=all_hidden.overhead(harness),
-                              num_draft_tokens=4, overlap=True, constants=all_hidden)
+    dense_hidden = cycle_cost(DraftSetup(method="eagle3", num_draft_tokens=4), CAT.model("llama-3.1-8b"), bf16,
+                              Hardware(CAT.gpu("H100"), 1), Runtime(all_hidden.overhead(harness), all_hidden, True),
+                              batch=64, context_tokens=512)
     assert dense.cycle_cost == pytest.approx(dense_hidden.cycle_cost)
 
 

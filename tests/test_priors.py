@@ -9,7 +9,7 @@ import pytest
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_tau
 from specpick.tools.errors import InputError
 from specpick.tools.model.priors import (
-    Shape, acceptance_prior, decay_for, draft_ratio_slope, load_prior_rows, temperature_rho, tree_factor,
+    PriorQuery, Shape, acceptance_prior, decay_for, draft_ratio_slope, load_prior_rows, temperature_rho, tree_factor,
 )
 from specpick.tools.model import prior_rules
 from specpick.tools.model.prior_rules import position_decay_samples, temperature_pairs
@@ -18,6 +18,12 @@ from scripts.build_priors import (
 )
 from specpick.tools.catalog.published import load_published
 from specpick.tools.catalog.row_ids import prior_id
+
+
+def _prior(method, workload, temperature, shape, **situation):
+    """``acceptance_prior`` for a workload and temperature, with the rest of the query by keyword."""
+    return acceptance_prior(method, shape, PriorQuery(workload=workload, temperature=temperature, **situation))
+
 
 CHAIN3 = Shape(num_draft_tokens=3)
 EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
@@ -129,7 +135,7 @@ def test_rules_are_derived_from_rows_with_stated_figures():
 
 
 def test_prior_reports_where_it_came_from_and_a_range():
-    p = acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE)
+    p = _prior("eagle2", "chat", 0.0, EAGLE2_TREE)
     assert p.n_rows >= 10 and {"EAGLE3-T1", "EAGLE2-PAPER", "HASS", "RADAR-README"} <= set(p.source_ids)
     assert p.tau_low <= p.tau <= p.tau_high
     assert p.published_rows and all(r.split("/")[0] in p.source_ids for r in p.published_rows)
@@ -140,37 +146,37 @@ def test_prior_reports_where_it_came_from_and_a_range():
 @pytest.mark.parametrize("method, shape", [("eagle2", EAGLE2_TREE), ("draft_model", Shape(num_draft_tokens=5)),
                                            ("ngram", CHAIN3), ("eagle3", CHAIN3)])
 def test_sampling_lowers_acceptance(method, shape):
-    greedy = acceptance_prior(method, "chat", 0.0, shape, draft_ratio=0.05)
-    hot = acceptance_prior(method, "chat", 1.0, shape, draft_ratio=0.05)
+    greedy = _prior(method, "chat", 0.0, shape, draft_ratio=0.05)
+    hot = _prior(method, "chat", 1.0, shape, draft_ratio=0.05)
     assert hot.tau < greedy.tau
 
 
 def test_rows_at_the_requested_temperature_need_no_adjustment():
-    p = acceptance_prior("draft_model", "translation", 1.0, Shape(num_draft_tokens=5), draft_ratio=0.007)
+    p = _prior("draft_model", "translation", 1.0, Shape(num_draft_tokens=5), draft_ratio=0.007)
     assert "LEVIATHAN-T2/4" in p.published_rows  # Leviathan T=1 rows are used directly
-    assert p.tau < acceptance_prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5),
+    assert p.tau < _prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5),
                                     draft_ratio=0.007).tau
 
 
 def test_bigger_drafts_accept_more():
-    small = acceptance_prior("draft_model", "chat", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.002)
-    big = acceptance_prior("draft_model", "chat", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.1)
+    small = _prior("draft_model", "chat", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.002)
+    big = _prior("draft_model", "chat", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.1)
     assert big.alpha > small.alpha
 
 
 def test_workloads_without_rows_borrow_with_a_stated_adjustment():
-    structured = acceptance_prior("eagle", "structured", 0.0, CHAIN3)
+    structured = _prior("eagle", "structured", 0.0, CHAIN3)
     assert structured.workload_used == "code"
     assert any("no published eagle acceptance for structured" in a for a in structured.assumptions)
-    chat = acceptance_prior("ngram", "chat", 0.0, CHAIN3)
-    creative = acceptance_prior("ngram", "creative", 0.0, CHAIN3)
+    chat = _prior("ngram", "chat", 0.0, CHAIN3)
+    creative = _prior("ngram", "creative", 0.0, CHAIN3)
     assert creative.tau < chat.tau  # creative text copies little from its prompt
     assert creative.tau_high - creative.tau_low > 0
 
 
 def test_chains_and_trees_convert_consistently():
-    chain = acceptance_prior("eagle2", "chat", 0.0, CHAIN3)
-    tree = acceptance_prior("eagle2", "chat", 0.0, Shape(num_draft_tokens=3, tree_top_k=10, tree_tokens=31))
+    chain = _prior("eagle2", "chat", 0.0, CHAIN3)
+    tree = _prior("eagle2", "chat", 0.0, Shape(num_draft_tokens=3, tree_top_k=10, tree_tokens=31))
     assert tree.tau > chain.tau  # branching turns misses into hits
     assert tree_tau(0.8, 5, 1, 6, tree_factor()) == pytest.approx(expected_tokens(0.8, 5))
 
@@ -182,23 +188,23 @@ def test_alpha_tau_round_trip(alpha, n, decay):
 
 def test_suffix_borrows_prompt_lookup_rows_and_says_so():
     # REST drafts from an external corpus; suffix decoding, like prompt lookup, from text already seen.
-    p = acceptance_prior("suffix", "code", 0.0, CHAIN3)
-    ngram = acceptance_prior("ngram", "code", 0.0, CHAIN3)
+    p = _prior("suffix", "code", 0.0, CHAIN3)
+    ngram = _prior("ngram", "code", 0.0, CHAIN3)
     assert "REST-README" not in p.source_ids
     assert p.tau == pytest.approx(ngram.tau)
     assert any("prompt-lookup (n-gram) rows used" in a for a in p.assumptions)
 
 
 def test_rest_rows_still_serve_the_rest_variant():
-    p = acceptance_prior("suffix", "code", 0.0, CHAIN3, variant="rest")
+    p = _prior("suffix", "code", 0.0, CHAIN3, variant="rest")
     assert p.source_ids == ["REST-README"]
 
 
 def test_leave_one_source_out_and_bad_workload():
     with pytest.raises(InputError, match="no published acceptance"):
-        acceptance_prior("lookahead", "chat", 0.0, CHAIN3, exclude_sources=frozenset({"EAGLE3-T1"}))
+        _prior("lookahead", "chat", 0.0, CHAIN3, exclude_sources=frozenset({"EAGLE3-T1"}))
     with pytest.raises(InputError, match="unknown workload"):
-        acceptance_prior("eagle", "poetry", 0.0, CHAIN3)
+        _prior("eagle", "poetry", 0.0, CHAIN3)
 
 
 def test_mtp_acceptance_rests_on_the_verifiers_own_family_when_it_was_measured():
@@ -207,20 +213,20 @@ def test_mtp_acceptance_rests_on_the_verifiers_own_family_when_it_was_measured()
     from specpick.tools.model.priors import row_family, family_key
 
     cat = get_catalog()
-    ds = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+    ds = _prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
                           verifier_family=family_key(cat.model("deepseek-v3").family))
     rows = {r.prior_id: r for r in load_prior_rows()}
     assert ds.prior_ids and all(row_family(rows[p].verifier_model) == "deepseek-v3" for p in ds.prior_ids)
-    mimo = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+    mimo = _prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
                             verifier_family=family_key(cat.model("XiaomiMiMo/MiMo-7B-RL").family))
     assert any("no mtp acceptance measured on mimo models" in a for a in mimo.assumptions)
-    glm = acceptance_prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+    glm = _prior("mtp", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
                            verifier_family=family_key(cat.model("glm-4.6").family))
     assert glm.prior_ids and all(row_family(rows[p].verifier_model) == "glm-4.5" for p in glm.prior_ids)
     # other methods pool across models as before: the family does not enter their prior
-    e3 = acceptance_prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
+    e3 = _prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine", engine="vllm",
                           verifier_family="deepseek-v3")
-    assert e3 == acceptance_prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine",
+    assert e3 == _prior("eagle3", "chat", 0.0, Shape(num_draft_tokens=3), harness_class="engine",
                                   engine="vllm")
 
 
@@ -231,24 +237,24 @@ def test_an_engine_prior_for_a_trained_head_rests_on_the_verifier_familys_own_en
 
     rows = {r.prior_id: r for r in load_prior_rows()}
     fam = family_key(get_catalog().model("Qwen/Qwen3-30B-A3B").family)
-    own = acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="sglang", verifier_family=fam)
+    own = _prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="sglang", verifier_family=fam)
     assert own.prior_ids and all(row_family(rows[p].verifier_model) == fam and rows[p].harness_class == "engine"
                                  for p in own.prior_ids)
     assert any("heads differ by verifier and trainer" in a for a in own.assumptions)
-    pooled = acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="sglang")
+    pooled = _prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="sglang")
     assert own.tau < pooled.tau  # its weak heads (SpecForge#339, AngelSlim#163) pull it below the pool
     # the papers' harnesses keep pooling across models
-    assert acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="paper", verifier_family=fam) == \
-        acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="paper")
+    assert _prior("eagle3", "chat", 0.0, CHAIN3, harness_class="paper", verifier_family=fam) == \
+        _prior("eagle3", "chat", 0.0, CHAIN3, harness_class="paper")
 
 
 def test_tensorrt_llm_shared_pool_ngram_rows_speak_for_tensorrt_llm_only():
     rows = {r.prior_id: r for r in load_prior_rows()}
-    vllm = acceptance_prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
+    vllm = _prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
                             engine="vllm")
     assert not any(rows[p].engine == "trtllm" for p in vllm.prior_ids)
     assert any("is_public_pool" in a for a in vllm.assumptions)
-    trt = acceptance_prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
+    trt = _prior("ngram", "translation", 0.0, Shape(num_draft_tokens=5), harness_class="engine",
                            engine="trtllm")
     assert any(rows[p].engine == "trtllm" for p in trt.prior_ids) and trt.tau > vllm.tau
 
@@ -326,13 +332,13 @@ def test_a_papers_harness_prior_is_levelled_to_who_runs_it_and_an_engine_prior_i
     from specpick.tools.model.priors import runner_ratio
 
     ratio, _ = runner_ratio()
-    user = acceptance_prior("eagle3", "chat", 0.0, EAGLE2_TREE, harness_class="paper")
-    authors = acceptance_prior("eagle3", "chat", 0.0, EAGLE2_TREE, harness_class="paper", runner="authors")
+    user = _prior("eagle3", "chat", 0.0, EAGLE2_TREE, harness_class="paper")
+    authors = _prior("eagle3", "chat", 0.0, EAGLE2_TREE, harness_class="paper", runner="authors")
     assert set(user.source_ids) == set(authors.source_ids) and len(user.source_ids) >= 2
     assert user.tau < authors.tau
     assert any("levelled to a run by a third party" in a and f"x {ratio:.2f}" in a for a in user.assumptions)
     assert any("levelled to a run by the method's own authors" in a for a in authors.assumptions)
-    engine = [acceptance_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="vllm", runner=who)
+    engine = [_prior("eagle3", "chat", 0.0, CHAIN3, harness_class="engine", engine="vllm", runner=who)
               for who in ("third_party", "authors")]
     assert engine[0].tau == engine[1].tau
     assert not any("levelled" in a for a in engine[0].assumptions)
@@ -342,11 +348,11 @@ def test_only_method_groups_compared_with_their_authors_are_levelled():
     """The ratio rests on EAGLE heads and separate drafts; Medusa's and n-gram's rows were never compared across
     runners, so their priors are not moved by it (no extrapolation to methods without a comparison)."""
     for method in ("medusa", "ngram"):
-        p = acceptance_prior(method, "chat", 0.0, CHAIN3, harness_class="paper")
-        a = acceptance_prior(method, "chat", 0.0, CHAIN3, harness_class="paper", runner="authors")
+        p = _prior(method, "chat", 0.0, CHAIN3, harness_class="paper")
+        a = _prior(method, "chat", 0.0, CHAIN3, harness_class="paper", runner="authors")
         assert p.tau == a.tau and not any("levelled" in x for x in p.assumptions)
     for method in ("eagle", "draft_model"):
-        p = acceptance_prior(method, "chat", 0.0, CHAIN3, harness_class="paper")
+        p = _prior(method, "chat", 0.0, CHAIN3, harness_class="paper")
         assert any("levelled to a run by a third party" in x for x in p.assumptions)
 
 
@@ -354,7 +360,7 @@ def test_a_papers_harness_prior_never_rests_on_an_engines_own_variant():
     """TensorRT-LLM's n-gram drafter shares one pool across requests; with the only paper n-gram rows left out, a
     papers'-harness prior has nothing that applies and says so, instead of borrowing TensorRT-LLM's rows."""
     with pytest.raises(InputError, match="outside the engine that measured it .TensorRT-LLM's n-gram rows left out"):
-        acceptance_prior("ngram", "chat", 0.0, CHAIN3, harness_class="paper", exclude_sources=frozenset({"EAGLE3-T1"}))
-    trt = acceptance_prior("ngram", "chat", 0.0, CHAIN3, harness_class="engine", engine="trtllm",
+        _prior("ngram", "chat", 0.0, CHAIN3, harness_class="paper", exclude_sources=frozenset({"EAGLE3-T1"}))
+    trt = _prior("ngram", "chat", 0.0, CHAIN3, harness_class="engine", engine="trtllm",
                            exclude_sources=frozenset({"EAGLE3-T1"}))
     assert trt.source_ids == ["TRTLLM-BLOG7-NGRAM"]

@@ -8,8 +8,14 @@ import pytest
 
 from specpick.tools.catalog.published import copied_from, load_published, map_workload, measurement_sources
 from specpick.tools.model import same_setup
-from specpick.tools.model.priors import Shape, acceptance_prior
+from specpick.tools.model.priors import PriorQuery, Shape, acceptance_prior
 from specpick.tools.model.same_setup import SAME_SHAPE_VARIANTS, variant_gap, workload_gap
+
+
+def _prior(method, workload, temperature, shape, **situation):
+    """``acceptance_prior`` for a workload and temperature, with the rest of the query by keyword."""
+    return acceptance_prior(method, shape, PriorQuery(workload=workload, temperature=temperature, **situation))
+
 
 CHAIN3 = Shape(num_draft_tokens=3)
 EAGLE2_TREE = Shape(num_draft_tokens=6, tree_top_k=10, tree_tokens=60)
@@ -120,8 +126,8 @@ def test_a_borrowed_variant_is_moved_toward_the_variant_asked_for():
     # without the EAGLE-3 paper, plain Medusa has no tau rows and borrows Medusa-2's (the Medusa paper's), lowered
     # by the Medusa-2 gap; Medusa-2 itself uses them as they are
     no_t1 = frozenset({"EAGLE3-T1"})
-    m2 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2", exclude_sources=no_t1)
-    m1 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, exclude_sources=no_t1)
+    m2 = _prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2", exclude_sources=no_t1)
+    m1 = _prior("medusa", "chat", 0.0, MEDUSA_TREE, exclude_sources=no_t1)
     assert m1.source_ids == m2.source_ids == ["MEDUSA-PAPER-T1"]
     assert not any("rows moved to" in a for a in m2.assumptions)
     assert any("medusa/medusa-2 rows moved to plain medusa: tau x" in a and "MEDUSA-README" in a
@@ -133,36 +139,36 @@ def test_a_variant_never_compared_stands_in_with_its_fallbacks_gap():
     # Hydra++ was never run beside plain Medusa. Without Hydra's or Hydra++'s own tau rows it borrows Medusa-2's,
     # moved by Hydra's gap over Medusa-2's
     ex = frozenset({"EAGLE3-T1", "HYDRA"})
-    hydra_pp = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++", exclude_sources=ex)
-    m2 = acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2", exclude_sources=ex)
+    hydra_pp = _prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++", exclude_sources=ex)
+    m2 = _prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2", exclude_sources=ex)
     assert hydra_pp.source_ids == m2.source_ids == ["MEDUSA-PAPER-T1"]
     expected = variant_gap("medusa", "hydra", ex)[0] / variant_gap("medusa", "medusa-2", ex)[0]
     assert hydra_pp.tau / m2.tau == pytest.approx(expected, rel=0.01)
     # with no gap measured either way, the borrowed rows are used as they are
     blind = ex | {"SPECBENCH-LB", "MEDUSA-README"}
-    assert acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++", exclude_sources=blind).tau \
-        == pytest.approx(acceptance_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2",
+    assert _prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="hydra++", exclude_sources=blind).tau \
+        == pytest.approx(_prior("medusa", "chat", 0.0, MEDUSA_TREE, variant="medusa-2",
                                           exclude_sources=blind).tau)
 
 
 def test_a_measured_workload_ratio_replaces_an_assumed_one_in_the_papers_harness():
-    chat = acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE)
-    translation = acceptance_prior("eagle2", "translation", 0.0, EAGLE2_TREE)
+    chat = _prior("eagle2", "chat", 0.0, EAGLE2_TREE)
+    translation = _prior("eagle2", "translation", 0.0, EAGLE2_TREE)
     assert translation.workload_used == "chat"
     ratio = workload_gap("head", "translation", "chat")[0]
     assert translation.tau - 1 == pytest.approx((chat.tau - 1) * ratio, rel=0.02)
     assert any("ran both in one table: SAMD-README, SPECBENCH-LB" in a for a in translation.assumptions)
     # without the sources that measured it, the borrowed rows are used as they are, and said to be an assumption
     neither = frozenset({"SAMD-README", "SPECBENCH-LB"})
-    unmeasured = acceptance_prior("eagle2", "translation", 0.0, EAGLE2_TREE, exclude_sources=neither)
-    assert unmeasured.tau == pytest.approx(acceptance_prior("eagle2", "chat", 0.0, EAGLE2_TREE,
+    unmeasured = _prior("eagle2", "translation", 0.0, EAGLE2_TREE, exclude_sources=neither)
+    assert unmeasured.tau == pytest.approx(_prior("eagle2", "chat", 0.0, EAGLE2_TREE,
                                                             exclude_sources=neither).tau)
     assert any("(tau-1) x 1.00 (assumption: no adjustment)" in a for a in unmeasured.assumptions)
 
 
 def test_closed_book_qa_moves_n_gram_by_the_measured_ratio_not_the_assumed_one():
-    chat = acceptance_prior("ngram", "chat", 0.0, CHAIN3)
-    qa = acceptance_prior("ngram", "qa", 0.0, CHAIN3)
+    chat = _prior("ngram", "chat", 0.0, CHAIN3)
+    qa = _prior("ngram", "qa", 0.0, CHAIN3)
     assert 1.0 < qa.tau < chat.tau
     assert any("(tau-1) ratio qa/chat" in a for a in qa.assumptions)
 
@@ -171,14 +177,14 @@ def test_closed_book_qa_moves_n_gram_by_the_measured_ratio_not_the_assumed_one()
 def test_an_engine_estimate_is_not_moved_by_ratios_measured_on_the_papers_trees(method, shape):
     # measured over 6-8 drafted positions, they would overstate the gap on an engine's 3-token chain, also when the
     # engine estimate rests on the papers' rows
-    p = acceptance_prior(method, "translation", 0.0, shape, harness_class="engine", engine="sglang")
+    p = _prior(method, "translation", 0.0, shape, harness_class="engine", engine="sglang")
     assert not any("ran both in one table" in a for a in p.assumptions)
 
 
 def test_a_separate_drafts_workload_gap_is_not_borrowed_from_another_draft():
     # Spec-Bench measured Vicuna-68M's translation/chat gap; a draft trained on the task does not share it
     assert workload_gap("draft", "translation", "chat")[1] == ("SPECBENCH-LB",)
-    p = acceptance_prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.1,
+    p = _prior("draft_model", "translation", 0.0, Shape(num_draft_tokens=5), draft_ratio=0.1,
                          exclude_sources=frozenset({"LEVIATHAN-T2"}))  # the one source of draft translation rows
     assert p.workload_used == "chat"
     assert not any("ran both in one table" in a for a in p.assumptions)

@@ -186,10 +186,12 @@ def _cycle(method: str, n: int, *, harness: str = "vllm", batch: int = 1, verifi
     from specpick.tools.model.cyclecost import cycle_cost
     from specpick.tools.model.constants import get_overhead
 
-    return cycle_cost(method, CAT.model(verifier), CAT.gpu(gpu), gpus=gpus, batch=batch, context_tokens=512,
-                      weight_bytes_per_param=2.0, overhead=get_overhead(harness), num_draft_tokens=n,
-                      draft=CAT.model(draft) if draft else None, tree_top_k=tree.top_k if tree else 1,
-                      tree_tokens=tree.num_verify_tokens if tree else None)
+    from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
+
+    setup = DraftSetup(method=method, num_draft_tokens=n, draft=CAT.model(draft) if draft else None,
+                       tree_top_k=tree.top_k if tree else 1, tree_tokens=tree.num_verify_tokens if tree else None)
+    return cycle_cost(setup, CAT.model(verifier), Precision(2.0), Hardware(CAT.gpu(gpu), gpus),
+                      Runtime(get_overhead(harness)), batch=batch, context_tokens=512)
 
 
 @pytest.mark.parametrize("method, n, draft, forwards", [
@@ -218,13 +220,14 @@ def test_engine_overhead_is_fixed_plus_per_forward_plus_per_sequence(method, n, 
 def test_the_per_request_cycle_cost_is_the_verifiers_kind(harness):
     """Dense and MoE verifiers pay their own per-request cost per cycle (tools/model/overhead.py); the rest of the
     cycle's overhead is the same. Checked with distinct stand-in values, not the fitted ones."""
+    from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
     from specpick.tools.model.cyclecost import cycle_cost
 
     o = get_overhead(harness).model_copy(update={"cycle_per_seq_ms": 0.7, "cycle_per_seq_dense_ms": 0.05})
     grow = {}
     for verifier in ("llama-3.1-8b", "qwen3-30b-a3b"):
-        one, many = (cycle_cost("ngram", CAT.model(verifier), CAT.gpu("H100"), gpus=1, batch=b, context_tokens=512,
-                                weight_bytes_per_param=2.0, overhead=o, num_draft_tokens=3).overhead_ms
+        one, many = (cycle_cost(DraftSetup(method="ngram", num_draft_tokens=3), CAT.model(verifier), Precision(2.0),
+                                Hardware(CAT.gpu("H100"), 1), Runtime(o), batch=b, context_tokens=512).overhead_ms
                      for b in (1, 9))
         grow[verifier] = (many - one) / 8
     assert grow["llama-3.1-8b"] == pytest.approx(0.05)

@@ -10,6 +10,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, get_overhead
 from specpick.tools.arch.params import count_params
+from specpick.tools.model.cost_inputs import Hardware, Precision, Runtime, StepLoad
 from specpick.tools.model.steptime import experts_touched, head_step_time, step_time
 
 CAT = get_catalog()
@@ -20,8 +21,8 @@ ROUTING_REUSE = DEFAULT_CONSTANTS.routing_reuse
 
 def _step(model: str, gpu: str = "H100", *, gpus: int = 1, batch: int = 1, tokens: int = 1, ctx: int = 512,
           harness: str = "vllm", bpp: float = 2.0):
-    return step_time(CAT.model(model), CAT.gpu(gpu), gpus=gpus, batch=batch, tokens_per_seq=tokens,
-                     context_tokens=ctx, weight_bytes_per_param=bpp, overhead=get_overhead(harness))
+    return step_time(CAT.model(model), Hardware(CAT.gpu(gpu), gpus), StepLoad(batch, tokens, ctx), Precision(bpp),
+                     Runtime(get_overhead(harness)))
 
 
 def test_dense_decode_is_memory_bound_and_reads_the_weights_once():
@@ -152,27 +153,24 @@ def test_eager_harness_is_host_bound_for_small_models_and_splits_layers():
 
 def test_eagle_head_bytes_match_published_head_sizes():
     v13 = CAT.model("vicuna-13b")
-    s = head_step_time("eagle", v13, CAT.gpu("A100-80GB"), gpus=1, batch=1, tokens_per_seq=1, context_tokens=0,
-                       weight_bytes_per_param=2.0, overhead=VLLM)
+    s = head_step_time("eagle", v13, Hardware(CAT.gpu("A100-80GB"), 1), StepLoad(1, 1, 0), Precision(2.0), Runtime(VLLM))
     head_b = 0.37  # catalog heads.csv: yuhuili/EAGLE-Vicuna-13B-v1.3 (excludes the shared LM head)
     lm_head_b = v13.hidden_size * v13.vocab_size / 1e9
     assert s.weight_bytes / 2e9 == pytest.approx(head_b + lm_head_b, rel=0.05)
     l8 = CAT.model("llama-3.1-8b")
-    e3 = head_step_time("eagle3", l8, CAT.gpu("H100"), gpus=1, batch=1, tokens_per_seq=1, context_tokens=0,
-                        weight_bytes_per_param=2.0, overhead=VLLM)
+    e3 = head_step_time("eagle3", l8, Hardware(CAT.gpu("H100"), 1), StepLoad(1, 1, 0), Precision(2.0), Runtime(VLLM))
     assert e3.weight_bytes / 2e9 == pytest.approx(0.42, rel=0.12)  # heads.csv: ~0.42B incl. 32k draft head
 
 
 def test_medusa_heads_and_mtp_module():
     v7 = CAT.model("vicuna-7b")
-    s = head_step_time("medusa", v7, CAT.gpu("A100-80GB"), gpus=1, batch=1, tokens_per_seq=1, context_tokens=512,
-                       weight_bytes_per_param=2.0, overhead=VLLM)
+    s = head_step_time("medusa", v7, Hardware(CAT.gpu("A100-80GB"), 1), StepLoad(1, 1, 512), Precision(2.0),
+                       Runtime(VLLM))
     h, v = v7.hidden_size, v7.vocab_size
     assert s.weight_bytes == pytest.approx(5 * (h * h + h * v) * 2)
     assert s.kv_bytes == 0
     ds = CAT.model("deepseek-v3")
-    m = head_step_time("mtp", ds, CAT.gpu("H200"), gpus=8, batch=1, tokens_per_seq=1, context_tokens=512,
-                       weight_bytes_per_param=1.0, overhead=VLLM)
+    m = head_step_time("mtp", ds, Hardware(CAT.gpu("H200"), 8), StepLoad(1, 1, 512), Precision(1.0), Runtime(VLLM))
     assert m.experts_touched_per_layer == pytest.approx(8.0)
 
 
@@ -180,12 +178,31 @@ def test_medusa_heads_and_mtp_module():
     {"batch": 0}, {"tokens_per_seq": 0}, {"gpus": 0}, {"context_tokens": -1}, {"weight_bytes_per_param": -2.0},
 ])
 def test_bad_inputs_raise_input_error(kwargs):
-    args = dict(gpus=1, batch=1, tokens_per_seq=1, context_tokens=512, weight_bytes_per_param=2.0, overhead=VLLM)
+    args = dict(gpus=1, batch=1, tokens_per_seq=1, context_tokens=512, weight_bytes_per_param=2.0)
     args.update(kwargs)
     with pytest.raises(InputError):
-        step_time(CAT.model("llama-3.1-8b"), CAT.gpu("H100"), **args)
+        step_time(CAT.model("llama-3.1-8b"), Hardware(CAT.gpu("H100"), args["gpus"]),
+                  StepLoad(args["batch"], args["tokens_per_seq"], args["context_tokens"]),
+                  Precision(args["weight_bytes_per_param"]), Runtime(VLLM))
 
 
 def test_unknown_harness_is_an_input_error():
     with pytest.raises(InputError, match="unknown harness"):
         get_overhead("tgi")
+
+
+@pytest.mark.parametrize("method", ["eagle3", "draft_model", "ngram"])
+def test_memory_only_hardware_facts_leave_the_cycle_cost_alone(method):
+    """The speed model and the memory check read one Hardware; DP attention and the reservation override are
+    memory facts (how the KV is split, how much of each GPU the engine takes) and must not move a cycle's cost."""
+    from specpick.tools.model.constants import get_overhead
+    from specpick.tools.model.cost_inputs import DraftSetup, Runtime
+    from specpick.tools.model.cyclecost import cycle_cost
+
+    draft = DraftSetup(method=method, num_draft_tokens=4,
+                       draft=CAT.model("llama-3.2-1b") if method == "draft_model" else None)
+    plain, memory = (Hardware(CAT.gpu("H100"), 2), Hardware(CAT.gpu("H100"), 2, dp_attention=True,
+                                                             reserve_fraction=0.8))
+    costs = [cycle_cost(draft, CAT.model("llama-3.1-70b"), Precision(2.0), hw, Runtime(get_overhead("sglang")),
+                        batch=16, context_tokens=4096) for hw in (plain, memory)]
+    assert costs[0] == costs[1]

@@ -8,7 +8,8 @@ from specpick.skill.surfaces.registry import BY_CLI
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import kv_bytes_per_sequence
-from specpick.tools.checks.vram import fit_specs
+from specpick.tools.checks.vram import DraftWeights, fit_specs
+from specpick.tools.deployment import Hardware
 from specpick.tools.commands.vram import VramInput, vram_fit
 
 
@@ -62,7 +63,8 @@ def test_fp8_halves_the_weights():
 def test_draft_tp_must_be_one_or_target_tp():
     cat = get_catalog()
     with pytest.raises(InputError, match="1 or the target"):
-        fit_specs(cat.model("llama-3.1-70b"), cat.gpu("H100"), gpus=4, draft=cat.model("llama-3.2-1b"), draft_tp=2)
+        fit_specs(cat.model("llama-3.1-70b"), Hardware(cat.gpu("H100"), 4),
+                  draft=DraftWeights(spec=cat.model("llama-3.2-1b"), tp=2))
 
 
 @pytest.mark.parametrize(

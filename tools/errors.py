@@ -15,7 +15,7 @@ reported as such (exit code 1).
 
 from __future__ import annotations
 
-import os
+import errno
 import re
 from typing import TYPE_CHECKING
 
@@ -49,60 +49,18 @@ EXIT_CODES: dict[int, str] = {
 }
 
 
-# --- Secrets never reach a terminal, a tool result, a transcript or a log -------------------------------------
-
-# Environment variables whose values are credentials: their literal values are removed wherever they appear.
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-REDACTED = "[redacted]"
-_KEY_SHAPES = re.compile(
-    r"sk-ant-[A-Za-z0-9_\-]{6,}"  # Anthropic keys
-    r"|\bsk-[A-Za-z0-9_\-]{16,}"  # other sk- style API keys
-    r"|\bhf_[A-Za-z0-9]{8,}"  # Hugging Face user access tokens
-    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}"  # an Authorization header echoed back
-    r"|(?i:\b(?:api[_-]?key|x-api-key|password|secret|token)\s*[=:]\s*['\"]?)[^\s'\",;]{8,}"
-)
-_LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
-_HEX = re.compile(r"[0-9a-fA-F]+")
-# Messages-API object ids (tool-use, message, request) are random-looking but public: transcripts need them.
-_PUBLIC_ID_PREFIXES = ("toolu_", "srvtoolu_", "msg_", "req_")
+# Secrets and terminal escapes never reach a terminal, a tool result, a transcript or a log: one sanitizer
+# (tools/sanitize.py) for everything shown; re-exported here, where callers have always found ``redact``.
+from specpick.tools.sanitize import REDACTED, SECRET_ENV_VARS, clean_line, redact  # noqa: E402,F401
 
 
-def _looks_secret(run: str) -> bool:
-    """A long run of base64/hex characters: a secret unless it is a git commit id or reads like a name.
-
-    Commit ids (exactly 40 hex digits) are what revision errors must show; names (repo ids, paths) have few
-    digits and no mix of cases inside one dash-free stretch of 32+ characters, which random keys almost always have.
-    """
-    if run.startswith(_PUBLIC_ID_PREFIXES):
-        return False
-    if _HEX.fullmatch(run):
-        return len(run) != 40
-    core = max(re.split(r"[/_\-]", run), key=len)
-    return len(core) >= 24 and any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(
-        c.islower() for c in core
-    )
+# A path or value of 100,000 characters would make a one-line message unreadable: runs past 200 are shortened.
+_LONG_WORD = re.compile(r"\S{201,}")
 
 
-def redact(text: str) -> str:
-    """Remove credentials from text shown to a user or a model, or written to a file.
-
-    Removes the literal values of ``SECRET_ENV_VARS`` from the environment, then anything shaped like a key or
-    token (``sk-ant-...``, ``hf_...``, ``Bearer ...``, ``api_key=...``, long base64 or hex runs). A proxy or server
-    that reflects the request's headers into its error text therefore cannot make this tool print the key.
-    """
-    for name in SECRET_ENV_VARS:
-        value = os.environ.get(name, "").strip()
-        if len(value) >= 8:  # shorter values would blank out ordinary words
-            text = text.replace(value, REDACTED)
-    text = _KEY_SHAPES.sub(lambda m: _keep_label(m.group(0)), text)
-    return _LONG_RUN.sub(lambda m: REDACTED if _looks_secret(m.group(0)) else m.group(0), text)
-
-
-def _keep_label(match: str) -> str:
-    # "Bearer abc..." -> "Bearer [redacted]", "api_key=abc" -> "api_key=[redacted]": the reader still sees what leaked.
-    label = re.match(r"(?i)bearer\s+|(?:api[_-]?key|x-api-key|password|secret|token)\s*[=:]\s*['\"]?",
-                     match)
-    return (label.group(0) if label else "") + REDACTED
+def _abbreviate(match: re.Match[str]) -> str:
+    run = match.group(0)
+    return f"{run[:60]}...{run[-40:]} ({len(run):,} characters)"
 
 
 class PickerError(Exception):
@@ -113,7 +71,7 @@ class PickerError(Exception):
     def __init__(self, message: str) -> None:
         # Keep messages to one line: they end up in terminals, JSON tool
         # results and CI logs. Redacted here so no surface can show a key a server echoed into an error.
-        self.message = redact(" ".join(str(message).split()))
+        self.message = _LONG_WORD.sub(_abbreviate, clean_line(str(message)))
         super().__init__(self.message)
 
 
@@ -187,7 +145,50 @@ def classify_error(exc: BaseException) -> ErrorReport:
         return ErrorReport(exc.exit_code, exc.message, False)
     if isinstance(exc, KeyboardInterrupt):
         return ErrorReport(EXIT_INTERRUPTED, "interrupted", False)
-    return ErrorReport(EXIT_INTERNAL, redact(f"{type(exc).__name__}: {exc}"), True)
+    if isinstance(exc, OSError) and (problem := file_problem(exc)) is not None:
+        return ErrorReport(problem.exit_code, problem.message, False)
+    if isinstance(exc, UnicodeError):  # bytes that are not text, from an argument, a file or a pipe
+        return ErrorReport(EXIT_INPUT, clean_line(f"input is not valid UTF-8 text ({exc.reason}): give text, "
+                                                  "not raw bytes"), False)
+    return ErrorReport(EXIT_INTERNAL, clean_line(f"{type(exc).__name__}: {exc}"), True)
+
+
+# --- One classification of file-system errors (reads and writes), whoever hit them ------------------------------
+
+# errno -> what the user can do about it. Errors of the file system only: a ConnectionError is an OSError too, but it
+# has no file name and belongs to the network errors each client classifies itself.
+_FILE_ERRNOS: dict[int, str] = {
+    errno.ENOENT: "no such file or folder",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.EEXIST: "it exists and is in the way",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "the file system is read-only",
+    errno.ENAMETOOLONG: "the file name is too long",
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.ELOOP: "too many symbolic links",
+    errno.EINVAL: "the path is not valid here",
+    errno.EFBIG: "the file is too large",
+}
+
+
+def file_problem(exc: OSError, path: object = None, action: str = "") -> PickerError | None:
+    """A file-system error as a one-line ``InputError`` naming the path (shortened) and the reason, else None.
+
+    Every surface reaches this through ``classify_error``; writers that must keep their data (``catalog update``)
+    call it directly to word their own message.
+    """
+    shown = path if path is not None else exc.filename
+    if exc.errno not in _FILE_ERRNOS or shown is None:
+        return None
+    name = str(shown)
+    if len(name) > 120:
+        name = f"{name[:60]}...{name[-40:]} ({len(name):,} characters)"
+    doing = f"cannot {action} " if action else "cannot use "
+    return InputError(f"{doing}{name}: {_FILE_ERRNOS[exc.errno]} (errno {errno.errorcode.get(exc.errno, exc.errno)}); "
+                      "give a path that exists and that you can read (or write)")
 
 
 def format_validation_error(exc: ValidationError, *, audience: str = "cli", subject: str = "",
@@ -216,7 +217,7 @@ def format_validation_error(exc: ValidationError, *, audience: str = "cli", subj
         more = f"; and {len(errors) - limit} more" if len(errors) > limit else ""
         return f"{len(errors)} problem(s): " + sep.join(parts) + more
     first = errors[0]
-    given = first.get("input")
+    given = _shown(first.get("input"))
     msg = first.get("msg", "invalid value").removeprefix("Value error, ")
     more = f" (+{len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     if audience == "tool":
@@ -229,3 +230,18 @@ def format_validation_error(exc: ValidationError, *, audience: str = "cli", subj
     shown = "" if isinstance(given, dict) or loc == "" else f" (got {given!r})"
     where = f"specpick {subject} --help" if subject else "--help"
     return f"{flag}: {msg}{shown}{more}. See `{where}`."
+
+
+class _Shown:
+    """A value as an error shows it: its repr cut to 60 characters (a 5 MB argument must not come back whole)."""
+
+    def __init__(self, value: object) -> None:
+        text = repr(value)
+        self.text = text if len(text) <= 60 else f"{text[:50]}... ({len(text):,} characters)"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _shown(value: object) -> object:
+    return value if isinstance(value, dict) or value is None or len(repr(value)) <= 60 else _Shown(value)

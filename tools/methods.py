@@ -65,6 +65,23 @@ class MethodRecord:
         tree_is_its_gain: the method's published gain over its parent is its tree (EAGLE-2 is EAGLE-1 weights plus
             a context-aware dynamic tree, arXiv 2406.16858), so a tree engine weighs the tree whatever alpha a prior
             gives.
+        parallel_draft_layers: a parallel drafter's depth in decoder layers, each costed like an EAGLE-3 head
+            layer on the verifier's geometry (0: not a drafter of its own on the verifier's hidden states).
+        drafts_anchor: the parallel draft forward also runs the anchor (last accepted) position, N + 1 in all.
+        draft_size_rule: acceptance moves with the draft's size relative to the verifier (prior rule 3,
+            ``draft_ratio_slope``): a separate autoregressive draft model.
+        head_per_position: each drafted position is its own head, so N is at most the heads the checkpoint ships.
+        borrows_acceptance_of: the method whose published acceptance stands in when this one has none, and
+            ``borrow_note`` why (it is stated in every answer that rests on it).
+        same_shape_variants: variants that draft and verify exactly as the plain method, so only acceptance
+            differs between them (their same-setup gap moves a borrowed variant's rows, tools/model/same_setup.py).
+        paper_tree: the tree its sources used when a published row does not say (depth, top-k, verify tokens incl.
+            the root, source); also the papers' harness's default tree.
+        paper_chain: the draft length its sources used when a published row does not say (N, source).
+        engine_runs_as: (engine, method) pairs: the engine runs this method as that other one, so an estimate on
+            that engine draws the other method's engine rows.
+        engine_own_variants: (engine, why) pairs: the engine's rows for this method measure its own variant of it
+            and speak for that engine only (the reason is stated where they are left out).
         engine_keys: how each engine names the method in its configuration, first the spelling we emit, then
             spellings the engine also accepts for it (sources: vLLM ``SpeculativeConfig.method``; SGLang
             ``--speculative-algorithm``; TensorRT-LLM ``decoding_type``; llama-server ``--spec-type`` @00dc805 —
@@ -86,6 +103,17 @@ class MethodRecord:
     chain_decay: ChainDecay = "none"
     autoregressive_head: bool = False
     tree_is_its_gain: bool = False
+    parallel_draft_layers: int = 0
+    drafts_anchor: bool = False
+    draft_size_rule: bool = False
+    head_per_position: bool = False
+    borrows_acceptance_of: str | None = None
+    borrow_note: str = ""
+    same_shape_variants: tuple[str, ...] = ()
+    paper_tree: tuple[int, int, int, str] | None = None
+    paper_chain: tuple[int, str] | None = None
+    engine_runs_as: tuple[tuple[str, str], ...] = ()
+    engine_own_variants: tuple[tuple[str, str], ...] = ()
     engine_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def engine_key(self, engine: str) -> str | None:
@@ -118,6 +146,12 @@ class MethodRecord:
         return self.shape != "chain"
 
     @property
+    def fixed_tree(self) -> bool:
+        """Every cycle verifies a tree, whatever the draft's top-k: Medusa's heads, Lookahead's n-gram pool (an
+        autoregressive head drafts a tree only when asked for a top-k above 1)."""
+        return self.tree and not self.autoregressive_head
+
+    @property
     def tree_head(self) -> bool:
         """A head loaded from its own repository that drafts a tree (the methods tree options apply to)."""
         return self.loads == "head_repo"
@@ -133,20 +167,40 @@ class MethodRecord:
 #  - Parallel drafters: up to the lengths they were published with (DFlash -b16 blocks draft 15, z-lab; P-EAGLE
 #    best K=7 at BS1, vllm PR #32887, swept to 8; PARD doc example 12).
 REGISTRY: tuple[MethodRecord, ...] = (
-    MethodRecord("draft_model", "draft model", "draft", "draft_lm", "chain",
+    MethodRecord("draft_model", "draft model", "draft", "draft_lm", "chain", draft_size_rule=True,
+                 paper_chain=(5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, "
+                                 "transformers); assumed for the EAGLE papers' SpS baseline"),
                  engine_keys=(("vllm", ("draft_model",)), ("sglang", ("STANDALONE",)), ("trtllm", ("DraftTarget",)),
                               ("llamacpp", ("draft-simple",)))),
     MethodRecord("eagle", "EAGLE-1", "head", "head_repo", "static_tree", head_kind="eagle", max_sweep_draft_len=8,
                  chain_decay="always", autoregressive_head=True,
+                 # mc_sim_7b_63 in SafeAILab/EAGLE: 25 nodes + root, max depth 5, first level top-4
+                 paper_tree=(5, 4, 26, "EAGLE-1 static tree mc_sim_7b_63 (github:SafeAILab/EAGLE@08dc06c "
+                                       "eagle/model/choices.py)"),
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
+    # HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's dynamic tree (Zhang et al.
+    # 2024, arXiv 2408.15766, sec. 4).
     MethodRecord("eagle2", "EAGLE-2", "head", "head_repo", "dynamic_tree", head_kind="eagle", max_sweep_draft_len=8,
-                 chain_decay="always", autoregressive_head=True, tree_is_its_gain=True,
+                 chain_decay="always", autoregressive_head=True, tree_is_its_gain=True, same_shape_variants=("hass",),
+                 paper_tree=(6, 10, 60, "EAGLE-2 paper tree: depth 6, top-10, 60 tokens (row config of "
+                                        "EAGLE2-FIG/HASS)"),
+                 # vLLM runs EAGLE-2 heads as method "eagle" (a static token tree at most, no context-aware dynamic
+                 # tree: tools/data/engine_support.csv vllm/eagle2, vLLM PR #20401), so an EAGLE-2 head on vLLM
+                 # accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
+                 engine_runs_as=(("vllm", "eagle"),),
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
     MethodRecord("eagle3", "EAGLE-3", "head", "head_repo", "dynamic_tree", head_kind="eagle3",
                  max_sweep_draft_len=8, chain_decay="engines", autoregressive_head=True,
+                 paper_tree=(7, 10, 60, "EAGLE-3 repo defaults total_token=60, depth=7, top_k=10 (assumed for "
+                                        "the paper)"),
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
                               ("llamacpp", ("draft-eagle3",)))),
+    # Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
+    # arXiv 2401.10774, sec. 2.3).
     MethodRecord("medusa", "Medusa", "head", "head_repo", "static_tree", head_kind="medusa", chain_decay="always",
+                 head_per_position=True, same_shape_variants=("medusa-2",),
+                 paper_tree=(4, 10, 64, "Medusa tree mc_sim_7b_63: 63 nodes + root, depth 4, top-10 "
+                                        "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
                  engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",)))),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
                  max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
@@ -155,21 +209,58 @@ REGISTRY: tuple[MethodRecord, ...] = (
     MethodRecord("lookahead", "lookahead", "model_free", "nothing", "pool", measured_tau=True,
                  engine_keys=(("trtllm", ("Lookahead",)),)),
     MethodRecord("ngram", "n-gram (prompt lookup)", "model_free", "nothing", "chain", copy_based=True,
+                 paper_chain=(10, "prompt lookup num_pred_tokens=10 (PLD-RAW config)"),
+                 # TensorRT-LLM's NGram drafter keeps one n-gram pool for all requests by default
+                 # (NGramDecodingConfig is_public_pool=True, nvidia.github.io/TensorRT-LLM/1.4.0rc4/llm-api/reference/
+                 # NGramDecodingConfig.html): on a dataset of similar requests it copies from earlier requests'
+                 # outputs (TRTLLM-BLOG7-NGRAM: tau 3.4-4.7 on translation), which the per-request prompt lookup of
+                 # vLLM, SGLang and the papers cannot.
+                 engine_own_variants=(("trtllm", "TensorRT-LLM's n-gram rows left out: its NGram drafter shares one "
+                                                 "pool across requests (is_public_pool=True), unlike per-request "
+                                                 "prompt lookup"),),
                  engine_keys=(("vllm", ("ngram",)), ("sglang", ("NGRAM",)), ("trtllm", ("NGram",)),
                               ("llamacpp", ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod",
                                             "ngram-cache")))),
+    # Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt; REST (the only
+    # other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose matches a production
+    # suffix cache does not have. So prompt-lookup rows are the conservative base.
     MethodRecord("suffix", "suffix decoding", "model_free", "nothing", "chain", copy_based=True, measured_tau=True,
+                 borrows_acceptance_of="ngram",
+                 borrow_note="no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows used, "
+                             "since both draft from text already seen; suffix can do better on repetitive agentic "
+                             "traffic, where its cache of earlier outputs matches more (measure it)",
                  engine_keys=(("vllm", ("suffix",)),)),
+    # DFlash drafters: 5 decoder layers (SpecForge configs/qwen3-8b-dflash.json, H=4096), over a block of the anchor
+    # and N mask positions in one non-causal forward.
     MethodRecord("dflash", "DFlash", "head", "drafter_repo", "chain", head_kind="dflash", parallel_draft=True,
-                 start_draft_len=15, max_sweep_draft_len=15,
+                 start_draft_len=15, max_sweep_draft_len=15, parallel_draft_layers=5, drafts_anchor=True,
+                 paper_chain=(15, "z-lab -b16 drafters draft a block of 16 = anchor + 15 tokens (z-lab/dflash README; "
+                                  "SGLang --speculative-num-draft-tokens 16)"),
                  engine_keys=(("vllm", ("dflash",)), ("sglang", ("DFLASH",)), ("trtllm", ("DFlash",)),
                               ("llamacpp", ("draft-dflash",)))),
-    # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887).
+    # DSpark (DeepSeek, DeepSpec; vLLM PR #46995): a DFlash-style block backbone drafts every position in one
+    # forward, a low-rank Markov head then samples the block left to right (intra-block dependency) and a
+    # confidence head can cut it short. Its drafter ships in the verifier's checkpoint (DeepSeek-V4 ``mtp.*``) or
+    # in its own repo (speculators ``*.dspark``). Option names: vLLM SpeculativeConfig.method "dspark"
+    # (vllm/config/speculative.py @002e77c), SGLang --speculative-algorithm DSPARK (PR #29538), TensorRT-LLM
+    # DSparkDecodingConfig decoding_type "DSpark" (API reference 1.3.0rc27), llama-server --spec-type draft-dspark
+    # (llama.cpp PR #25173). N is the drafter's block: 7 for DeepSeek's released drafters (DeepSpec README,
+    # *_block7) and the RedHatAI recipes; vLLM checks num_speculative_tokens == block_size (Qwen3-Omni DSpark,
+    # vllm/config/speculative.py), so the sweep stays at 7.
+    MethodRecord("dspark", "DSpark", "head", "drafter_repo", "chain", head_kind="dspark", parallel_draft=True,
+                 start_draft_len=7, max_sweep_draft_len=7, parallel_draft_layers=5,
+                 engine_keys=(("vllm", ("dspark",)), ("sglang", ("DSPARK",)), ("trtllm", ("DSpark",)),
+                              ("llamacpp", ("draft-dspark",)))),
+    # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887). P-EAGLE drafters: 4
+    # decoder layers over N mask positions in one pass (amazon/gpt-oss-120b-p-eagle card, heads_new.csv).
     MethodRecord("peagle", "P-EAGLE", "head", "drafter_repo", "chain", head_kind="peagle", parallel_draft=True,
-                 start_draft_len=7, max_sweep_draft_len=8, engine_keys=(("vllm", ("eagle3",)),)),
+                 start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4,
+                 engine_keys=(("vllm", ("eagle3",)),)),
     # vLLM runs PARD as a draft model with parallel_drafting (>= 0.16.0, PR #32887).
     MethodRecord("pard", "PARD", "draft", "draft_lm", "chain", parallel_draft=True, start_draft_len=12,
-                 max_sweep_draft_len=12, engine_keys=(("vllm", ("draft_model",)), ("trtllm", ("PARD",)))),
+                 max_sweep_draft_len=12,
+                 paper_chain=(12, "vLLM parallel_draft_model doc example num_speculative_tokens=12 (assumed for the "
+                                  "PARD rows)"), engine_keys=(("vllm", ("draft_model",)), ("trtllm", ("PARD",)))),
 )
 # EAGLE-3.1 (arXiv 2605.09992) is not a method of its own: its heads load through the EAGLE-3 keys of every
 # engine (vLLM method eagle3, SGLang EAGLE3, TensorRT-LLM Eagle3), so it is an eagle3 head.
@@ -177,8 +268,8 @@ REGISTRY: tuple[MethodRecord, ...] = (
 METHOD_NAMES: tuple[str, ...] = tuple(r.name for r in REGISTRY)
 # The planner weighs candidates in this order and breaks ties by it (trained heads first, then drafters, then
 # model-free drafting).
-CANDIDATE_ORDER: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dflash", "peagle", "draft_model",
-                                    "pard", "ngram", "suffix", "lookahead")
+CANDIDATE_ORDER: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dspark", "dflash", "peagle",
+                                    "draft_model", "pard", "ngram", "suffix", "lookahead")
 _BY_NAME: dict[str, MethodRecord] = {r.name: r for r in REGISTRY}
 
 

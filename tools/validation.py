@@ -89,8 +89,25 @@ Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 ContextTokens = Annotated[int, Field(ge=1, le=MAX_CONTEXT_TOKENS)]
 DraftTokens = Annotated[int, Field(ge=1, le=MAX_DRAFT_TOKENS)]
 ModelName = Annotated[str, AfterValidator(_model_name)]
-# An engine's KV-cache dtype name (auto, fp8, fp8_e4m3, or an exotic quantization's name): a word, not free text.
-KvDtypeName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")]
+# An engine's KV-cache dtype name (auto, fp8, fp8_e4m3, or an exotic quantization's name): a word of a family some
+# engine serves, never free text reasoned about as a dtype. Families: vLLM --kv-cache-dtype (auto, bfloat16, fp8,
+# fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla, turboquant_* presets: vllm#40094), SGLang (fp8_e4m3, fp8_e5m2,
+# fp4_e2m1, bf16), TensorRT-LLM (fp8, nvfp4, int8), llama.cpp --cache-type-k (f32, f16, bf16, q8_0, q4_0, q4_1,
+# iq4_nl, q5_0, q5_1).
+KV_DTYPE_FAMILIES = re.compile(
+    r"auto|bf16|bfloat16|fp16|float16|half|f16|f32|float32|fp8(?:_[a-z0-9]+)*|fp4(?:_[a-z0-9]+)*|nvfp4|mxfp4"
+    r"|int8|int4|turboquant(?:_[a-z0-9]+)*|q[4-8]_[01]|q8_0|iq4_nl", re.IGNORECASE)
+
+
+def _kv_dtype(v: str) -> str:
+    if not KV_DTYPE_FAMILIES.fullmatch(v):
+        shown = v[:40].encode("unicode_escape").decode("ascii")
+        raise ValueError(f"'{shown}' is not a KV-cache dtype an engine serves (auto, bf16, fp16, fp8, fp8_e4m3, "
+                         "fp8_e5m2, fp4_e2m1, nvfp4, int8, turboquant_*, or llama.cpp's q8_0/q4_0/...)")
+    return v
+
+
+KvDtypeName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$"), AfterValidator(_kv_dtype)]
 OneLineText = Annotated[str, AfterValidator(_one_line)]
 # An engine release number (0.16.0, v0.5.4, 1.4.0rc1): decides option names, method support and scheduling defaults.
 EngineVersion = Annotated[str, AfterValidator(_engine_version)]
@@ -166,3 +183,28 @@ def check_draft_smaller(draft_params_b: float, verifier_params_b: float, *, veri
     if draft_params_b >= verifier_params_b:
         raise InputError(f"{flag} {draft_params_b:g} is not smaller than the verifier {verifier} "
                          f"({verifier_params_b:.2f}B): a draft must be much smaller to pay; give a smaller size.")
+
+
+# --- text from a person or a pipe that goes on to an API ----------------------------------------------------------
+# A Messages-API model id: Anthropic's (claude-sonnet-5-5, claude-3-5-haiku@20241022) or the name a compatible server
+# serves (a Hub repo id such as Qwen/Qwen2.5-0.5B-Instruct). Printable ASCII, no spaces: it goes into a JSON body.
+_API_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,199}")
+
+
+def check_api_model_id(value: str, *, flag: str = "--model") -> str:
+    """Raise ``InputError`` for a model id that is empty, too long, or holds control or non-ASCII characters."""
+    if not value.strip():
+        raise InputError(f"{flag} is empty: give a model id such as claude-sonnet-5-5, or leave {flag} out")
+    if not _API_MODEL_ID.fullmatch(value):
+        shown = value[:60].encode("unicode_escape").decode("ascii")
+        raise InputError(f"{flag} '{shown}' is not a model id (letters, digits and . _ : @ / + -, at most 200 "
+                         "characters): check the spelling")
+    return value
+
+
+def check_text(value: str, *, what: str) -> str:
+    """Raise ``InputError`` for text that holds bytes that were not UTF-8 (lone surrogates) or NUL characters."""
+    if any("\ud800" <= c <= "\udfff" or c == "\0" for c in value):
+        raise InputError(f"{what} holds bytes that are not UTF-8 text: give it as text (check the terminal's or "
+                         "the file's encoding)")
+    return value

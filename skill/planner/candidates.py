@@ -37,16 +37,18 @@ ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
     "lookahead": ("trtllm",),
     # 2026 parallel drafters: vLLM loads all three (>= 0.16 / ~0.19), SGLang DFlash, TRT-LLM PARD/DFlash.
     "dflash": ("vllm", "sglang", "trtllm"),
+    # DSpark: vLLM method "dspark" (PR #46995), SGLang DSPARK, TRT-LLM DSparkDecodingConfig (engine_support.csv).
+    "dspark": ("vllm", "sglang", "trtllm"),
     "peagle": ("vllm",),
     "pard": ("vllm", "trtllm"),
 }
 # The planner's candidate list, in the order ties are broken.
-ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dflash", "peagle", "draft_model",
-                                "pard", "ngram", "suffix", "lookahead")
+ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dspark", "dflash", "peagle",
+                                "draft_model", "pard", "ngram", "suffix", "lookahead")
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
 HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
-                   "dflash": "dflash", "peagle": "peagle"}
+                   "dflash": "dflash", "dspark": "dspark", "peagle": "peagle"}
 # Parallel drafters start at the length they were published with (the tuning sweep moves them); every other
 # method at the shared start (tools/deploy/lengths.py, the same as `speedup`).
 PARALLEL_START_LENGTH = {m: n for m in PARALLEL_DRAFT_METHODS if (n := published_start_length(m)) is not None}

@@ -48,8 +48,17 @@ ReplyFn = Callable[[str], "str | None"]
 
 
 def resolve_claude_model(flag: str | None = None) -> str:
-    """Model id: ``--model`` flag, else ``$SPECPICK_MODEL``, else ``DEFAULT_MODEL``."""
-    return flag or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    """Model id: ``--model`` flag, else ``$SPECPICK_MODEL``, else ``DEFAULT_MODEL``; refused unless it is an id.
+
+    Raises:
+        InputError: the id is empty, or holds spaces, control characters or bytes that are not text.
+    """
+    from specpick.tools.validation import check_api_model_id
+
+    if flag is not None:
+        return check_api_model_id(flag)
+    env = os.environ.get(MODEL_ENV)
+    return check_api_model_id(env, flag=f"${MODEL_ENV}") if env else DEFAULT_MODEL
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,11 @@ def _block_param(block: Any) -> dict[str, Any] | None:
     if block.type == "text":
         return {"type": "text", "text": block.text} if block.text else None
     if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        # A tool input that is not a JSON object (a weak model behind a compatible server sent a list) cannot be
+        # sent back: the API takes objects only, and would refuse the whole next request. The tool_result already
+        # tells the model what was wrong; the history keeps an empty object in its place.
+        tool_input = block.input if isinstance(block.input, dict) else {}
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input}
     return block.model_dump(mode="json", exclude_none=True)
 
 
@@ -171,7 +184,8 @@ class Conversation:
     def __init__(self, client: Any, *, model: str, system: str, limits: Limits | None = None,
                  tools: Mapping[str, ToolSpec] | None = None, on_text: Callable[[str], None] | None = None,
                  on_status: Callable[[str], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None,
+                 tool_choice: str = "auto") -> None:
         # Retries are made here, inside the deadline, not by the SDK (whose attempts each get the full timeout).
         self.retries = int(getattr(client, "max_retries", 0) or 0)
         self.client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
@@ -184,6 +198,9 @@ class Conversation:
         self.result = ConversationResult(model=model, system=system)
         self._tool_defs: list[dict[str, Any]] | None = None
         self._deadline = 0.0
+        # "any": every reply must call a tool (Messages-API servers without automatic tool-call parsing, e.g. vLLM
+        # started without --enable-auto-tool-choice, still honour it); "auto" is the API's default and not sent.
+        self.tool_choice = tool_choice
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools sent to Claude: the registry's (schemas from the input models) plus ``submit_recommendation``."""
@@ -316,12 +333,18 @@ class Conversation:
             with self.client.messages.stream(
                 model=res.model, max_tokens=lim.max_tokens, system=res.system, tools=self.tool_definitions(),
                 messages=res.messages, timeout=self._remaining(),
+                **({"tool_choice": {"type": self.tool_choice}} if self.tool_choice != "auto" else {}),
             ) as stream:
-                for event in stream:
-                    if event.type == "text" and self.on_text is not None:
-                        started = True
-                        self.on_text(event.text)
-                    self._remaining()  # a slow trickle must not outlive the deadline
+                try:
+                    for event in stream:
+                        if event.type == "text" and self.on_text is not None:
+                            started = True
+                            self.on_text(event.text)
+                        self._remaining()  # a slow trickle must not outlive the deadline
+                except ValueError as exc:  # the SDK cannot parse a streamed tool input (not a JSON object)
+                    raise ServiceError(f"the server streamed a tool call whose input is not a JSON object "
+                                       f"({str(exc)[:160]}): the model behind the API produced a malformed tool "
+                                       "call; retry, use a stronger model, or run `specpick recommend ...`.") from None
                 return stream.get_final_message()
 
         msg = call_with_retries(attempt, retries=self.retries, time_left_s=lambda: self._deadline - self.clock(),

@@ -12,6 +12,7 @@ already shown).
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -66,7 +67,26 @@ def api_error_to_picker(exc: Exception, retries: int) -> PickerError:
         where = " mid-stream" if status == 200 else ""
         return ServiceError(f"the Claude API is overloaded ({status} {etype}{where}) after {retries} retries: "
                             f"try again in a few minutes; {offline}.")
+    full = " ".join(str(err.get("message") or "").split())
+    if status == 400 and _PROMPT_TOO_LONG.search(full):
+        # vLLM: "This model's maximum context length is 2048 tokens. However, your prompt contains 17000 input
+        # tokens, which exceeds this limit even without any output tokens" (vllm/renderers/params.py).
+        return ServiceError(f"the server's context is smaller than the request itself (400 {etype}: {detail}): "
+                            "the system prompt and tool schemas need about 17,000 tokens; serve a model with a "
+                            "longer context (vLLM --max-model-len), or use `specpick recommend ...` offline.")
+    if status == 400 and _TOO_MANY_TOKENS.search(full):
+        # A Messages-API server with a small context (vLLM: "max_completion_tokens=8192 cannot be greater than
+        # max_model_len=2048") refuses the reply budget itself: the fix is the user's --max-tokens.
+        return ServiceError(f"the server refused the reply budget (400 {etype}: {detail}): its context is smaller "
+                            "than --max-tokens; pass a smaller --max-tokens (below the server's context length "
+                            "minus the prompt).")
     return ServiceError(f"the Claude API answered {status} {etype}: {detail or 'no detail'}.")
+
+
+_PROMPT_TOO_LONG = re.compile(r"(?i)even without any output tokens|reduce the length of the input prompt|"
+                              r"prompt is too long")
+_TOO_MANY_TOKENS = re.compile(r"(?i)max_(?:completion_)?tokens|max_model_len|context (?:length|window)|"
+                              r"maximum context|too many tokens")
 
 
 def is_retryable(exc: Exception, *, started: bool) -> bool:

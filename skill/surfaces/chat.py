@@ -26,6 +26,8 @@ from typing import Any
 from specpick.skill.surfaces.agent import DEFAULT_MODEL, MODEL_ENV, Conversation, Limits, resolve_claude_model
 from specpick.skill.surfaces.api_call import MAX_RETRIES
 from specpick.tools.errors import EXIT_INPUT, EXIT_INTERRUPTED, InputError, redact
+from specpick.tools.sanitize import clean_line
+from specpick.tools.validation import check_text
 
 _D = Limits()
 
@@ -79,6 +81,10 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
                         help=f"retries on 429, 529, 5xx and timeouts, 0-{MAX_RETRIES}, all inside --timeout "
                              "(default: 2)")
     parser.add_argument("--transcript", metavar="FILE", help="save the conversation as JSON")
+    if verb == "ask":
+        parser.add_argument("--tool-choice", choices=["auto", "any"], default="auto",
+                            help="any: every reply must call a tool, for Messages-API servers that parse tool calls "
+                                 "only when asked to (vLLM without --enable-auto-tool-choice) (default: auto)")
 
 
 def _err(text: str) -> None:
@@ -92,24 +98,39 @@ def _out(text: str) -> None:
 
 
 class _Printer:
-    """Streams Claude's text and puts status notes on their own line (both end up on one terminal)."""
+    """Streams Claude's text and puts status notes and errors on their own line (all end up on one terminal).
+
+    Every delta goes through one ``StreamSanitizer``: escape sequences are dropped and a key the model echoes is
+    redacted even when it arrives split over several deltas.
+    """
 
     def __init__(self, text_stream: Any) -> None:
+        from specpick.tools.sanitize import StreamSanitizer
+
         self.stream = text_stream
         self.mid_line = False
+        self.sanitizer = StreamSanitizer()
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+            self.mid_line = not text.endswith("\n")
 
     def text(self, delta: str) -> None:
-        self.stream.write(delta)
-        self.stream.flush()
-        if delta:
-            self.mid_line = not delta.endswith("\n")
+        self._write(self.sanitizer.feed(delta))
 
-    def status(self, message: str) -> None:
+    def end_line(self) -> None:
+        """Show what the sanitizer held back and end the line, so what follows starts on a line of its own."""
+        self._write(self.sanitizer.flush())
         if self.mid_line:
             self.stream.write("\n")
             self.stream.flush()
             self.mid_line = False
-        _err(f"  [{message}]")
+
+    def status(self, message: str) -> None:
+        self.end_line()
+        _err(f"  [{clean_line(message)}]")
 
 
 def write_transcript(path: str, conv: Conversation, verb: str) -> None:
@@ -124,11 +145,12 @@ def write_transcript(path: str, conv: Conversation, verb: str) -> None:
 class _Replies:
     """Reads the user's replies in ``chat``; remembers whether input ended (EOF) or the user quit."""
 
-    def __init__(self) -> None:
+    def __init__(self, printer: _Printer | None = None) -> None:
         from specpick.skill.surfaces.interview import make_read_line
 
         self._read = make_read_line(sys.stdin, sys.stdout)
         self.eof = False
+        self.printer = printer
 
     def opening(self, given: str | None) -> str | None:
         if given:
@@ -137,6 +159,8 @@ class _Replies:
         return self._line()
 
     def __call__(self, _assistant_text: str) -> str | None:
+        if self.printer is not None:
+            self.printer.end_line()  # the end of Claude's question, held back by the sanitizer, before the prompt
         _out("\n")
         return self._line()
 
@@ -149,7 +173,7 @@ class _Replies:
             if line.strip().lower() in ("quit", "exit", ":q"):
                 return None
             if line.strip():
-                return line
+                return check_text(line, what="that line")
         return None
 
 
@@ -157,6 +181,12 @@ def run(args: argparse.Namespace, verb: str) -> int:
     """Run ``chat`` or ``ask``; returns the exit code (PickerErrors propagate to ``cli.main``)."""
     interactive = verb == "chat"
     has_key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    if args.model is not None:  # a bad id is refused whichever way the conversation would run
+        resolve_claude_model(args.model)
+    if not interactive:
+        check_text(args.question, what="the question")
+    elif args.message:
+        check_text(args.message, what="the opening message")
     if not interactive and not args.question.strip():
         raise InputError("the question is empty: say what you serve, e.g. `specpick ask \"Llama-3.1-70B on 4 "
                          "H100s for code, which speculative decoding?\"`")
@@ -169,6 +199,7 @@ def run(args: argparse.Namespace, verb: str) -> int:
         from specpick.skill.surfaces.interview import interview_main
 
         return interview_main("--no-llm was given" if args.no_llm else "ANTHROPIC_API_KEY is not set")
+    model = resolve_claude_model(args.model)  # refused before any key check or request when it is not a model id
     if not has_key:
         raise InputError("ANTHROPIC_API_KEY is not set: `specpick ask` needs Claude. Set it, or use "
                          "`specpick recommend ... --json` (offline, deterministic).")
@@ -177,7 +208,6 @@ def run(args: argparse.Namespace, verb: str) -> int:
 
     from specpick.skill.surfaces.prompt import build_system_prompt
 
-    model = resolve_claude_model(args.model)
     limits = Limits(max_tool_rounds=args.max_tool_rounds, max_tokens=args.max_tokens, timeout_s=args.timeout,
                     token_budget=args.token_budget)
     # Key and base URL from the environment; the retries are made inside --timeout by api_call, not by the SDK.
@@ -188,8 +218,9 @@ def run(args: argparse.Namespace, verb: str) -> int:
     conv = Conversation(
         client, model=model, system=build_system_prompt(interactive=interactive), limits=limits,
         on_text=None if quiet else printer.text, on_status=None if quiet else printer.status,
+        tool_choice=getattr(args, "tool_choice", "auto"),
     )
-    replies = _Replies() if interactive else None
+    replies = _Replies(printer) if interactive else None
     try:
         if replies is not None:
             _err(f"specpick chat with {model} (tools: the specpick checks; 'quit' or Ctrl-D to leave).")
@@ -200,10 +231,13 @@ def run(args: argparse.Namespace, verb: str) -> int:
             opening = args.question
         result = conv.run(opening, replies)
     except KeyboardInterrupt:
+        printer.end_line()
         _err("\ninterrupted: no recommendation.")
         if args.transcript:
             write_transcript(args.transcript, conv, verb)
         return EXIT_INTERRUPTED
+    finally:
+        printer.end_line()  # the streamed text's last held-back piece; an error then starts on its own line
     if args.transcript:
         write_transcript(args.transcript, conv, verb)
     if result.error is not None:

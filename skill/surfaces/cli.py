@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
-from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error, redact
+from specpick.tools.errors import EXIT_CODES, EXIT_INPUT, EXIT_INTERRUPTED, classify_error
+from specpick.tools.sanitize import clean, clean_line, json_for_terminal
 
 PROG = "specpick"
 
@@ -39,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and our exit code for usage mistakes."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(redact(f"error: {message}. See `{self.prog} --help`.") + "\n")  # argparse echoes values
+        sys.stderr.write(clean_line(f"error: {message}. See `{self.prog} --help`.") + "\n")  # argparse echoes values
         raise SystemExit(EXIT_INPUT)
 
 
@@ -61,7 +63,8 @@ def _top_level_help() -> str:
         "example (offline, no key):",
         f"  {PROG} recommend --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --gpu H100-SXM --gpus 4",
         "",
-        "JSON on stdout with --json; diagnostics on stderr.",
+        "JSON on stdout with --json; diagnostics on stderr. --offline (any verb): never touch the Hub, as",
+        "HF_HUB_OFFLINE=1; a model outside the embedded snapshot is otherwise looked up on the Hub.",
     ]
     return "\n".join(lines)
 
@@ -77,14 +80,14 @@ def tool_parser(tool: ToolSpec) -> _Parser:
 
 
 def _emit(result: Any, as_json: bool, render: Callable[[Any], str] | None) -> None:
-    if as_json:
+    if as_json:  # C0 controls are escaped by JSON itself; C1 and DEL are escaped here (Hub strings reach this)
         if hasattr(result, "model_dump_json"):
-            sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+            sys.stdout.write(json_for_terminal(result.model_dump_json(indent=2)) + "\n")
         else:
-            sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+            sys.stdout.write(json_for_terminal(json.dumps(result, indent=2, default=str)) + "\n")
         return
     if render is not None:
-        sys.stdout.write(render(result).rstrip() + "\n")
+        sys.stdout.write(clean(render(result)).rstrip() + "\n")  # Hub and server strings reach the terminal
     else:
         sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
 
@@ -118,10 +121,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_top_level_help() + "\n")
         return 0
     if args[0] == "--version":
+        if len(args) > 1:
+            sys.stderr.write(clean_line(f"error: --version takes no arguments, got {' '.join(args[1:])[:80]!r}. "
+                                    f"See `{PROG} --help`.") + "\n")
+            return EXIT_INPUT
         from importlib.metadata import version
 
         sys.stdout.write(f"{PROG} {version('spec-decode-picker')}\n")
         return 0
+    if "--offline" in args:
+        # One switch for every verb: the Hub client's own (HF_HUB_OFFLINE), read at each Hub call; restored after
+        # so an in-process caller (tests, the chat loop) is not left offline.
+        # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import (3 ms): import it before setting
+        # the variable, or the process would stay offline after this call.
+        import huggingface_hub.constants  # noqa: F401
+
+        rest_args = [a for a in args if a != "--offline"]
+        before = os.environ.get("HF_HUB_OFFLINE")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        try:
+            return main(rest_args or ["--help"])
+        finally:
+            if before is None:
+                os.environ.pop("HF_HUB_OFFLINE", None)
+            else:
+                os.environ["HF_HUB_OFFLINE"] = before
     verb, rest = args[0], args[1:]
     try:
         if verb in BY_CLI:
@@ -130,15 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_command(verb, rest)
         if verb == "exit-codes":
             if rest and rest[0] not in ("-h", "--help"):
-                sys.stderr.write(f"error: exit-codes takes no arguments, got {' '.join(rest)!r}. "
-                                 f"See `{PROG} exit-codes`.\n")
+                sys.stderr.write(clean_line(f"error: exit-codes takes no arguments, got {' '.join(rest)[:80]!r}. "
+                                            f"See `{PROG} exit-codes`.") + "\n")
                 return EXIT_INPUT
             return _exit_codes()
         import difflib
 
         close = difflib.get_close_matches(verb, [*BY_CLI, *COMMANDS, "exit-codes"], n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        sys.stderr.write(f"error: unknown command '{verb}'.{hint} See `{PROG} --help`.\n")
+        sys.stderr.write(clean_line(f"error: unknown command {verb[:80]!r}.{hint} See `{PROG} --help`.") + "\n")
         return EXIT_INPUT
     except BrokenPipeError:
         # `specpick models | head` closes stdout early: not an error worth a traceback.

@@ -22,6 +22,7 @@ from typing import Any, Callable, TextIO
 
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.errors import InputError, NotFoundError, format_validation_error
+from specpick.tools.validation import check_text
 from specpick.tools.vocab import ENGINES, QUANTIZATIONS, SAMPLINGS, WORKLOADS
 
 MAX_ATTEMPTS = 3
@@ -246,7 +247,14 @@ def make_read_line(stdin: TextIO, stdout: TextIO) -> ReadLine:
             stdout.write("\n")  # so what follows (an error on stderr) starts on its own line
             stdout.flush()
             return None
-        return line.rstrip("\r\n")
+        # A pipe's bytes that are not UTF-8 arrive as lone surrogates (surrogateescape): refused here, the one reader
+        # of both chat paths, before they reach a catalog look-up or the API's JSON encoder.
+        try:
+            return check_text(line.rstrip("\r\n"), what="that input line")
+        except InputError:
+            stdout.write("\n")  # the error starts on its own line, not after the prompt
+            stdout.flush()
+            raise
 
     return read_line
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 from typing import Any, Iterable
 
@@ -145,7 +146,8 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
     from specpick.tools.hub.bounds import check_json_depth
 
     if len(raw) > MAX_MESSAGE_BYTES:
-        return None, (INVALID_REQUEST, f"Invalid Request: message over {MAX_MESSAGE_BYTES} bytes", None)
+        return None, (INVALID_REQUEST, f"Invalid Request: message over {MAX_MESSAGE_BYTES} bytes (a tool argument "
+                                       "this large is not a model name or a setting)", _peek_id(raw))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -176,6 +178,24 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
         first = exc.errors()[0] if hasattr(exc, "errors") and exc.errors() else {"msg": str(exc)}  # type: ignore[attr-defined]
         return None, (INVALID_REQUEST, f"Invalid Request: {' '.join(str(first.get('msg')).split())[:120]}", msg_id)
     return text, None
+
+
+_ID_FIELD = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"[A-Za-z0-9_.:\-]{1,128}")\s*[,}]')
+
+
+def _peek_id(raw: bytes) -> int | str | None:
+    """The request id of a line too large to parse, read from its envelope, so the client's wait ends.
+
+    Only the part before ``"params"`` (or the last 256 bytes, where a client may put the id) is searched: an "id"
+    inside the arguments is not the request's.
+    """
+    head = raw[:4096].split(b'"params"', 1)[0]
+    for part in (head, raw[-256:]):
+        found = _ID_FIELD.search(part)
+        if found:
+            value = found.group(1)
+            return value[1:-1].decode() if value.startswith(b'"') else int(value)
+    return None
 
 
 class _CheckedStdin:

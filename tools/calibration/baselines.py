@@ -26,6 +26,7 @@ from specpick.tools.calibration.split import split_of_source
 from specpick.tools.calibration.stats import Stats, error_stats
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.workload_context import typical_context_tokens
+from specpick.tools.model.cost_inputs import Hardware, Precision, Runtime, StepLoad
 from specpick.tools.model.steptime import step_time
 
 MAX_BASELINE_BATCH = 4  # above this the sources' aggregate throughput includes prefill (module docstring)
@@ -85,9 +86,8 @@ def plain_step_report(constants: ModelConstants = DEFAULT_CONSTANTS) -> PlainSte
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
         context = typical_context_tokens(case.workloads[0])
-        step = step_time(case.verifier, case.gpu, gpus=case.gpus, batch=case.batch, tokens_per_seq=1,
-                         context_tokens=context, weight_bytes_per_param=case.bpp,
-                         overhead=constants.overhead(case.harness), constants=constants)
+        step = step_time(case.verifier, Hardware(case.gpu, case.gpus), StepLoad(case.batch, 1, context),
+                         Precision(case.bpp), Runtime(constants.overhead(case.harness), constants))
         out.append(PlainStep(
             row_id=b.row_id, verifier=case.verifier.repo_id, moe=case.verifier.is_moe,
             hardware=f"{case.gpus}x {case.gpu.key}", batch=case.batch, split=split_of_source(case.row.source_id),

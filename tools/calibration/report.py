@@ -120,8 +120,10 @@ def constants_used() -> dict[str, str]:
         decay_for, draft_ratio_slope, measured_workload_ratios, runner_ratio, temperature_rho, tree_factor,
     )
     from specpick.tools.model.same_setup import measured_variant_gaps
+    from specpick.tools.model.prior_rows import engine_decay
     from specpick.tools.model.prior_rules import position_decay
 
+    engine_measured = sorted(engine_decay(frozenset())["method"])  # methods whose engine sweeps set a decay
     out = {
         "BANDWIDTH_EFFICIENCY": f"{consts.bandwidth_efficiency} (EAGLE-GPTFAST row: gpt-fast 55.1 tok/s, 79% of "
                                 "RTX 3090 bandwidth)",
@@ -129,7 +131,7 @@ def constants_used() -> dict[str, str]:
         "ROOFLINE_SHARPNESS": f"{consts.roofline_sharpness} (global fit on the batch > 1 rows)",
         "position decay": f"{position_decay():.3f} per drafted position for draft heads except EAGLE-3 in the papers' "
                           "harnesses (EAGLE1-PAPER n-alpha, blockwise MTP rows); in engines "
-                          + ", ".join(f"{m} {decay_for(m, 'engine'):.3f}" for m in ("eagle", "eagle3", "mtp"))
+                          + ", ".join(f"{m} {decay_for(m, 'engine'):.3f}" for m in engine_measured)
                           + " (medians of engine chain-length sweeps, by verifier family for MTP: "
                           "tools/data/prior_rules.json)",
         "tree factor F": f"{tree_factor():.3f} (EAGLE1-PAPER chain alpha vs tree tau)",

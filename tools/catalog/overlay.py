@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from specpick.tools.catalog.overlay_location import DISABLE_ENV, overlay_disabled, overlay_path  # noqa: F401 (re-export)
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
@@ -58,6 +58,17 @@ class Overlay(BaseModel):
     repos_seen: int = Field(0, ge=0)
     stopped_early: str = Field("", description="why the update stopped before its caps, if it did")
 
+    @model_validator(mode="after")
+    def _models_have_parameters(self) -> "Overlay":
+        # A model row without a positive parameter count cannot be sized (VRAM, step time): it is not merged, and
+        # the file's other rows still are (an older release, or a hand edit, may have written one).
+        bad = [m for m in self.models if not (m.params_total_b or 0) > 0]
+        if bad:
+            self.models = [m for m in self.models if (m.params_total_b or 0) > 0]
+            self.skipped = [*self.skipped, *(SkippedRow(repo_id=m.repo_id[:200], reason="no-parameters",
+                                                        detail="no positive parameter count") for m in bad)]
+        return self
+
 
 class OverlayState(BaseModel):
     """Where the overlay lives and whether it could be read."""
@@ -80,7 +91,12 @@ def snapshot_date() -> str:
 def read_overlay() -> OverlayState:
     """Read and validate the overlay file; never raises for a missing, oversized or malformed file."""
     path = overlay_path()
-    state = OverlayState(path=str(path), exists=path.is_file(), disabled=overlay_disabled())
+    try:
+        exists = path.is_file()
+    except OSError as exc:  # is_file() passes ENAMETOOLONG, EACCES... on: an unusable HF_HOME is no overlay
+        return OverlayState(path=str(path), exists=False, disabled=overlay_disabled(),
+                            problem=f"unreadable location ({exc.strerror or exc})")
+    state = OverlayState(path=str(path), exists=exists, disabled=overlay_disabled())
     if not state.exists:
         return state
     try:

@@ -28,3 +28,11 @@ def overlay_path() -> Path:
 
 def overlay_disabled() -> bool:
     return os.environ.get(DISABLE_ENV, "").strip().lower() in ("off", "0", "no", "false")
+
+
+def overlay_present() -> bool:
+    """Whether an overlay file is there; an unusable location (a name too long, no permission) holds none."""
+    try:
+        return overlay_path().is_file()
+    except OSError:  # Path.is_file() lets ENAMETOOLONG and EACCES through
+        return False

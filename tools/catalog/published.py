@@ -46,6 +46,7 @@ METHOD_MAP: dict[str, tuple[str, str]] = {
     "rest": ("suffix", "rest"),
     # 2026 parallel drafters (rows in published_2026.csv)
     "dflash": ("dflash", ""),
+    "dspark": ("dspark", ""),
     "p-eagle (parallel-drafting eagle-3)": ("peagle", ""),
     "pard": ("pard", ""),
 }

@@ -137,7 +137,8 @@ class GpuSpec(BaseModel):
 
 
 # The names tools/vocab.py uses for the methods (dflash, peagle, pard are newer head/draft methods).
-HeadMethod = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash", "peagle", "pard", "draft_model"]
+HeadMethod = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash", "dspark", "peagle", "pard",
+                     "draft_model"]
 HeadFormat = Literal["", "eagle", "speculators", "dflash", "medusa", "mlp_speculator", "mtp", "pard", "hf"]
 
 

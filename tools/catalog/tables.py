@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 
 from specpick.tools.errors import NotFoundError, close_matches_hint
-from specpick.tools.catalog.overlay_location import overlay_path
+from specpick.tools.catalog.overlay_location import overlay_present
 from specpick.tools.catalog.specs import DraftPairing, EngineSupport, GpuSpec, HeadSpec, ModelSpec, version_key
 
 _INT_FIELDS = {
@@ -235,7 +235,7 @@ def get_catalog() -> Catalog:
     """The process-wide catalog (parsed once, about 10 ms), with the user's Hub overlay merged when present."""
     catalog = Catalog()
     # Most installs have no overlay file: only then is the module that validates and merges it worth importing.
-    if overlay_path().is_file():
+    if overlay_present():
         from specpick.tools.catalog.overlay import merge_overlay
 
         merge_overlay(catalog)

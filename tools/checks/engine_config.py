@@ -14,6 +14,7 @@ from specpick.tools.checks.engine_emitters import EMITTERS, plain_launch, sglang
 from specpick.tools.checks.llamacpp_emit import plain_argv as llamacpp_plain_argv
 from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput, EngineTranslation
 from specpick.tools.errors import InputError
+from specpick.tools.methods import is_method
 from specpick.tools.vocab import ENGINE_LABEL, ENGINES
 
 __all__ = ["ENGINE_LABEL", "EngineConfig", "EngineConfigInput", "EngineTranslation", "build_engine_config",
@@ -68,7 +69,7 @@ def build_engine_config(inp: EngineConfigInput) -> EngineConfig:
 
 
 def _one(inp: EngineConfigInput) -> EngineConfig:
-    if inp.method == "none":
+    if not is_method(inp.method):  # strategy "none": speculation off
         argv, launch = plain_launch(inp)
         setup = llamacpp_plain_argv(inp)[1] if inp.engine == "llamacpp" else []
         return EngineConfig(engine=inp.engine, engine_version=_version(inp.engine, inp.engine_version),

@@ -19,15 +19,20 @@ import yaml
 
 from specpick.tools.catalog.specs import version_key
 from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
-from specpick.tools.checks.llamacpp_emit import LLAMACPP_SPEC_TYPE, llamacpp, plain_argv as llamacpp_plain_argv
+from specpick.tools.checks.llamacpp_emit import llamacpp, plain_argv as llamacpp_plain_argv
 from specpick.tools.errors import InputError
+from specpick.tools.methods import method_record
 
 # vLLM's per-batch-size schedule key arrived with PR #32374 (present by 0.24.0; UNVERIFIED for 0.23).
 VLLM_SCHEDULE_MIN_VERSION = "0.24.0"
 # TensorRT-LLM draft_len_schedule / max_concurrency: earliest API reference seen is 1.3.0rc29 (PR #10860).
 TRTLLM_SCHEDULE_MIN_VERSION = "1.3.0rc29"
-# SGLang adaptive steps (PR #21599): EMA of tau picks among pre-captured num_steps tiers; EAGLE-family, topk 1.
-SGLANG_ADAPTIVE_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})
+# SGLang adaptive steps (PR #21599): EMA of tau picks among pre-captured num_steps tiers; EAGLE-family (the
+# registry's autoregressive heads), topk 1.
+# Each engine's name for a method (vLLM "method", SGLang --speculative-algorithm, TensorRT-LLM decoding_type,
+# llama.cpp --spec-type) is the registry's ``engine_key`` (tools/methods.py, cited there); the emitters below test
+# those engine keys, not our method names. Engine support is checked before an emitter runs
+# (engine_config._require_support), so every method reaching one has a key for it.
 
 
 def shell_join(argv: list[str]) -> str:
@@ -42,29 +47,37 @@ def _at_least(inp: EngineConfigInput, minimum: str) -> bool:
 def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
     cfg: dict[str, object] = {}
     notes: list[str] = []
-    method = {"eagle2": "eagle", "peagle": "eagle3", "pard": "draft_model"}.get(inp.method, inp.method)
-    if inp.method == "eagle2":
+    rec = method_record(inp.method)
+    key = rec.engine_key("vllm") or inp.method  # vLLM's own method key (its "method" field)
+    if rec.tree_is_its_gain:
         notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
                      "use SGLang for the dynamic tree")
-    cfg["method"] = method
-    if inp.draft_model:
+    cfg["method"] = key
+    if inp.draft_model and inp.draft_model != inp.verifier:  # a drafter inside the checkpoint is not named
         cfg["model"] = inp.draft_model
     cfg["num_speculative_tokens"] = inp.num_draft_tokens
-    if inp.method in ("peagle", "pard"):
+    if key == "dspark":
+        # DSpark's drafter samples its block (vLLM SpeculativeConfig.draft_sample_method, default "greedy"); the
+        # DeepSeek-V4 and Kimi-K3 recipes (vllm-project/recipes@8959cf6) set "probabilistic".
+        notes.append('DSpark options: draft_sample_method "greedy" (default) or "probabilistic" (the DeepSeek-V4 '
+                     'and Kimi-K3 recipes), rejection_sample_method "standard" (default) or "block", '
+                     'enable_adaptive_verification (dspark only); no "model" when the drafter ships in the '
+                     'verifier checkpoint (DeepSeek-V4)')
+    if rec.parallel_draft and key != inp.method:  # run as another vLLM method, drafting in parallel
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
-    if method == "draft_model":
+    if key == "draft_model":
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
-    elif method in ("eagle", "eagle3") and inp.tensor_parallel > 1:
+    elif key in ("eagle", "eagle3") and inp.tensor_parallel > 1:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
     if inp.tree_top_k > 1:
         # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):
         # no top-k key, so the depth runs as a chain here.
         notes.append(f"vLLM has no top-k tree: the depth ({inp.num_draft_tokens}) runs as a chain; a static "
                      "speculative_token_tree needs --attention-backend TREE_ATTN (experimental)")
-    if method == "ngram":
+    if key == "ngram":
         cfg["prompt_lookup_min"] = inp.prompt_lookup_min
         cfg["prompt_lookup_max"] = inp.prompt_lookup_max
-    if method == "suffix":
+    if key == "suffix":
         cfg.update(suffix_decoding_max_tree_depth=24, suffix_decoding_max_spec_factor=1.0,
                    suffix_decoding_min_token_prob=0.1)
         notes.append("suffix decoding needs `pip install arctic-inference`; num_speculative_tokens is a maximum")
@@ -110,21 +123,26 @@ def sglang_tree(method: str, depth: int, top_k: int, verify: int | None) -> tupl
 
 
 def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
-    algo = {"draft_model": "STANDALONE", "eagle": "EAGLE", "eagle2": "EAGLE", "eagle3": "EAGLE3",
-            "mtp": "NEXTN", "ngram": "NGRAM", "dflash": "DFLASH"}[inp.method]
+    rec = method_record(inp.method)
+    algo = rec.engine_names("sglang")[0]
     flags = ["--speculative-algorithm", algo]
-    if inp.draft_model and inp.method != "mtp":
+    # MTP layers ship inside the verifier; so does a drafter named as the verifier itself
+    if inp.draft_model and rec.loads != "verifier_layers" and inp.draft_model != inp.verifier:
         flags += ["--speculative-draft-model-path", inp.draft_model]
     notes: list[str] = []
-    if inp.method == "ngram":
+    if algo == "NGRAM":
         flags += ["--speculative-num-draft-tokens", str(inp.num_draft_tokens + 1),
                   "--speculative-ngram-min-match-window-size", str(inp.prompt_lookup_min),
                   "--speculative-ngram-max-match-window-size", str(max(inp.prompt_lookup_max, 12))]
         notes.append("SGLang NGRAM is CUDA-only and disables the overlap scheduler and mixed chunked prefill")
-    elif inp.method == "dflash":
+    elif algo == "DFLASH":
         # One block of N drafted tokens plus the anchor token (z-lab: -b16 drafts use 16).
         flags += ["--speculative-num-draft-tokens", str(inp.num_draft_tokens + 1)]
         notes.append("hybrid Qwen3.5 targets also need --mamba-scheduler-strategy extra_buffer")
+    elif algo == "DSPARK":
+        # DSpark takes its block size, not steps/top-k/draft tokens (SGLang PR #29538; LMSYS Ling-3.0-flash blog
+        # review: "DSpark doesn't need speculative steps and draft-tokens").
+        flags += ["--speculative-dspark-block-size", str(inp.num_draft_tokens)]
     else:
         steps, topk, draft_tokens = sglang_tree(inp.method, inp.num_draft_tokens, inp.tree_top_k,
                                                 inp.num_verify_tokens)
@@ -134,7 +152,7 @@ def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
                      "all are omitted)")
         if topk == 1:
             notes.append("topk=1 allows SGLANG_ENABLE_SPEC_V2=True (overlap scheduler)")
-        if inp.adaptive and inp.method in SGLANG_ADAPTIVE_METHODS and topk == 1:
+        if inp.adaptive and rec.autoregressive_head and topk == 1:
             flags.append("--speculative-adaptive")
             notes.append("--speculative-adaptive switches num_steps among tiers (default [1,3,7]) by an EMA of "
                          "acceptance (PR #21599)")
@@ -152,27 +170,28 @@ def sglang(inp: EngineConfigInput, version: str) -> EngineConfig:
 
 def trtllm(inp: EngineConfigInput, version: str) -> EngineConfig:
     notes: list[str] = []
-    if inp.method in ("eagle", "eagle2", "medusa"):
+    decoding = method_record(inp.method).engine_names("trtllm")[0]
+    if decoding in ("Eagle", "Medusa"):
         notes.append("this method needs TensorRT-LLM's legacy TRT-engine backend (trtllm-build); the PyTorch "
                      "backend takes EAGLE-3, MTP, NGram, DraftTarget, PARD and DFlash")
-    decoding = {"draft_model": "DraftTarget", "eagle3": "Eagle3", "mtp": "MTP", "ngram": "NGram", "eagle": "Eagle",
-                "eagle2": "Eagle", "medusa": "Medusa", "lookahead": "Lookahead", "dflash": "DFlash",
-                "pard": "PARD"}[inp.method]
     spec: dict[str, object] = {"decoding_type": decoding, "max_draft_len": inp.num_draft_tokens}
-    if inp.draft_model:
+    if inp.draft_model and inp.draft_model != inp.verifier:
         spec["speculative_model"] = inp.draft_model
-    if inp.method == "ngram":
+    if decoding == "NGram":
         spec["max_matching_ngram_size"] = inp.prompt_lookup_max
-    if inp.method == "mtp":
+    if decoding == "MTP":
         spec["num_nextn_predict_layers"] = 1
-    if inp.method in ("dflash", "pard"):
-        notes.append("set mask_token_id" + (" and target_layer_ids" if inp.method == "dflash" else "")
+    if decoding == "DSpark":
+        notes.append("DSparkDecodingConfig also takes block_size, markov_rank, markov_head_type, mask_token_id and "
+                     "target_layer_ids (read from the drafter's config when omitted; API reference 1.3.0rc27)")
+    if decoding in ("DFlash", "PARD"):
+        notes.append("set mask_token_id" + (" and target_layer_ids" if decoding == "DFlash" else "")
                      + " from the drafter's config.json")
-    if inp.method == "eagle3" and inp.tree_top_k > 1:
+    if decoding == "Eagle3" and inp.tree_top_k > 1:
         total = inp.num_verify_tokens or min(inp.num_draft_tokens * inp.tree_top_k, 64)
         spec.update(use_dynamic_tree=True, dynamic_tree_max_topK=inp.tree_top_k, max_total_draft_tokens=total)
         notes.append("dynamic tree is not supported for sliding-window or MLA models (DeepSeek, gpt-oss)")
-    if inp.method == "lookahead":
+    if decoding == "Lookahead":
         spec = {"decoding_type": "Lookahead", "max_window_size": 4, "max_ngram_size": 3,
                 "max_verification_set_size": 4}
     ranges = inp.full_schedule()
@@ -199,7 +218,7 @@ def transformers(inp: EngineConfigInput, version: str) -> EngineConfig:
     if inp.tree_top_k > 1 or inp.full_schedule():
         notes.append("generate() drafts a chain at batch 1: no tree, no per-batch schedule")
     schedule = "heuristic" if inp.adaptive else "constant"
-    if inp.method == "draft_model":
+    if not method_record(inp.method).copy_based:  # assisted generation with a draft model
         text = (f"assistant_model=AutoModelForCausalLM.from_pretrained({inp.draft_model!r}), "
                 f"num_assistant_tokens={inp.num_draft_tokens}, num_assistant_tokens_schedule={schedule!r}")
     else:  # ngram

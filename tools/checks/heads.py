@@ -134,6 +134,39 @@ def first_source(source: str) -> str:
     return source.strip()
 
 
+def _mtp_findings(verifier: ModelSpec, num_speculative_tokens: int | None) -> list[HeadFinding]:
+    """The verifier's own MTP layers: are there any, and does the draft length reuse them evenly."""
+    layers = verifier.mtp_layers
+    findings = [HeadFinding(check="MTP layers", verdict="pass" if layers else "fail",
+                            detail=f"{verifier.repo_id} has {layers} built-in MTP layer(s)"
+                            + ("" if layers else ": nothing to speculate with"))]
+    if layers and num_speculative_tokens and num_speculative_tokens > layers:
+        verdict: Verdict = "warn" if num_speculative_tokens % layers == 0 else "fail"
+        findings.append(HeadFinding(check="draft length", verdict=verdict, detail=(
+            f"{num_speculative_tokens} tokens from {layers} MTP layer(s): vLLM reuses the same layer "
+            f"(acceptance drops)" + ("" if verdict == "warn" else f" and needs a multiple of {layers}"))))
+    return findings
+
+
+def _shape_findings(config: dict[str, Any], method: HeadKind, verifier: ModelSpec) -> list[HeadFinding]:
+    """The head config's hidden and vocabulary sizes against the verifier's."""
+    findings: list[HeadFinding] = []
+    hidden, vocab = _head_hidden(config, method), _head_vocab(config)
+    if hidden is not None:
+        ok = hidden == verifier.hidden_size
+        findings.append(HeadFinding(check="hidden size", verdict="pass" if ok else "fail",
+                                    detail=f"head reads {hidden}-wide hidden states, verifier has "
+                                    f"{verifier.hidden_size}"))
+    if vocab is not None:
+        ok = vocab == verifier.vocab_size
+        findings.append(HeadFinding(check="vocab size", verdict="pass" if ok else "fail",
+                                    detail=f"head vocab_size {vocab}, verifier {verifier.vocab_size}"))
+    if isinstance(config.get("draft_vocab_size"), int) and config["draft_vocab_size"] != vocab:
+        findings.append(HeadFinding(check="draft vocab", verdict="info", detail=(
+            f"drafts over a reduced vocabulary of {config['draft_vocab_size']} tokens (mapped to verifier ids)")))
+    return findings
+
+
 def evaluate_head(head_repo_id: str, config: dict[str, Any] | None, verifier: ModelSpec,
                   num_speculative_tokens: int | None = None) -> tuple[HeadKind, list[HeadFinding], str | None,
                                                                       int | None]:
@@ -164,31 +197,11 @@ def evaluate_head(head_repo_id: str, config: dict[str, Any] | None, verifier: Mo
                 detail=f"trained on {trained_on.hidden_size}-wide hidden states ({trained_on.repo_id}), verifier "
                        f"has {verifier.hidden_size}: it cannot load"))
     if method == "mtp" or (method == "unknown" and _same_repo(head_repo_id, verifier.repo_id)):
-        method = "mtp"
         layers = verifier.mtp_layers
-        findings.append(HeadFinding(check="MTP layers", verdict="pass" if layers else "fail",
-                                    detail=f"{verifier.repo_id} has {layers} built-in MTP layer(s)"
-                                    + ("" if layers else ": nothing to speculate with")))
-        if layers and num_speculative_tokens and num_speculative_tokens > layers:
-            verdict: Verdict = "warn" if num_speculative_tokens % layers == 0 else "fail"
-            findings.append(HeadFinding(check="draft length", verdict=verdict, detail=(
-                f"{num_speculative_tokens} tokens from {layers} MTP layer(s): vLLM reuses the same layer "
-                f"(acceptance drops)" + ("" if verdict == "warn" else f" and needs a multiple of {layers}"))))
-        return method, findings, declared, layers or None
+        findings.extend(_mtp_findings(verifier, num_speculative_tokens))
+        return "mtp", findings, declared, layers or None
     if config is not None:
-        hidden, vocab = _head_hidden(config, method), _head_vocab(config)
-        if hidden is not None:
-            ok = hidden == verifier.hidden_size
-            findings.append(HeadFinding(check="hidden size", verdict="pass" if ok else "fail",
-                                        detail=f"head reads {hidden}-wide hidden states, verifier has "
-                                        f"{verifier.hidden_size}"))
-        if vocab is not None:
-            ok = vocab == verifier.vocab_size
-            findings.append(HeadFinding(check="vocab size", verdict="pass" if ok else "fail",
-                                        detail=f"head vocab_size {vocab}, verifier {verifier.vocab_size}"))
-        if isinstance(config.get("draft_vocab_size"), int) and config["draft_vocab_size"] != vocab:
-            findings.append(HeadFinding(check="draft vocab", verdict="info", detail=(
-                f"drafts over a reduced vocabulary of {config['draft_vocab_size']} tokens (mapped to verifier ids)")))
+        findings.extend(_shape_findings(config, method, verifier))
     trained = _trained_tokens(config or {}, method)
     if trained and num_speculative_tokens and num_speculative_tokens > trained and method in (
             "medusa", "mlp_speculator"):
@@ -226,9 +239,7 @@ def check_head(head_repo_id: str, verifier_repo_id: str, *, revision: str | None
         RemoteDataError: malformed or oversized config.json.
         UnavailableError: offline/unreachable, nothing cached, and not in the catalog.
     """
-    from specpick.tools.hub import client as hub
     from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.hub.config import fetch_model_spec
 
     catalog = get_catalog()
     config: dict[str, Any] | None = None
@@ -238,37 +249,62 @@ def check_head(head_repo_id: str, verifier_repo_id: str, *, revision: str | None
     if found is not None:  # catalog names ("llama-3.1-8b") work in both modes
         verifier_repo_id = found.repo_id
     if live:
-        hub.validate_repo_id(head_repo_id)  # both ids are checked before any I/O
-        hub.validate_repo_id(verifier_repo_id)
-        facts = fetch_model_spec(verifier_repo_id, verifier_revision, settings=settings)
-        verifier, verifier_source = facts.spec, facts.source
-        reasons += [facts.fallback_reason] if facts.fallback_reason else []
-        try:
-            config, fetched = hub.fetch_json(head_repo_id, "config.json", revision=revision, settings=settings)
-            source = fetched.source
-            reasons += [fetched.fallback_reason] if fetched.fallback_reason else []
-        except hub.EntryMissingError as exc:
-            raise NotFoundError(f"{head_repo_id} has no config.json: not a head repo this tool can read") from exc
-        except UnavailableError as exc:
-            if catalog.head(head_repo_id) is None:
-                raise
-            reasons.append(exc.message)
-        order = ["hub", "hub-cache", "catalog"]
-        source = max(source, verifier_source, key=order.index)  # type: ignore[assignment]
+        verifier, config, source, reasons = _read_live(head_repo_id, verifier_repo_id, revision=revision,
+                                                       verifier_revision=verifier_revision, settings=settings)
     else:
-        verifier = catalog.model(verifier_repo_id)
-        if catalog.head(head_repo_id) is None and not _same_repo(head_repo_id, verifier.repo_id):
-            names = [h.head_repo_id for h in catalog.heads]
-            import difflib
-
-            hint = close_matches_hint(difflib.get_close_matches(head_repo_id, names, n=3, cutoff=0.5))
-            raise NotFoundError(f"head {head_repo_id} is not in the catalog.{hint} Use live Hub access to read it")
+        verifier = _catalog_verifier(head_repo_id, verifier_repo_id)
     method, findings, declared, trained = evaluate_head(head_repo_id, config, verifier, num_speculative_tokens)
     belongs, check = _conclude(findings)
     return HeadCheck(head_repo_id=head_repo_id, verifier_repo_id=verifier.repo_id, method=method, belongs=belongs,
                      check=check, summary=_summary(head_repo_id, verifier.repo_id, method, belongs, findings),
                      declared_verifier=declared, draft_tokens_trained=trained, findings=findings, source=source,
                      fallback_reason="; ".join(reasons))
+
+
+def _read_live(head_repo_id: str, verifier_repo_id: str, *, revision: str | None, verifier_revision: str | None,
+               settings: Any) -> tuple[ModelSpec, dict[str, Any] | None, Source, list[str]]:
+    """(verifier facts, head config or None, the weakest source that answered, fallback reasons) through the Hub,
+    its cache, then the catalog."""
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.hub import client as hub
+    from specpick.tools.hub.config import fetch_model_spec
+
+    config: dict[str, Any] | None = None
+    source: Source = "catalog"
+    reasons: list[str] = []
+    hub.validate_repo_id(head_repo_id)  # both ids are checked before any I/O
+    hub.validate_repo_id(verifier_repo_id)
+    facts = fetch_model_spec(verifier_repo_id, verifier_revision, settings=settings)
+    verifier, verifier_source = facts.spec, facts.source
+    reasons += [facts.fallback_reason] if facts.fallback_reason else []
+    try:
+        config, fetched = hub.fetch_json(head_repo_id, "config.json", revision=revision, settings=settings)
+        source = fetched.source
+        reasons += [fetched.fallback_reason] if fetched.fallback_reason else []
+    except hub.EntryMissingError as exc:
+        raise NotFoundError(f"{head_repo_id} has no config.json: not a head repo this tool can read") from exc
+    except UnavailableError as exc:
+        if get_catalog().head(head_repo_id) is None:
+            raise
+        reasons.append(exc.message)
+    order = ["hub", "hub-cache", "catalog"]
+    source = max(source, verifier_source, key=order.index)  # type: ignore[assignment]
+    return verifier, config, source, reasons
+
+
+def _catalog_verifier(head_repo_id: str, verifier_repo_id: str) -> ModelSpec:
+    """The verifier from the catalog, once the head is known there (or is the verifier's own MTP)."""
+    import difflib
+
+    from specpick.tools.catalog.tables import get_catalog
+
+    catalog = get_catalog()
+    verifier = catalog.model(verifier_repo_id)
+    if catalog.head(head_repo_id) is None and not _same_repo(head_repo_id, verifier.repo_id):
+        names = [h.head_repo_id for h in catalog.heads]
+        hint = close_matches_hint(difflib.get_close_matches(head_repo_id, names, n=3, cutoff=0.5))
+        raise NotFoundError(f"head {head_repo_id} is not in the catalog.{hint} Use live Hub access to read it")
+    return verifier
 
 
 def _summary(head: str, verifier: str, method: HeadKind, belongs: str, findings: list[HeadFinding]) -> str:

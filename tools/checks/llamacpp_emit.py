@@ -23,17 +23,20 @@ import re
 import shlex
 
 from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
+from specpick.tools.methods import method_record
 
-# llama.cpp --spec-type per method (llama-server --help @00dc805).
-LLAMACPP_SPEC_TYPE = {"draft_model": "draft-simple", "eagle3": "draft-eagle3", "mtp": "draft-mtp",
-                      "dflash": "draft-dflash", "ngram": "ngram-simple"}
 # Newest build known to predate PR #22397 / #22964 (b7815, 2026-01-23) and oldest known to postdate them (b9626-era).
 LAST_BUILD_BEFORE_SPEC_RENAME = 7815
 FIRST_BUILD_AFTER_SPEC_RENAME = 9626
 # convert_hf_to_gguf.py --outtype choices it writes itself; anything else goes through llama-quantize.
 CONVERTER_OUTTYPES = frozenset({"f32", "f16", "bf16", "q8_0"})
 _BUILD_RE = re.compile(r"^b(\d{3,6})$")
-_METHOD_FROM_PR_22964 = frozenset({"eagle3", "mtp", "dflash"})
+_METHOD_FROM_PR_22964 = frozenset({"eagle3", "mtp", "dflash", "dspark"})
+
+
+def spec_type(method: str) -> str:
+    """llama.cpp's --spec-type for ``method``: the registry's engine key (tools/methods.py, llama-server --help)."""
+    return method_record(method).engine_names("llamacpp")[0]
 
 
 def build_number(version: str | None) -> int | None:
@@ -95,7 +98,8 @@ def _verifier(inp: EngineConfigInput) -> tuple[list[str], list[str], list[str]]:
 def _drafter(inp: EngineConfigInput, old: bool) -> tuple[list[str], list[str]]:
     """(argv words loading the draft / head, setup lines)."""
     draft = inp.draft_model
-    if not draft or inp.method in ("mtp", "ngram"):
+    # MTP layers ship inside the verifier; so does a drafter named as the verifier itself.
+    if not draft or method_record(inp.method).loads in ("verifier_layers", "nothing") or draft == inp.verifier:
         return [], []
     gpu_all = "99" if old else "all"
     if is_gguf_source(draft):
@@ -103,7 +107,7 @@ def _drafter(inp: EngineConfigInput, old: bool) -> tuple[list[str], list[str]]:
         return [*words, "-ngld" if old else "--spec-draft-ngl", gpu_all], []
     if draft.startswith("<"):
         return ["-md", f"{_stem(draft)}.gguf", "--spec-draft-ngl", gpu_all], []
-    target = _stem(inp.verifier) if inp.method in ("eagle3", "dflash") else None
+    target = _stem(inp.verifier) if inp.method in ("eagle3", "dflash", "dspark") else None
     quant = "q8_0" if inp.method == "draft_model" else "bf16"
     lines, out = conversion_steps(draft, quant, target_dir=target)
     if target and is_gguf_source(inp.gguf_source):
@@ -148,20 +152,20 @@ def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
     if old:
         if inp.method in _METHOD_FROM_PR_22964:
             notes.append(f"build b{build} predates the draft-* spec types (PR #22964, 2026-05-12): "
-                         f"{LLAMACPP_SPEC_TYPE[inp.method]} needs a newer build")
-        if inp.method == "ngram":
+                         f"{spec_type(inp.method)} needs a newer build")
+        if spec_type(inp.method) == "ngram-simple":
             flags += ["--spec-type", "ngram-simple", "--draft-max", str(inp.num_draft_tokens),
                       "--spec-ngram-size-n", str(inp.prompt_lookup_max)]
         else:
             if inp.method != "draft_model":
-                flags += ["--spec-type", LLAMACPP_SPEC_TYPE[inp.method]]
+                flags += ["--spec-type", spec_type(inp.method)]
             flags += [*draft, "--draft-max", str(inp.num_draft_tokens)]
         notes.append(f"flags as of build b{build} (<= b{LAST_BUILD_BEFORE_SPEC_RENAME}, before PR #22397 renamed "
                      "--draft-max/--draft-min to --spec-draft-n-max/--spec-draft-n-min)")
     else:
-        flags += ["--spec-type", LLAMACPP_SPEC_TYPE[inp.method], *draft,
+        flags += ["--spec-type", spec_type(inp.method), *draft,
                   "--spec-draft-n-max", str(inp.num_draft_tokens)]
-        if inp.method == "ngram":
+        if spec_type(inp.method) == "ngram-simple":
             flags += ["--spec-ngram-simple-size-n", str(inp.prompt_lookup_max)]
         if build is not None and build < FIRST_BUILD_AFTER_SPEC_RENAME:
             notes.append(f"build b{build} lies between b{LAST_BUILD_BEFORE_SPEC_RENAME} (before) and "

@@ -8,10 +8,13 @@ calls ``fit_specs`` with the deployment's context and concurrency.
 
 from __future__ import annotations
 
-from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
+from dataclasses import replace
+
+from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.vram import VramResult, fit_specs
+from specpick.tools.checks.vram import NO_DRAFT, DraftWeights, KvLoad, VramResult, fit_specs
 from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
+from specpick.tools.deployment import Hardware
 from specpick.tools.validation import valid_tp_sizes
 
 # The catalog's head method for each strategy (EAGLE-2 runs EAGLE-1 heads with a dynamic tree).
@@ -36,39 +39,22 @@ def published_head(verifier: ModelSpec, method: str, engine: str | None = None) 
     return sorted(heads, key=lambda h: PUBLISHER_RANK.get(h.publisher, 3))[0] if heads else None
 
 
-def method_fit(
-    verifier: ModelSpec,
-    gpu: GpuSpec,
-    *,
-    method: str,
-    gpus: int,
-    context_tokens: int,
-    concurrency: int,
-    draft: ModelSpec | None = None,
-    head: HeadSpec | None = None,
-    quantization: str | None = None,
-    engine: str | None = None,
-    kv_cache_dtype: str = "auto",
-    draft_quantization: str | None = None,
-    dp_attention: bool = False,
-    reserve_fraction: float | None = None,
-    head_params_b: float | None = None,
-    draft_tp: int | None = None,
-) -> VramResult:
-    """Weights + draft/head + KV at ``context_tokens`` x ``concurrency`` for ``method`` (``none``: verifier only).
+def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, draft: DraftWeights = NO_DRAFT,
+               head: HeadSpec | None = None, quantization: str | None = None,
+               engine: str | None = None) -> VramResult:
+    """Weights + draft/head + KV at ``kv.context_tokens`` x ``kv.concurrency`` for ``method`` (``none``: verifier
+    only).
 
     MTP layers ship inside the verifier's checkpoint (``fit_specs`` counts them with the verifier); other heads
-    add the catalog's ``head_params_b`` (``head_params_b`` given: that size, `vram --head-params-b`). An unknown
-    head size is left out and said so. The draft is counted in ``draft_quantization`` (its own format).
+    add the catalog's ``head_params_b`` (``draft.head_params_b`` given: that size, `vram --head-params-b`). An
+    unknown head size is left out and said so. The draft is counted in ``draft.quantization`` (its own format) and
+    only for method draft_model.
     """
     head_b = head.head_params_b if head is not None and method in HEAD_METHOD_FOR and method != "mtp" else None
-    head_b = head_params_b if head_params_b is not None else head_b
-    fit = fit_specs(
-        verifier, gpu, gpus=gpus, draft=draft if method == "draft_model" else None, head_params_b=head_b,
-        quantization=quantization, kv_cache_dtype=sizable_kv_dtype(kv_cache_dtype), context_tokens=context_tokens,
-        concurrency=concurrency, engine=engine, draft_quantization=draft_quantization, dp_attention=dp_attention,
-        reserve_fraction=reserve_fraction, draft_tp=draft_tp,
-    )
+    head_b = draft.head_params_b if draft.head_params_b is not None else head_b
+    weights = replace(draft, spec=draft.spec if method == "draft_model" else None, head_params_b=head_b)
+    fit = fit_specs(verifier, hw, draft=weights, kv=replace(kv, kv_cache_dtype=sizable_kv_dtype(kv.kv_cache_dtype)),
+                    quantization=quantization, engine=engine)
     if head is not None and head_b is None and method in HEAD_METHOD_FOR and method != "mtp":
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
     elif head_b is not None and head is not None:
@@ -83,35 +69,34 @@ def sizable_kv_dtype(kv_cache_dtype: str | None) -> str:
     return kv_cache_dtype if kv_cache_dtype in KV_DTYPE_BYTES else "auto"
 
 
-def fit_options(verifier: ModelSpec, gpu: GpuSpec, *, method: str, gpus: int, context_tokens: int,
-                concurrency: int, draft: ModelSpec | None = None, head: HeadSpec | None = None,
-                quantization: str | None = None, engine: str | None = None,
-                kv_cache_dtype: str = "auto", draft_quantization: str | None = None,
-                dp_attention: bool = False) -> list[str]:
+def fit_options(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, draft: DraftWeights = NO_DRAFT,
+                head: HeadSpec | None = None, quantization: str | None = None,
+                engine: str | None = None) -> list[str]:
     """What would fit instead of this deployment: fp8 weights on the same GPUs, or the fewest more GPUs.
 
     Each option is checked with ``method_fit`` at the same context and concurrency; none is applied. A GPU count
     is offered only when it is a tensor-parallel size the verifier's heads accept (``validation.valid_tp_sizes``):
     16x for a 40-head model would be refused by every engine, 40x is the next size that shards it. A model
-    without head counts (a Hub config that lacks them) is tried at powers of two.
+    without head counts (a Hub config that lacks them) is tried at powers of two. Each option takes the engine's
+    own memory reservation and draft TP, and the catalog's head size.
     """
-    kw = dict(method=method, context_tokens=context_tokens, concurrency=concurrency, draft=draft, head=head,
-              engine=engine, kv_cache_dtype=kv_cache_dtype, draft_quantization=draft_quantization,
-              dp_attention=dp_attention)
+    gpus, gpu = hw.gpus, hw.gpu
+    hw = replace(hw, reserve_fraction=None)
+    kw = dict(method=method, kv=kv, draft=replace(draft, tp=None, head_params_b=None), head=head, engine=engine)
     out: list[str] = []
     if (quantization or verifier.dtype) in ("bf16", "fp16", "fp32"):
-        fp8 = method_fit(verifier, gpu, gpus=gpus, quantization="fp8", **kw)  # type: ignore[arg-type]
+        fp8 = method_fit(verifier, hw, quantization="fp8", **kw)  # type: ignore[arg-type]
         if fp8.max_concurrency_at_context >= 1:
             out.append(f"fp8 weights on the same {gpus}x {gpu.key} (up to {fp8.max_concurrency_at_context} "
-                       f"sequences at {context_tokens} tokens)")
+                       f"sequences at {kv.context_tokens} tokens)")
     sizes = (valid_tp_sizes(verifier.num_attention_heads, verifier.num_kv_heads) if verifier.num_attention_heads > 0
              else [2, 4, 8, 16, 32, 64])
     for more in sizes:
         if more <= gpus:
             continue
-        bigger = method_fit(verifier, gpu, gpus=more, quantization=quantization, **kw)  # type: ignore[arg-type]
+        bigger = method_fit(verifier, replace(hw, gpus=more), quantization=quantization, **kw)  # type: ignore[arg-type]
         if bigger.fits:
             out.append(f"{more}x {gpu.key} (tensor parallel {more}; up to {bigger.max_concurrency_at_context} "
-                       f"sequences at {context_tokens} tokens)")
+                       f"sequences at {kv.context_tokens} tokens)")
             break
     return out

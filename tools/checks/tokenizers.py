@@ -133,15 +133,12 @@ def compare_loaded(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side
         return _compare(draft, verifier, draft_side, verifier_side)
 
 
-def _compare(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: TokenizerSide,
-             verifier_side: TokenizerSide) -> TokenizerVerdict:
-    """Compare two loaded tokenizers and build the verdict.
+def _aligned_ids(draft: LoadedTokenizer, verifier: LoadedTokenizer,
+                 notes: list[str]) -> tuple[list[Any], list[Any], set[int]]:
+    """Both id maps (regular then added tokens) padded to one length, and the ids either side adds.
 
-    Regular ids are compared as strings when both sides use the same token
-    notation, else as canonical bytes (so a tiktoken rank file and its
-    byte-level ``tokenizer.json`` compare equal).
+    Regular ids are compared as strings when both sides use the same token notation, else as canonical bytes.
     """
-    notes: list[str] = []
     d_regular, v_regular = draft.regular, verifier.regular
     if draft.token_format != verifier.token_format:
         d_regular = [token_to_bytes(t, draft.token_format) for t in d_regular]
@@ -155,8 +152,13 @@ def _compare(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: Toke
     size = max(len(d_full), len(v_full))
     d_full += [None] * (size - len(d_full))
     v_full += [None] * (size - len(v_full))
-    special_ids = set(draft.added) | set(verifier.added)
+    return d_full, v_full, set(draft.added) | set(verifier.added)
 
+
+def _id_differences(d_full: list[Any], v_full: list[Any],
+                    special_ids: set[int]) -> tuple[int, list[int], list[int], int]:
+    """(ids holding the same token, regular ids that differ, added/special ids that differ, token strings the
+    two maps share at any id)."""
     same = 0
     regular_diff: list[int] = []
     special_diff: list[int] = []
@@ -168,7 +170,12 @@ def _compare(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: Toke
         else:
             regular_diff.append(token_id)
     shared = len({t for t in d_full if t is not None} & {t for t in v_full if t is not None})
+    return same, regular_diff, special_diff, shared
 
+
+def _rules_equal(draft: LoadedTokenizer, verifier: LoadedTokenizer,
+                 notes: list[str]) -> tuple[bool | None, bool | None, bool | None]:
+    """(merges, normalizer, pre-tokenizer) equal, None where the layouts do not let them be compared."""
     merges_equal = _merges_equal(draft.merges, verifier.merges)
     if merges_equal is None and draft.scores is not None and verifier.scores is not None:
         merges_equal = draft.scores == verifier.scores  # SentencePiece: scores order the merges
@@ -182,36 +189,59 @@ def _compare(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: Toke
             pre_equal = draft.pre_tokenizer == verifier.pre_tokenizer
     if norm_equal is None:
         notes.append(f"normalizer/pre-tokenizer not compared ({draft.kind} vs {verifier.kind})")
+    return merges_equal, norm_equal, pre_equal
 
+
+def _special_messages(draft: LoadedTokenizer, verifier: LoadedTokenizer, full: tuple[list[Any], list[Any]],
+                      special_diff: list[int], notes: list[str]) -> list[str]:
+    """BOS/EOS/PAD roles that differ, then the first added/special ids that differ."""
+    d_full, v_full = full
     special_msgs = [f"id {i}: {_show(d_full[i])!r} vs {_show(v_full[i])!r}" for i in special_diff[:MAX_EXAMPLES]]
     if len(special_diff) > MAX_EXAMPLES:
         special_msgs.append(f"... {len(special_diff) - MAX_EXAMPLES} more added/special ids differ")
     if draft.specials is not None and verifier.specials is not None:
         roles = [f"{role.upper()}: {draft.specials.get(role)!r} vs {verifier.specials.get(role)!r}"
                  for role in SPECIAL_ROLES if draft.specials.get(role) != verifier.specials.get(role)]
-        special_msgs = roles + special_msgs
-    else:
-        notes.append("BOS/EOS/PAD not compared: a tokenizer_config.json is missing on one side")
+        return roles + special_msgs
+    notes.append("BOS/EOS/PAD not compared: a tokenizer_config.json is missing on one side")
+    return special_msgs
 
-    padding = _padding_note(draft_side, verifier_side, notes)
+
+def _relation(regular_diff: list[int], rules: tuple[bool | None, bool | None, bool | None],
+              special_msgs: list[str], padding: bool) -> TokenizerRelation:
+    merges_equal, norm_equal, pre_equal = rules
     if regular_diff or merges_equal is False:
-        relation: TokenizerRelation = "different"
-    elif norm_equal is False or pre_equal is False:
-        relation = "same_vocab_different_normalization"
-    elif special_msgs:
-        relation = "same_vocab_different_specials"
-    elif padding:
-        relation = "identical_except_padding"
-    else:
-        relation = "identical"
+        return "different"
+    if norm_equal is False or pre_equal is False:
+        return "same_vocab_different_normalization"
+    if special_msgs:
+        return "same_vocab_different_specials"
+    return "identical_except_padding" if padding else "identical"
+
+
+def _compare(draft: LoadedTokenizer, verifier: LoadedTokenizer, draft_side: TokenizerSide,
+             verifier_side: TokenizerSide) -> TokenizerVerdict:
+    """Compare two loaded tokenizers and build the verdict.
+
+    Regular ids are compared as strings when both sides use the same token
+    notation, else as canonical bytes (so a tiktoken rank file and its
+    byte-level ``tokenizer.json`` compare equal).
+    """
+    notes: list[str] = []
+    d_full, v_full, special_ids = _aligned_ids(draft, verifier, notes)
+    same, regular_diff, special_diff, shared = _id_differences(d_full, v_full, special_ids)
+    rules = _rules_equal(draft, verifier, notes)
+    special_msgs = _special_messages(draft, verifier, (d_full, v_full), special_diff, notes)
+    padding = _padding_note(draft_side, verifier_side, notes)
+    relation = _relation(regular_diff, rules, special_msgs, padding)
     examples = [TokenDifference(token_id=i, draft=_show(d_full[i]), verifier=_show(v_full[i]))
                 for i in (regular_diff[:MAX_EXAMPLES] or special_diff[:MAX_EXAMPLES])]
     verdict = TokenizerVerdict(
         verdict=relation, check=_CHECK[relation], level="tokens", source=_weakest(draft_side, verifier_side),
         fallback_reason="; ".join(r for r in (draft_side.fallback_reason, verifier_side.fallback_reason) if r),
-        summary="", draft=draft_side, verifier=verifier_side, compared_ids=size, same_id_count=same,
-        shared_token_count=shared, regular_mismatches=len(regular_diff), merges_equal=merges_equal,
-        normalizer_equal=norm_equal, pre_tokenizer_equal=pre_equal, special_differences=special_msgs,
+        summary="", draft=draft_side, verifier=verifier_side, compared_ids=len(d_full), same_id_count=same,
+        shared_token_count=shared, regular_mismatches=len(regular_diff), merges_equal=rules[0],
+        normalizer_equal=rules[1], pre_tokenizer_equal=rules[2], special_differences=special_msgs,
         examples=examples, notes=notes,
     )
     return verdict.model_copy(update={"summary": _summary(verdict, padding)})
@@ -308,6 +338,41 @@ def spec_tokenizer_verdict(d: ModelSpec, v: ModelSpec, *, fallback_reason: str =
 _CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json + merges.txt")
 
 
+def _fetch_tokenizer(repo_id: str, fetch: dict[str, Any], fetched: list[Any]) -> LoadedTokenizer:
+    """The first tokenizer layout of ``_CANDIDATES`` the repo has, parsed; its files appended to ``fetched``.
+
+    ``fetch`` holds ``hub.fetch_file``'s revision, settings and size cap.
+    """
+    from pathlib import Path
+
+    from specpick.tools.errors import NotFoundError, UnavailableError
+    from specpick.tools.hub import client as hub
+    from specpick.tools.hub.tokenizer_files import parse_tokenizer_json, parse_tokenizer_model, parse_vocab_merges
+
+    unavailable: UnavailableError | None = None
+    for candidate in _CANDIDATES:
+        try:
+            if candidate == "vocab.json + merges.txt":
+                vocab = hub.fetch_file(repo_id, "vocab.json", **fetch)
+                merges = hub.fetch_file(repo_id, "merges.txt", **fetch)
+                tok = parse_vocab_merges(Path(vocab.path).read_bytes(), Path(merges.path).read_bytes())
+                fetched += [vocab, merges]
+            else:
+                file = hub.fetch_file(repo_id, candidate, **fetch)
+                parse = parse_tokenizer_json if candidate == "tokenizer.json" else parse_tokenizer_model
+                tok = parse(Path(file.path).read_bytes(), f"{candidate} of {repo_id}")
+                fetched.append(file)
+            return tok
+        except hub.EntryMissingError:
+            continue
+        except UnavailableError as exc:  # not cached: another layout may be
+            unavailable = unavailable or exc
+    if unavailable is not None:
+        raise unavailable
+    raise NotFoundError(f"no tokenizer files in {repo_id} (tried {', '.join(_CANDIDATES)}): "
+                        "is this a model repo? Pass the base model's repo id")
+
+
 def load_hub_tokenizer(repo_id: str, *, revision: str | None = None,
                        settings: Any = None) -> tuple[LoadedTokenizer, TokenizerSide]:
     """Fetch and parse one repo's tokenizer: tokenizer.json, else tokenizer.model, else vocab.json + merges.txt.
@@ -321,44 +386,14 @@ def load_hub_tokenizer(repo_id: str, *, revision: str | None = None,
         RemoteDataError: malformed or oversized files.
         HubAccessError, InputError: as ``hub.fetch_file``.
     """
-    from pathlib import Path
-
     from specpick.tools.hub import client as hub
-    from specpick.tools.errors import NotFoundError, UnavailableError
-    from specpick.tools.hub.tokenizer_files import (
-        apply_configs,
-        parse_tokenizer_json,
-        parse_tokenizer_model,
-        parse_vocab_merges,
-    )
+    from specpick.tools.errors import UnavailableError
+    from specpick.tools.hub.tokenizer_files import apply_configs
 
     settings = settings or hub.HubSettings()
-    big = {"revision": revision, "settings": settings, "max_bytes": settings.max_tokenizer_bytes}
     fetched: list[hub.FetchedFile] = []
-    unavailable: UnavailableError | None = None
-    tok: LoadedTokenizer | None = None
-    for candidate in _CANDIDATES:
-        try:
-            if candidate == "vocab.json + merges.txt":
-                vocab = hub.fetch_file(repo_id, "vocab.json", **big)
-                merges = hub.fetch_file(repo_id, "merges.txt", **big)
-                tok = parse_vocab_merges(Path(vocab.path).read_bytes(), Path(merges.path).read_bytes())
-                fetched += [vocab, merges]
-            else:
-                file = hub.fetch_file(repo_id, candidate, **big)
-                parse = parse_tokenizer_json if candidate == "tokenizer.json" else parse_tokenizer_model
-                tok = parse(Path(file.path).read_bytes(), f"{candidate} of {repo_id}")
-                fetched.append(file)
-            break
-        except hub.EntryMissingError:
-            continue
-        except UnavailableError as exc:  # not cached: another layout may be
-            unavailable = unavailable or exc
-    if tok is None:
-        if unavailable is not None:
-            raise unavailable
-        raise NotFoundError(f"no tokenizer files in {repo_id} (tried {', '.join(_CANDIDATES)}): "
-                            "is this a model repo? Pass the base model's repo id")
+    tok = _fetch_tokenizer(repo_id, {"revision": revision, "settings": settings,
+                                     "max_bytes": settings.max_tokenizer_bytes}, fetched)
 
     def optional_json(name: str) -> dict[str, Any] | None:
         try:

@@ -19,12 +19,15 @@ the requested concurrency, come out of the same equation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import KV_DTYPE_BYTES, kv_bytes_per_sequence
 from specpick.tools.arch.params import count_params
-from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.deployment import Hardware
 from specpick.tools.vocab import BYTES_PER_PARAM
 
 GIB = 2**30
@@ -143,123 +146,175 @@ def kv_ranks(m: ModelSpec, gpus: int, dp_attention: bool = False) -> int:
     return max(1, min(gpus, m.num_kv_heads or gpus))
 
 
-def fit_specs(
-    verifier: ModelSpec,
-    gpu: GpuSpec,
-    *,
-    gpus: int = 1,
-    draft: ModelSpec | None = None,
-    draft_params_b: float | None = None,
-    head_params_b: float | None = None,
-    quantization: str | None = None,
-    draft_quantization: str | None = None,
-    kv_cache_dtype: str = "auto",
-    context_tokens: int = 4096,
-    concurrency: int = 1,
-    draft_tp: int | None = None,
-    reserve_fraction: float | None = None,
-    engine: str | None = None,
-    dp_attention: bool = False,
-) -> VramResult:
-    """Compute the per-GPU memory budget for resolved specs (the planner's and `speedup`'s entry point).
+@dataclass(frozen=True)
+class DraftWeights:
+    """What the memory check counts beside the verifier, in its own weight format and tensor-parallel size.
 
-    Args:
-        head_params_b: a speculative head's size (EAGLE/Medusa/MTP); sharded like the verifier (``draft_tp``
-            if given), in ``draft_quantization`` or else the verifier's weight format.
-        reserve_fraction: override of the engine's own reservation knob (see ``reservation``).
-        dp_attention: SGLang/vLLM data-parallel attention: MLA KV split across ranks by sequence.
+    A separate draft model (``spec``; or only ``params_b`` when its architecture is unknown) or a speculative
+    head (``head_params_b``: EAGLE/Medusa/MTP, sharded like the verifier). ``quantization``: the draft's format
+    (None: bf16 for a draft model, the verifier's for a head); ``tp``: its tensor-parallel size (None: the rule of
+    ``draft_tensor_parallel``).
     """
-    assumptions: list[str] = []
-    quant = quantization or _default_quant(verifier)
-    vparams = count_params(verifier)
-    # The MTP layers ship in the checkpoint and engines load them with --speculative-config mtp.
-    verifier_params_b = vparams.total_b + (vparams.mtp_b if head_params_b is None else 0.0)
-    verifier_w = _weights_gib(verifier_params_b, quant) / gpus
 
-    separate = draft is not None or bool(draft_params_b)
-    if draft_tp is None and separate:
-        draft_tp = draft_tensor_parallel(count_params(draft).total_b if draft is not None else draft_params_b or 0.0,
-                                         gpus)
+    spec: ModelSpec | None = None
+    params_b: float | None = None
+    head_params_b: float | None = None
+    quantization: str | None = None
+    tp: int | None = None
+
+    @property
+    def separate(self) -> bool:
+        """A draft model of its own (not a head on the verifier)."""
+        return self.spec is not None or bool(self.params_b)
+
+
+@dataclass(frozen=True)
+class KvLoad:
+    """What the KV cache holds: ``concurrency`` sequences of ``context_tokens`` tokens in ``kv_cache_dtype``."""
+
+    context_tokens: int = 4096
+    concurrency: int = 1
+    kv_cache_dtype: str = "auto"
+
+
+NO_DRAFT = DraftWeights()
+
+
+@dataclass(frozen=True)
+class _DraftSide:
+    """The draft's weights per GPU and its KV per sequence (GiB, before splitting over ``kv_ranks``)."""
+
+    weights_gib: float = 0.0
+    kv_seq_gib: float = 0.0
+    kv_ranks: int = 1
+
+
+def _draft_tp(draft: DraftWeights, gpus: int, assumptions: list[str]) -> int:
+    """The draft's tensor-parallel size: the given one, else 1 for a small draft (sharded like the verifier past
+    ``SMALL_DRAFT_B``), a head's the verifier's; vLLM accepts only 1 or the target's."""
+    draft_tp = draft.tp
+    if draft_tp is None and draft.separate:
+        size_b = count_params(draft.spec).total_b if draft.spec is not None else draft.params_b or 0.0
+        draft_tp = draft_tensor_parallel(size_b, gpus)
         assumptions.append(f"draft tensor parallel {draft_tp}: " + ("a draft of at most "
                            f"{SMALL_DRAFT_B:g}B runs unsharded" if draft_tp == 1 else "sharded like the verifier"))
-    draft_tp = draft_tp or (gpus if head_params_b else 1)
+    draft_tp = draft_tp or (gpus if draft.head_params_b else 1)
     if draft_tp not in (1, gpus):
         raise InputError(
             f"draft tensor parallel size {draft_tp} is invalid: vLLM accepts 1 or the target's TP ({gpus}) "
             f"(vllm#31345, #31398). Use --draft-tp 1 or --draft-tp {gpus}."
         )
-    dquant = draft_quantization or ("bf16" if separate else quant)
-    draft_w = 0.0
-    kv_draft_seq = 0.0
-    kv_draft_ranks = draft_tp
-    if draft is not None:
-        draft_w = _weights_gib(count_params(draft).total_b, dquant) / draft_tp
-        kv_draft_seq = kv_bytes_per_sequence(draft, context_tokens, kv_cache_dtype) / GIB
-        kv_draft_ranks = kv_ranks(draft, draft_tp, dp_attention)
-    elif draft_params_b:
-        draft_w = _weights_gib(draft_params_b, dquant) / draft_tp
+    return draft_tp
+
+
+def _draft_side(verifier: ModelSpec, hw: Hardware, draft: DraftWeights, kv: KvLoad, quant: str,
+                assumptions: list[str]) -> _DraftSide:
+    """Weights and KV of the draft model or head (``quant``: the verifier's weight format)."""
+    draft_tp = _draft_tp(draft, hw.gpus, assumptions)
+    dquant = draft.quantization or ("bf16" if draft.separate else quant)
+    side = _DraftSide(kv_ranks=draft_tp)
+    verifier_kv = kv_bytes_per_sequence(verifier, kv.context_tokens, kv.kv_cache_dtype)
+    if draft.spec is not None:
+        side = _DraftSide(_weights_gib(count_params(draft.spec).total_b, dquant) / draft_tp,
+                          kv_bytes_per_sequence(draft.spec, kv.context_tokens, kv.kv_cache_dtype) / GIB,
+                          kv_ranks(draft.spec, draft_tp, hw.dp_attention))
+    elif draft.params_b:
         # Unknown architecture: scale the verifier's KV by the parameter ratio (a stated estimate).
-        ratio = draft_params_b / max(vparams.total_b, 1e-9)
-        kv_draft_seq = kv_bytes_per_sequence(verifier, context_tokens, kv_cache_dtype) * ratio / GIB
-        kv_draft_ranks = kv_ranks(verifier, draft_tp, dp_attention)
+        ratio = draft.params_b / max(count_params(verifier).total_b, 1e-9)
+        side = _DraftSide(_weights_gib(draft.params_b, dquant) / draft_tp, verifier_kv * ratio / GIB,
+                          kv_ranks(verifier, draft_tp, hw.dp_attention))
         assumptions.append("draft KV estimated as verifier KV x (draft params / verifier params): "
                            "architecture not given")
-    if head_params_b:
-        draft_w += _weights_gib(head_params_b, dquant) / draft_tp
+    if draft.head_params_b:
         # An EAGLE head is one decoder layer: its KV is one layer's worth of the verifier's.
-        kv_draft_seq = kv_bytes_per_sequence(verifier, context_tokens, kv_cache_dtype) / verifier.num_layers / GIB
-        kv_draft_ranks = kv_ranks(verifier, draft_tp, dp_attention)
-        assumptions.append(f"head {head_params_b:g}B at {dquant}, sharded over TP={draft_tp} like the verifier; "
+        side = _DraftSide(side.weights_gib + _weights_gib(draft.head_params_b, dquant) / draft_tp,
+                          verifier_kv / verifier.num_layers / GIB, kv_ranks(verifier, draft_tp, hw.dp_attention))
+        assumptions.append(f"head {draft.head_params_b:g}B at {dquant}, sharded over TP={draft_tp} like the verifier; "
                            "head KV = one verifier layer's KV (EAGLE/MTP heads are a single decoder layer)")
+    return side
 
-    kv_verifier_seq = kv_bytes_per_sequence(verifier, context_tokens, kv_cache_dtype) / GIB
-    v_ranks = kv_ranks(verifier, gpus, dp_attention)
-    fixed = verifier_w + draft_w + RUNTIME_OVERHEAD_GIB
-    usable, reserve_text = reservation(engine, gpus, gpu.memory_gib, fixed, reserve_fraction)
-    kv_per_seq_per_gpu = kv_verifier_seq / v_ranks + kv_draft_seq / kv_draft_ranks
-    kv = kv_per_seq_per_gpu * concurrency
-    headroom = usable - fixed - kv
 
-    free_for_kv = usable - fixed
-    max_conc = int(free_for_kv // kv_per_seq_per_gpu) if free_for_kv > 0 and kv_per_seq_per_gpu > 0 else 0
-    per_token = kv_per_seq_per_gpu / context_tokens
-    max_ctx = int(free_for_kv / (per_token * concurrency)) if free_for_kv > 0 and per_token > 0 else 0
+def _max_context(verifier: ModelSpec, draft: ModelSpec | None, free_for_kv: float, kv: KvLoad,
+                 per_seq_per_gpu: float, v_ranks: int, assumptions: list[str]) -> int:
+    """The longest context that fits at the requested concurrency (sliding windows and the model's positions
+    taken into account)."""
+    per_token = per_seq_per_gpu / kv.context_tokens
+    max_ctx = int(free_for_kv / (per_token * kv.concurrency)) if free_for_kv > 0 and per_token > 0 else 0
     if verifier.sliding_window and verifier.sliding_layer_fraction > 0:
-        max_ctx = _max_context_sliding(verifier, draft, free_for_kv, concurrency, v_ranks, kv_cache_dtype)
+        max_ctx = _max_context_sliding(verifier, draft, free_for_kv, kv.concurrency, v_ranks, kv.kv_cache_dtype)
         assumptions.append(f"sliding-window layers keep {verifier.sliding_window} tokens; an engine that "
                            "allocates full context on every layer needs more")
-
     limit = verifier.max_position_embeddings
     if limit and max_ctx > limit:
         # Memory is not the binding limit: the model's positions are (an engine refuses a longer max_model_len).
         max_ctx = limit
         assumptions.append(f"max context capped at the model's max_position_embeddings ({limit}); memory "
                            "would hold more")
-    assumptions += [
-        f"memory reservation: {reserve_text}, of {gpu.memory_gib:g} GiB per GPU (marketed GB of HBM parts are "
+    return max_ctx
+
+
+def _sizing_notes(verifier: ModelSpec, hw: Hardware, kv: KvLoad, quant: str, reserve_text: str,
+                  v_ranks: int) -> list[str]:
+    """The stated assumptions behind the budget: reservation, weight format, runtime share, KV dtype and split."""
+    notes = [
+        f"memory reservation: {reserve_text}, of {hw.gpu.memory_gib:g} GiB per GPU (marketed GB of HBM parts are "
         "binary GiB)",
-        f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), sharded over TP={gpus}",
+        f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), sharded over TP={hw.gpus}",
         f"{RUNTIME_OVERHEAD_GIB} GiB per GPU for activations, CUDA graphs and sampler buffers (stated assumption)",
-        f"KV cache dtype {kv_cache_dtype} ({KV_DTYPE_BYTES[kv_cache_dtype]:g} bytes/element), "
-        f"{context_tokens} tokens x {concurrency} sequence{'' if concurrency == 1 else 's'}",
+        f"KV cache dtype {kv.kv_cache_dtype} ({KV_DTYPE_BYTES[kv.kv_cache_dtype]:g} bytes/element), "
+        f"{kv.context_tokens} tokens x {kv.concurrency} sequence{'' if kv.concurrency == 1 else 's'}",
     ]
     if verifier.is_mla:
-        assumptions.append("MLA caches kv_lora_rank + qk_rope_head_dim values per token per layer (DeepSeek-V2 "
-                           "§2.1); " + ("DP attention: each rank holds its own sequences' cache" if dp_attention
-                                        else "every TP rank holds the whole latent cache (no DP attention), as "
-                                        "vLLM and SGLang do"))
-    elif v_ranks < gpus:
-        assumptions.append(f"{verifier.num_kv_heads} KV heads over TP={gpus}: KV heads are replicated on the "
-                           f"extra ranks, so the cache splits {v_ranks} ways")
+        notes.append("MLA caches kv_lora_rank + qk_rope_head_dim values per token per layer (DeepSeek-V2 "
+                     "§2.1); " + ("DP attention: each rank holds its own sequences' cache" if hw.dp_attention
+                                  else "every TP rank holds the whole latent cache (no DP attention), as "
+                                  "vLLM and SGLang do"))
+    elif v_ranks < hw.gpus:
+        notes.append(f"{verifier.num_kv_heads} KV heads over TP={hw.gpus}: KV heads are replicated on the "
+                     f"extra ranks, so the cache splits {v_ranks} ways")
+    return notes
+
+
+def fit_specs(verifier: ModelSpec, hw: Hardware, *, draft: DraftWeights = NO_DRAFT, kv: KvLoad = KvLoad(),
+              quantization: str | None = None, engine: str | None = None) -> VramResult:
+    """Compute the per-GPU memory budget for resolved specs (the planner's and `speedup`'s entry point).
+
+    Args:
+        hw: the GPUs (``hw.gpus`` is the tensor-parallel size the weights shard over), DP attention (MLA KV split
+            across ranks by sequence) and the override of the engine's own reservation knob (``reservation``).
+        draft: the draft model or speculative head and its own format and TP (``DraftWeights``).
+        kv: context, concurrency and KV dtype the cache is sized for.
+        quantization: the verifier's weight format (None: its checkpoint's dtype).
+        engine: whose memory reservation applies (None: vLLM's).
+    """
+    assumptions: list[str] = []
+    quant = quantization or _default_quant(verifier)
+    vparams = count_params(verifier)
+    # The MTP layers ship in the checkpoint and engines load them with --speculative-config mtp.
+    verifier_params_b = vparams.total_b + (vparams.mtp_b if draft.head_params_b is None else 0.0)
+    verifier_w = _weights_gib(verifier_params_b, quant) / hw.gpus
+    side = _draft_side(verifier, hw, draft, kv, quant, assumptions)
+    kv_verifier_seq = kv_bytes_per_sequence(verifier, kv.context_tokens, kv.kv_cache_dtype) / GIB
+    v_ranks = kv_ranks(verifier, hw.gpus, hw.dp_attention)
+    fixed = verifier_w + side.weights_gib + RUNTIME_OVERHEAD_GIB
+    usable, reserve_text = reservation(engine, hw.gpus, hw.gpu.memory_gib, fixed, hw.reserve_fraction)
+    kv_per_seq_per_gpu = kv_verifier_seq / v_ranks + side.kv_seq_gib / side.kv_ranks
+    kv_gib = kv_per_seq_per_gpu * kv.concurrency
+    headroom = usable - fixed - kv_gib
+    free_for_kv = usable - fixed
+    max_conc = int(free_for_kv // kv_per_seq_per_gpu) if free_for_kv > 0 and kv_per_seq_per_gpu > 0 else 0
+    max_ctx = _max_context(verifier, draft.spec, free_for_kv, kv, kv_per_seq_per_gpu, v_ranks, assumptions)
+    assumptions += _sizing_notes(verifier, hw, kv, quant, reserve_text, v_ranks)
     return VramResult(
-        fits=headroom >= 0, verifier=verifier.repo_id, gpu=gpu.key, gpus=gpus, engine=engine,
-        reservation=reserve_text, context_tokens=context_tokens, concurrency=concurrency,
+        fits=headroom >= 0, verifier=verifier.repo_id, gpu=hw.gpu.key, gpus=hw.gpus, engine=engine,
+        reservation=reserve_text, context_tokens=kv.context_tokens, concurrency=kv.concurrency,
         usable_gib_per_gpu=round(usable, 2), verifier_weights_gib=round(verifier_w, 2),
-        draft_weights_gib=round(draft_w, 2), runtime_overhead_gib=RUNTIME_OVERHEAD_GIB, kv_gib=round(kv, 2),
-        kv_verifier_gib_per_seq=round(kv_verifier_seq, 4), kv_draft_gib_per_seq=round(kv_draft_seq, 4),
-        headroom_gib=round(headroom, 2), max_concurrency_at_context=max(max_conc, 0),
-        max_context_at_concurrency=max(max_ctx, 0),
-        verifier_alone_fits=usable - verifier_w - RUNTIME_OVERHEAD_GIB - kv_verifier_seq / v_ranks * concurrency >= 0,
+        draft_weights_gib=round(side.weights_gib, 2), runtime_overhead_gib=RUNTIME_OVERHEAD_GIB,
+        kv_gib=round(kv_gib, 2), kv_verifier_gib_per_seq=round(kv_verifier_seq, 4),
+        kv_draft_gib_per_seq=round(side.kv_seq_gib, 4), headroom_gib=round(headroom, 2),
+        max_concurrency_at_context=max(max_conc, 0), max_context_at_concurrency=max(max_ctx, 0),
+        verifier_alone_fits=usable - verifier_w - RUNTIME_OVERHEAD_GIB
+        - kv_verifier_seq / v_ranks * kv.concurrency >= 0,
         weight_bytes_per_param=BYTES_PER_PARAM[quant], assumptions=assumptions,
     )
 

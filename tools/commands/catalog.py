@@ -11,13 +11,18 @@ a refused or unreachable listing aborts with exit 4 or 5 and leaves the previous
 from __future__ import annotations
 
 import datetime
+import json
+import os
+import sys
 import threading
 import time
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specpick.tools.catalog import overlay as ov
+from specpick.tools.validation import EngineVersion
+from specpick.tools.vocab import Engine
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.errors import (
     HubAccessError,
@@ -58,6 +63,9 @@ class CatalogInput(BaseModel):
     limit_per_query: int = Field(30, ge=1, le=500, description="repos per Hub listing request")
     max_repos: int = Field(200, ge=1, le=2000, description="repos read in total (config + safetensors header)")
     time_budget_s: float = Field(300.0, gt=0, le=3600, description="stop reading repos after this many seconds")
+    engine: Engine = Field("vllm", description="status: the engine whose release --engine-version names")
+    engine_version: EngineVersion | None = Field(
+        None, description="status: the engine release you run; warns when it is newer than the snapshot has read")
 
     @model_validator(mode="after")
     def _bounds_only_for_update(self) -> "CatalogInput":
@@ -66,6 +74,9 @@ class CatalogInput(BaseModel):
         if self.action == "status" and given:
             options = ", ".join("--" + name.replace("_", "-") for name in given)
             raise ValueError(f"{options}: for `catalog update` only; `catalog status` reads nothing from the Hub")
+        if self.action == "update" and self.model_fields_set & {"engine", "engine_version"}:
+            raise ValueError("--engine/--engine-version: for `catalog status` only (the release to compare the "
+                             "snapshot against)")
         return self
 
 
@@ -78,6 +89,13 @@ class CatalogResult(BaseModel):
     embedded_heads: int
     overlay_path: str
     overlay_exists: bool
+    newest_model: str = Field("", description="newest engine-recipe model the snapshot holds")
+    newest_model_date: str = Field("", description="its recipe's date_added (vllm-project/recipes)")
+    newest_model_source: str = ""
+    engine: str = ""
+    engine_version: str = ""
+    newest_engine_release: str = Field("", description="highest release of --engine the snapshot's rows name")
+    engine_warning: str = ""
     overlay_disabled: bool = False
     overlay_problem: str = ""
     overlay_fetched_at: str = ""
@@ -98,17 +116,29 @@ def catalog_tool(inp: CatalogInput) -> CatalogResult:
     """Report the catalog's status, or refresh the overlay from the Hub and report the new status."""
     if inp.action == "update":
         update_overlay(inp)
-    return catalog_status(inp.action)
+    result = catalog_status(inp.action)
+    if inp.action == "status" and inp.engine_version:
+        from specpick.tools.catalog.freshness import engine_newer_than_snapshot, newest_engine_release
+
+        result = result.model_copy(update={
+            "engine": inp.engine, "engine_version": inp.engine_version,
+            "newest_engine_release": newest_engine_release(inp.engine) or "",
+            "engine_warning": engine_newer_than_snapshot(inp.engine, inp.engine_version) or ""})
+    return result
 
 
 def catalog_status(action: str = "status") -> CatalogResult:
+    from specpick.tools.catalog.freshness import newest_model
     from specpick.tools.catalog.tables import Catalog
 
     embedded = Catalog()  # without the overlay: what this release shipped
     state = ov.read_overlay()
+    newest = newest_model({m.repo_id.lower() for m in embedded.models})
     result = CatalogResult(action=action, snapshot_date=ov.snapshot_date(), embedded_models=len(embedded.models),
                            embedded_heads=len(embedded.heads), overlay_path=state.path, overlay_exists=state.exists,
-                           overlay_disabled=state.disabled, overlay_problem=state.problem)
+                           overlay_disabled=state.disabled, overlay_problem=state.problem,
+                           newest_model=newest.repo_id if newest else "", newest_model_date=newest.date if newest else "",
+                           newest_model_source=newest.source if newest else "")
     overlay = state.overlay
     if overlay is None:
         return result
@@ -284,8 +314,36 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
         "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "endpoint": settings.resolved_endpoint() or "https://huggingface.co", "snapshot": ov.snapshot_date(),
         "queries": len(queries), "repos_seen": seen, "stopped_early": stopped})
-    ov.write_overlay(overlay)
+    try:
+        ov.write_overlay(overlay)
+    except OSError as exc:
+        _keep_refresh(overlay, exc)
     return overlay
+
+
+def _keep_refresh(overlay: ov.Overlay, exc: OSError) -> NoReturn:
+    """The overlay's place cannot be written: keep the refresh (a temp file, else stdout) and say where it went.
+
+    The refresh took minutes of Hub reads; losing it to an unwritable ``HF_HOME`` would make the user pay again.
+    """
+    import tempfile
+
+    from specpick.tools.errors import file_problem
+
+    target = ov.overlay_path()
+    problem = file_problem(exc, target, "write the catalog overlay to")
+    reason = problem.message.split("; give a path")[0] if problem else f"cannot write {target}: {exc.strerror or exc}"
+    text = json.dumps(overlay.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
+    try:
+        fd, kept = tempfile.mkstemp(prefix="specpick-catalog-overlay-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        where = f"the refresh was saved to {kept}"
+    except OSError:
+        sys.stdout.write(text)
+        where = "the refresh was printed on stdout (no temporary folder could be written either)"
+    raise InputError(f"{reason}; {where}: set HF_HOME to a folder you can write and copy it to "
+                     f"$HF_HOME/specpick/{target.name}, or run `specpick catalog update` again")
 
 
 def _merge_previous(models: list[ModelSpec], heads: list[HeadSpec], skipped: list[ov.SkippedRow],
@@ -307,6 +365,13 @@ def _today() -> str:
 def render_text(result: CatalogResult) -> str:
     lines = [f"embedded snapshot: {result.snapshot_date} ({result.embedded_models} models, "
              f"{result.embedded_heads} heads)"]
+    if result.newest_model:
+        lines.append(f"newest model by engine-recipe date: {result.newest_model}, recipe added {result.newest_model_date} "
+                     f"({result.newest_model_source})")
+    if result.engine_version:
+        lines.append(f"warning: {result.engine_warning}" if result.engine_warning else
+                     f"{result.engine} {result.engine_version}: not newer than the snapshot's newest "
+                     f"{result.engine} release ({result.newest_engine_release})")
     if result.overlay_disabled:
         lines.append(f"overlay: ignored ({ov.DISABLE_ENV} is set to switch it off): {result.overlay_path}")
     elif not result.overlay_exists:

@@ -19,9 +19,10 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
         NotFoundError: a verifier name that is not exactly a catalog model (close matches listed).
         InputError: --draft-model with a method that loads no draft, or a TP size the verifier's heads refuse.
     """
-    if inp.draft_model and inp.method not in SEPARATE_REPO_METHODS:
+    # MTP drafters also ship as repos of their own (Gemma 4 "-assistant"; vLLM: {"method":"mtp","model":...}).
+    if inp.draft_model and inp.method not in SEPARATE_REPO_METHODS | {"mtp"}:
         raise InputError(f"--draft-model applies to methods that load a draft or head repo "
-                         f"({', '.join(sorted(SEPARATE_REPO_METHODS))}), not {inp.method}; drop it")
+                         f"({', '.join(sorted(SEPARATE_REPO_METHODS | {'mtp'}))}), not {inp.method}; drop it")
     ignored = _ignored_options(inp)
     if ignored:
         raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "

@@ -84,25 +84,26 @@ def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: Model
     ``head_params_b``/``head_format``: a head the catalog does not size, as `vram --head-params-b` gives it.
     """
     from specpick.tools.checks.method_fit import method_fit
+    from specpick.tools.checks.vram import DraftWeights, KvLoad
 
-    return method_fit(dep.verifier.spec, dep.hardware.gpu, method=method, gpus=gpus or dep.hardware.gpus,
-                      context_tokens=dep.context_tokens, concurrency=concurrency or dep.concurrency, draft=draft,
-                      head=head, quantization=quantization or dep.verifier.quantization_given, engine=engine,
-                      kv_cache_dtype=dep.kv_cache_dtype, draft_quantization=draft_format(dep, draft) or head_format,
-                      dp_attention=dep.hardware.dp_attention, reserve_fraction=dep.hardware.reserve_fraction,
-                      head_params_b=head_params_b, draft_tp=draft_tp)
+    weights = DraftWeights(spec=draft, head_params_b=head_params_b,
+                           quantization=draft_format(dep, draft) or head_format, tp=draft_tp)
+    return method_fit(dep.verifier.spec, replace(dep.hardware, gpus=gpus or dep.hardware.gpus), method=method,
+                      kv=KvLoad(dep.context_tokens, concurrency or dep.concurrency, dep.kv_cache_dtype),
+                      draft=weights, head=head, quantization=quantization or dep.verifier.quantization_given,
+                      engine=engine)
 
 
 def fit_alternatives(dep: Deployment, method: str, *, engine: str | None, draft: ModelSpec | None = None,
                      head: HeadSpec | None = None, concurrency: int | None = None) -> list[str]:
     """What would fit instead (fp8 weights, more GPUs), each checked by ``memory_fit``'s rule."""
     from specpick.tools.checks.method_fit import fit_options
+    from specpick.tools.checks.vram import DraftWeights, KvLoad
 
-    return fit_options(dep.verifier.spec, dep.hardware.gpu, method=method, gpus=dep.hardware.gpus,
-                       context_tokens=dep.context_tokens, concurrency=concurrency or dep.concurrency, draft=draft,
-                       head=head, quantization=dep.verifier.quantization_given, engine=engine,
-                       kv_cache_dtype=dep.kv_cache_dtype, draft_quantization=draft_format(dep, draft),
-                       dp_attention=dep.hardware.dp_attention)
+    return fit_options(dep.verifier.spec, dep.hardware, method=method,
+                       kv=KvLoad(dep.context_tokens, concurrency or dep.concurrency, dep.kv_cache_dtype),
+                       draft=DraftWeights(spec=draft, quantization=draft_format(dep, draft)), head=head,
+                       quantization=dep.verifier.quantization_given, engine=engine)
 
 
 def with_concurrency(dep: Deployment, concurrency: int) -> Deployment:

@@ -209,3 +209,46 @@ def check_safetensors(files: dict[str, Any], repo_id: str) -> dict[str, int]:
         raise RemoteDataError(f"safetensors headers of {repo_id} add up to {total:.3g} parameters, above the "
                               f"{MAX_TOTAL_PARAMS:.0e} bound: not a real checkpoint")
     return counts
+
+
+# Fields only heads have (speculators, Medusa, MLPSpeculator, EAGLE): the same integer rule as a model's fields.
+HEAD_INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "target_hidden_size": _HIDDEN, "emb_dim": _HIDDEN, "inner_dim": _WIDTH,
+    "draft_vocab_size": ARCH_INT_BOUNDS["vocab_size"], "target_vocab_size": ARCH_INT_BOUNDS["vocab_size"],
+    "medusa_num_heads": (1, 64), "medusa_num_layers": (1, 64), "n_predict": (1, 64),
+}
+_NESTED_CONFIGS = ("text_config", "transformer_layer_config", "eagle_config")
+
+
+def _verifier_names(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
+    spec_cfg = cfg.get("speculators_config")
+    verifier = spec_cfg.get("verifier") if isinstance(spec_cfg, dict) else None
+    out = [("base_model_name_or_path", cfg.get("base_model_name_or_path"))]
+    if isinstance(verifier, dict):
+        out.append(("speculators_config.verifier.name_or_path", verifier.get("name_or_path")))
+    return [(name, value) for name, value in out if value not in (None, "")]
+
+
+def check_hub_config(cfg: dict[str, Any], what: str) -> None:
+    """The one validator every ``config.json`` read from the Hub passes, a model's or a head's, before any use.
+
+    Integers in range wherever a model or head keeps them (top level and the nested text, layer and EAGLE configs),
+    and a verifier a head names must be a Hub repo id: ``../../etc/passwd`` or a local path is never looked up,
+    compared or printed as a model.
+
+    Raises:
+        RemoteDataError: naming the first field that fails.
+    """
+    from specpick.tools.errors import InputError
+    from specpick.tools.hub.repo_ids import validate_repo_id
+
+    check_int_fields(cfg, {**ARCH_INT_BOUNDS, **HEAD_INT_BOUNDS}, what)
+    for key in _NESTED_CONFIGS:
+        nested = cfg.get(key)
+        if isinstance(nested, dict):
+            check_int_fields(nested, {**ARCH_INT_BOUNDS, **HEAD_INT_BOUNDS}, what, f"{key}.")
+    for name, value in _verifier_names(cfg):
+        try:
+            validate_repo_id(value)  # the same rule as a repo id a user types
+        except InputError:
+            raise _bad(what, name, value, "not a Hub repo id (a head must name its verifier as org/name)") from None

@@ -329,6 +329,10 @@ def read_json_file(fetched: FetchedFile) -> dict[str, Any]:
     data = loads_bounded(raw, f"{fetched.filename} in {fetched.repo_id}")
     if not isinstance(data, dict):
         raise RemoteDataError(f"{fetched.filename} in {fetched.repo_id} is JSON but not an object")
+    if fetched.filename == "config.json":  # a model's or a head's: one validator before any reader sees it
+        from specpick.tools.hub.bounds import check_hub_config
+
+        check_hub_config(data, f"config.json in {fetched.repo_id}")
     return data
 
 

@@ -1,7 +1,9 @@
-"""Name -> model facts: the embedded catalog first, the Hub when asked (``live``) or when the catalog lacks it.
+"""Name -> model facts: the embedded catalog first, then the Hub for a model the catalog lacks.
 
-Offline-first: a live look-up that cannot reach the Hub falls back to the Hub
-cache, then the catalog, and the result says which source answered and why.
+Offline-first: a model in the catalog is answered from it with no network attempt. A repo id the catalog lacks
+is looked up on the Hub (its ``config.json``, or the Hub cache) unless the Hub is disabled (``HF_HUB_OFFLINE=1``
+or ``specpick --offline``); the result says which source answered. ``live`` reads the Hub even for a catalog
+model. Offline with nothing cached, the error names the closest snapshot entries and how to refresh.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.errors import InputError, NotFoundError, UnavailableError
 from specpick.tools.arch.params import ParamBreakdown
 from specpick.tools.catalog.specs import ModelSpec
 
@@ -26,11 +28,53 @@ class ResolvedModel(BaseModel):
     quantization: str | None = None  # the weight format the name itself says (a GGUF build: tools/hub/gguf_ref.py)
 
 
+def _snapshot_date() -> str:
+    """The embedded snapshot's date (tools/data/snapshot.json), for messages; '' if unreadable."""
+    import json
+    from importlib import resources
+
+    try:
+        text = resources.files("specpick.tools").joinpath("data/snapshot.json").read_text(encoding="utf-8")
+        return str(json.loads(text).get("snapshot_date", ""))
+    except (OSError, ValueError):
+        return ""
+
+
+def _not_in_snapshot(name: str, why: str, *, offline: bool) -> UnavailableError:
+    """The offline/unreachable error for a model outside the snapshot: closest entries, then how to refresh."""
+    from specpick.tools.errors import close_matches_hint
+
+    dated = f" (dated {_snapshot_date()})" if _snapshot_date() else ""
+    hint = close_matches_hint(get_catalog().close_models(name)).replace("Did you mean", "Closest snapshot entries "
+                                                                          "(did you mean)", 1)
+    then = ("or drop --offline / HF_HUB_OFFLINE=1 so it is looked up on the Hub" if offline else
+            "or set HF_ENDPOINT to a Hub you can reach")
+    return UnavailableError(f"model '{name}' is not in the embedded snapshot{dated} and {why}.{hint}"
+                            f"{_recipe_hint(name)} Refresh the snapshot with `specpick catalog update` while "
+                            f"online, {then}.")
+
+
+def _recipe_hint(name: str) -> str:
+    """What the engine recipes the snapshot read serve this model with, when they list it (recipes.csv)."""
+    from specpick.tools.catalog.freshness import recipe_rows
+
+    key = name.strip().lower()
+    rows = [r for r in recipe_rows() if r["model_id"].lower() == key and r["speculative_config"]]
+    if not rows:
+        return ""
+    row = next((r for r in rows if r["default_mode"] == "yes"), rows[0])
+    method = row["method"] or "read off the draft repo"
+    return (f" Its vLLM recipe ({row['source']}) serves it with --speculative-config '{row['speculative_config']}' "
+            f"(method {method}); speedup and memory need its config.json.")
+
+
 def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
     """Resolve ``name`` to a ``ModelSpec``.
 
-    A name matches the catalog exactly (repo id in any case, or an alias); anything else is a Hub repo id read
-    only with ``live``, never the nearest catalog model (``Qwen/Qwen2.5-7B`` is not ``...-7B-Instruct``).
+    A name matches the catalog exactly (repo id in any case, or an alias), never the nearest catalog model
+    (``Qwen/Qwen2.5-7B`` is not ``...-7B-Instruct``). A repo id (``org/name``) the catalog lacks is read from the
+    Hub automatically; the Hub client's offline switch (``HF_HUB_OFFLINE``, set by ``--offline``) keeps it to the
+    Hub cache.
 
     Args:
         name: catalog name/alias or Hub repo id.
@@ -38,12 +82,11 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
         revision: Hub revision to pin (only with the Hub path).
 
     Raises:
-        NotFoundError: unknown to the catalog and not read from the Hub (close matches listed), or unknown there.
-        InputError: ``revision`` without ``live``.
-        HubAccessError, RemoteDataError, UnavailableError: from the Hub path.
+        NotFoundError: not a catalog name and not shaped like a repo id (close matches listed), or unknown on the Hub.
+        UnavailableError: outside the snapshot while the Hub is disabled or unreachable and nothing is cached.
+        InputError: ``revision`` for a catalog model without ``live``.
+        HubAccessError, RemoteDataError: from the Hub path.
     """
-    if revision is not None and not live:
-        raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
     from specpick.tools.hub.gguf_ref import resolve_gguf_base
 
     gguf = resolve_gguf_base(name, live=live)  # a .gguf path or a *-GGUF repo: its base model and quantization
@@ -56,18 +99,33 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     catalog = get_catalog()
     found = catalog.find_model(name)
     if found is not None and not live:
+        if revision is not None:
+            raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
         # A row from the user's Hub overlay (`specpick catalog update`) says so: it is not a curated catalog row.
         return ResolvedModel(spec=found, source="overlay" if found.fact_source == "overlay" else "catalog")
-    # The one name rule (tables.Catalog.resolve_repo_id): exact catalog match, else a Hub repo id with --live.
-    repo_id = catalog.resolve_repo_id(name, hub_allowed=live, can_go_live=True)
+    # The one name rule (tables.Catalog.resolve_repo_id): exact catalog match, else a Hub repo id.
+    repo_id = catalog.resolve_repo_id(name, hub_allowed=True, can_go_live=True)
     from specpick.tools.hub.config import fetch_model_spec
 
-    facts = fetch_model_spec(repo_id, revision)
+    try:
+        facts = fetch_model_spec(repo_id, revision)
+    except UnavailableError as exc:
+        if found is not None:  # pragma: no cover - fetch_model_spec falls back to the catalog row itself
+            raise
+        from specpick.tools.hub.client import HubSettings
+
+        offline = HubSettings().is_offline()
+        why = ("the Hub lookup is off (HF_HUB_OFFLINE=1 or --offline) with nothing cached for it" if offline
+               else f"the Hub could not be reached ({exc.message})")
+        raise _not_in_snapshot(name, why, offline=offline) from exc
     notes = []
     if facts.fallback_reason:
         notes.append(f"model facts from {facts.source}: {facts.fallback_reason}")
     elif facts.source != "catalog":
-        notes.append(f"model facts read from {facts.source} (config.json{f' @ {facts.commit[:12]}' if facts.commit else ''})")
-    if facts.source == "catalog" and found is None:  # pragma: no cover - fetch_model_spec raises instead
-        raise NotFoundError(f"model '{name}' is not in the catalog and the Hub could not be asked")
+        at = f" @ {facts.commit[:12]}" if facts.commit else ""
+        notes.append(f"model facts read from {facts.source} (config.json{at})")
+    if found is None:
+        dated = f" (dated {_snapshot_date()})" if _snapshot_date() else ""
+        notes.insert(0, f"{repo_id} is not in the embedded snapshot{dated}: looked up on the Hub automatically "
+                        f"(answered from {facts.source})")
     return ResolvedModel(spec=facts.spec, source=facts.source, notes=notes)

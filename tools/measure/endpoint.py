@@ -16,6 +16,7 @@ loop included). Every request has connect/read deadlines.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -58,13 +59,26 @@ class RequestRecord(Timing):
     spec: RequestSpec | None = None
 
 
+MAX_URL_CHARS = 2048
+# RFC 3986 characters only (unreserved, reserved and '%'): httpx would refuse the rest with a traceback.
+_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+
+
 def normalize_root(url: str, flag: str = "--endpoint") -> str:
     """Validate a server URL and return its root (scheme://host:port[/prefix]), with a trailing ``/v1`` removed.
 
     Raises:
         InputError: not an http(s) URL with a host.
     """
-    parts = urlsplit(url.strip())
+    shown = url[:100].encode("unicode_escape").decode("ascii")
+    if len(url) > MAX_URL_CHARS or not _URL_CHARS.fullmatch(url.strip()):
+        raise InputError(f"{flag} '{shown}' is not a URL: it has spaces, control or non-ASCII characters, or is "
+                         f"longer than {MAX_URL_CHARS:,} characters; use e.g. http://127.0.0.1:8000")
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError as exc:  # e.g. an unbalanced '[' in the host
+        raise InputError(f"{flag} '{shown}' is not a URL ({exc}): use e.g. http://127.0.0.1:8000") from None
+    url = shown
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"{flag} {url!r} is not an http(s) URL: use e.g. http://127.0.0.1:8000")
     if parts.query or parts.fragment:
@@ -158,12 +172,13 @@ def served_models(client: Any, root: str) -> list[str]:
 def resolve_served_model(client: Any, root: str, model: str | None) -> str:
     """Check ``model`` is served (or pick the only served model when none is given)."""
     names = served_models(client, root)
+    listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     if model is None:
         if len(names) == 1:
             return names[0]
-        raise InputError(f"{root} serves {len(names)} models ({', '.join(names) or 'none'}): pass --model NAME")
+        raise InputError(f"{root} serves {len(names)} models ({listed or 'none'}): pass --model NAME")
     if model not in names:
-        raise NotFoundError(f"{root} does not serve model {model!r}; it serves: {', '.join(names) or 'nothing'}")
+        raise NotFoundError(f"{root} does not serve model {model!r}; it serves: {listed or 'nothing'}")
     return model
 
 

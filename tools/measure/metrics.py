@@ -142,17 +142,9 @@ def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapsh
         finite_len = [v for v in length if math.isfinite(v)]
         finite_rate = [v for v in rate if math.isfinite(v)]
         for v in finite_len:
-            if not 0.0 <= v <= 1 + MAX_TOKENS_PER_STEP:
-                raise RemoteDataError(
-                    f"the engine reports {SGLANG_ACCEPT_LENGTH} = {v:g}: an accept length is between 1 and "
-                    f"{1 + MAX_TOKENS_PER_STEP} tokens; check the server's metrics"
-                )
+            check_engine_number(SGLANG_ACCEPT_LENGTH, v, high=1 + MAX_TOKENS_PER_STEP, what="an accept length")
         for v in finite_rate:
-            if not 0.0 <= v <= 1.0:
-                raise RemoteDataError(
-                    f"the engine reports {SGLANG_ACCEPT_RATE} = {v:g}: an acceptance rate is between 0 and 1; "
-                    "check the server's metrics"
-                )
+            check_engine_number(SGLANG_ACCEPT_RATE, v, high=1.0, what="an acceptance rate")
         return SpecSnapshot(
             engine="sglang",
             accept_length=sum(finite_len) / len(finite_len) if finite_len else None,
@@ -188,11 +180,42 @@ _COUNT_NAMES: dict[str, tuple[str, str, str, str]] = {
 _GENERIC_NAMES = ("drafts", "draft tokens", "accepted tokens", "accepted at position")
 
 
-def _check_count(name: str, value: float) -> None:
-    if not math.isfinite(value) or value < 0:
+# Engines keep their counters as float64 (Prometheus text): past 2**53 a count no longer holds whole tokens, and
+# no server has produced that many (10**15 tokens is years of a large fleet), so a larger figure is not a count.
+MAX_ENGINE_COUNT = float(2**53)
+
+
+def check_engine_number(name: str, value: float, *, low: float = 0.0, high: float = MAX_ENGINE_COUNT,
+                        what: str = "a token count") -> float:
+    """The one validator for a number read from an engine: finite and in ``[low, high]``, else ``RemoteDataError``.
+
+    Counters, per-position counts, SGLang gauges and the cross-checks below all go through it, so an impossible
+    figure (NaN, infinite, negative, 1e300) stops here with the metric named instead of ending as alpha or tau.
+    """
+    if not math.isfinite(value) or not low <= value <= high:
         raise RemoteDataError(
-            f"the engine reports {name} = {value:g}: a token count must be a finite number >= 0; "
+            f"the engine reports {name} = {value:g}: {what} must be a finite number between {low:g} and {high:g}; "
             "check the server's /metrics (or its version) and rerun"
+        )
+    return value
+
+
+def _check_count(name: str, value: float) -> None:
+    check_engine_number(name, value)
+
+
+def check_accepted_within_output(acceptance: "Acceptance", output_tokens: int, where: str) -> None:
+    """Accepted draft tokens are output tokens: more accepted than the requests produced is not a measurement.
+
+    Raises:
+        RemoteDataError: the counters say tokens were accepted while the usage chunks say fewer were generated.
+    """
+    accepted = acceptance.num_accepted_tokens or 0
+    if accepted > output_tokens:
+        raise RemoteDataError(
+            f"{where}: the counters say {accepted} draft tokens were accepted, but the requests' usage reports "
+            f"{output_tokens} completion tokens in all; accepted tokens are part of the output, so one of the two "
+            "is wrong (other traffic on the server, or a broken usage chunk): measure an idle server and rerun"
         )
 
 
@@ -260,6 +283,12 @@ def spec_delta(before: SpecSnapshot, after: SpecSnapshot) -> Acceptance:
         RemoteDataError: counters went backwards (the server restarted mid-run).
     """
     if after.engine == "sglang":
+        if after.accept_rate is None and after.accept_length is None:
+            # NaN gauges after the run: SGLang's window held none of our requests, so nothing was measured.
+            raise RemoteDataError(
+                f"the engine reports {SGLANG_ACCEPT_LENGTH} and {SGLANG_ACCEPT_RATE} as NaN after the run: nothing "
+                "was measured (its window holds no speculative request); check that speculation is on and rerun"
+            )
         return Acceptance(
             source="sglang-gauges",
             alpha=after.accept_rate,

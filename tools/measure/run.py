@@ -23,7 +23,10 @@ from specpick.tools.errors import InputError, ServiceError, format_validation_er
 from specpick.tools.measure import compare as cmp
 from specpick.tools.measure import endpoint as ep
 from specpick.tools.measure.classes import RequestFigures, class_of, copy_overlap, split_by_class
-from specpick.tools.measure.metrics import Acceptance, SpecSnapshot, acceptance_from_counts, spec_delta, spec_snapshot
+from specpick.tools.measure.metrics import (
+    Acceptance, SpecSnapshot, acceptance_from_counts, check_accepted_within_output, spec_delta, spec_snapshot,
+)
+from specpick.tools.sanitize import redact
 from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
 from specpick.tools.measure.preflight import preflight
 from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
@@ -247,7 +250,9 @@ def _run_endpoint(
                 report.warnings.append(
                     f"the baseline {base_root} also reports speculative metrics: is speculation off?"
                 )
-        report.engine, report.model, report.endpoint, report.baseline_endpoint = first.engine, model, root, base_root
+        # The report is printed and saved: a password in the URL's userinfo is redacted there (requests keep it).
+        report.engine, report.model = first.engine, model
+        report.endpoint, report.baseline_endpoint = redact(root), redact(base_root) if base_root else None
         batches = {c: [items[i % len(items)] for i in range(max(len(items), c))] for c in concurrencies}
         ticker = _Ticker(sum(len(b) for b in batches.values()) * (2 if base_root else 1), progress)
 
@@ -262,10 +267,13 @@ def _run_endpoint(
             before = _snapshot(client, root, model)
             spec, recs = _timed_batch(client, root, model, batch, c, inp, "speculative", ticker)
             after = _snapshot(client, root, model)
+            batch_acceptance = spec_delta(before, after)
+            check_accepted_within_output(batch_acceptance, sum(r.tokens for r in recs),
+                                         f"{redact(root)} at concurrency {c}")
             res = ConcurrencyResult(
                 concurrency=c,
                 speculative=spec,
-                acceptance=spec_delta(before, after),
+                acceptance=batch_acceptance,
                 per_request_acceptance=_per_request_acceptance(recs),
             )
             brecs: list[ep.RequestRecord] | None = None

@@ -19,6 +19,7 @@ import math
 from functools import lru_cache
 
 from specpick.tools.errors import InputError
+from specpick.tools.methods import method_record
 
 # A tree's extra top-k candidates turn a share of top-1 misses into hits. We model the rejection rate
 # of a tree with effective branching k_eff as (1 - alpha_chain) / F^s with s = ln k_eff / ln
@@ -29,8 +30,9 @@ from specpick.tools.errors import InputError
 # Vicuna-7B chain alpha 0.79 with tree tau 3.94; LLaMA2-Chat-70B 0.75 with 3.81; EAGLE-1 tree depth 5):
 # F = median((1 - alpha_chain) / (1 - a_tree)).
 TREE_BRANCH_REFERENCE = 4.0
-EAGLE1_TREE_DEPTH = 5  # mc_sim_7b_63 in SafeAILab/EAGLE: 25 nodes, max depth 5, first level top-4
-EAGLE1_TREE_TOKENS = 26  # 25 nodes + root
+# EAGLE-1's static tree mc_sim_7b_63 in SafeAILab/EAGLE: 25 nodes + root, max depth 5, first level top-4 (its
+# registry record's ``paper_tree``).
+EAGLE1_TREE_DEPTH, _, EAGLE1_TREE_TOKENS, _ = method_record("eagle").paper_tree  # type: ignore[misc]
 
 
 def expected_tokens(alpha: float, n: int, decay: float = 1.0) -> float:

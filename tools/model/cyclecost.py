@@ -9,15 +9,17 @@ steps over ``top_k`` candidates and verification covers the tree's token budget.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
-from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
-from specpick.tools.model.overhead import RuntimeOverhead, execution_path, path_overhead_ms, per_seq_ms
-from specpick.tools.catalog.specs import GpuSpec, ModelSpec
-from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime, head_step_time, step_time
+from specpick.tools.methods import MethodRecord, is_method, method_record
+from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime, StepLoad
+from specpick.tools.model.overhead import execution_path, path_overhead_ms, per_seq_ms
+from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, HeadKind, StepTime, head_step_time, step_time
 
 # Host-side lookup costs of the model-free methods are ``ModelConstants`` fields (tools/model/constants.py).
 REST_VERIFY_TOKENS = 64  # assumption: REST verifies a draft tree of up to 64 tokens, like Medusa's
@@ -26,14 +28,11 @@ REST_VERIFY_TOKENS = 64  # assumption: REST verifies a draft tree of up to 64 to
 # TensorRT-LLM defaults W=4, N=3, G=4 (ENGINES.md).
 LOOKAHEAD_PAPER_CONFIGS = ((10.0, (15, 5, 15)), (20.0, (10, 5, 10)), (float("inf"), (7, 5, 7)))
 LOOKAHEAD_ENGINE_CONFIG = (4, 3, 4)
-# Parallel drafters run ONE draft forward per cycle over all drafted positions. Their depth in decoder layers
-# (each costed like an EAGLE-3 head layer on the verifier's geometry; counting the fc and LM head per layer
-# over-counts, so the draft cost is an upper bound):
-DFLASH_DRAFT_LAYERS = 5  # SpecForge configs/qwen3-8b-dflash.json: 5 layers, H=4096 (staging heads_new.csv note)
-PEAGLE_DRAFT_LAYERS = 4  # amazon/gpt-oss-120b-p-eagle card: 4 decoder layers (heads_new.csv method_detail)
-# Autoregressive heads whose draft state an engine may refresh with an extra "extend" forward over the accepted
-# tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does), by head kind.
-EXTEND_HEAD_KIND: dict[str, str] = {"eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3", "mtp": "mtp"}
+# Parallel drafters run ONE draft forward per cycle over all drafted positions, ``parallel_draft_layers`` decoder
+# layers deep (tools/methods.py); each layer is costed like an EAGLE-3 head layer on the verifier's geometry
+# (counting the fc and LM head per layer over-counts, so the draft cost is an upper bound). Autoregressive heads
+# (``autoregressive_head``) are the ones whose draft state an engine may refresh with an extra "extend" forward
+# over the accepted tokens after each verify (RuntimeOverhead.one_model_extend_forward; SGLang's EAGLE worker does).
 
 
 class CycleCost(BaseModel):
@@ -66,141 +65,158 @@ def lookahead_config(params_b: float, harness: str) -> tuple[int, int, int]:
 
 
 @lru_cache(maxsize=4096)
-def _step(model: ModelSpec, gpu: GpuSpec, gpus: int, batch: int, tokens: int, context: int, bpp: float,
-          kv_dtype: str, overhead: RuntimeOverhead, draft: bool, extra_host: float,
-          constants: ModelConstants) -> StepTime:
+def _step(model: ModelSpec, hw: Hardware, load: StepLoad, precision: Precision, runtime: Runtime,
+          draft: bool) -> StepTime:
     # cached per constant set too: ModelConstants is frozen and hashable, so a fit's copies never collide
-    return step_time(model, gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens, context_tokens=context,
-                     weight_bytes_per_param=bpp, kv_dtype=kv_dtype, overhead=overhead, draft_step=draft,
-                     extra_host_ms=extra_host, constants=constants)
+    return step_time(model, hw, load, precision, runtime, draft_step=draft)
 
 
 @lru_cache(maxsize=4096)
-def _head(kind: str, verifier: ModelSpec, gpu: GpuSpec, gpus: int, batch: int, tokens: int, context: int,
-          bpp: float, kv_dtype: str, overhead: RuntimeOverhead, constants: ModelConstants,
-          heads: int = MEDUSA_DEFAULT_HEADS) -> StepTime:
-    return head_step_time(kind, verifier, gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens,  # type: ignore[arg-type]
-                          context_tokens=context, weight_bytes_per_param=bpp, kv_dtype=kv_dtype, overhead=overhead,
-                          num_heads=heads, constants=constants)
+def _head(kind: HeadKind, verifier: ModelSpec, hw: Hardware, load: StepLoad, precision: Precision,
+          runtime: Runtime, heads: int = MEDUSA_DEFAULT_HEADS) -> StepTime:
+    return head_step_time(kind, verifier, hw, load, precision, runtime, num_heads=heads)
 
 
-def cycle_cost(
-    method: str,
-    verifier: ModelSpec,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    batch: int,
-    context_tokens: int,
-    weight_bytes_per_param: float,
-    overhead: RuntimeOverhead,
-    num_draft_tokens: int,
-    tree_top_k: int = 1,
-    tree_tokens: int | None = None,
-    draft: ModelSpec | None = None,
-    draft_bytes_per_param: float | None = None,
-    kv_dtype: str = "auto",
-    variant: str = "",
-    verifier_params_b: float | None = None,
-    lookahead: tuple[int, int, int] | None = None,
-    medusa_heads: int | None = None,
-    overlap: bool = False,
-    constants: ModelConstants = DEFAULT_CONSTANTS,
-) -> CycleCost:
-    """Cost of one cycle of ``method`` (see module docstring). ``num_draft_tokens`` is N or the tree depth.
+@dataclass(frozen=True)
+class _Cycle:
+    """What every forward of one cycle shares: the verifier as served, the GPUs, the runtime, the batch and
+    the context."""
 
-    ``overhead`` is the runtime's row of ``constants.overheads``; ``constants`` also supplies the roofline and
-    the model-free lookup costs. ``overlap``: the engine prepares the next cycle on the host while the GPU runs
-    this one (``tools/model/overlap.py``), so only the per-cycle host work that outlasts the cycle's GPU time
+    verifier: ModelSpec
+    precision: Precision
+    hw: Hardware
+    runtime: Runtime
+    load: StepLoad
+
+    def step(self, model: ModelSpec, tokens: int, precision: Precision | None = None,
+             draft: bool = False) -> StepTime:
+        """A forward of ``model`` feeding ``tokens`` tokens per sequence."""
+        return _step(model, self.hw, self.load.feeding(tokens), precision or self.precision, self.runtime, draft)
+
+    def head(self, kind: HeadKind, tokens: int, heads: int = MEDUSA_DEFAULT_HEADS) -> StepTime:
+        """A step of a ``kind`` head on the verifier feeding ``tokens`` tokens per sequence."""
+        return _head(kind, self.verifier, self.hw, self.load.feeding(tokens), self.precision, self.runtime, heads)
+
+
+@dataclass(frozen=True)
+class _DraftPhase:
+    """The draft half of a cycle: its (representative) step, forwards, time and host lookups; ``verify_tokens``
+    and ``tree`` override the shape's when the method verifies its own budget (Lookahead, REST)."""
+
+    step: StepTime | None = None
+    steps: int = 0
+    ms: float = 0.0
+    host_ms: float = 0.0
+    verify_tokens: int | None = None
+    tree: bool = False
+
+
+def _model_draft(d: DraftSetup, rec: MethodRecord, at: _Cycle) -> _DraftPhase:
+    """A separate draft model: N autoregressive steps, or one forward over N mask tokens (PARD, arXiv 2504.18583)."""
+    if d.draft is None:
+        raise InputError(f"method {d.method} needs its {rec.label} draft model" if rec.parallel_draft
+                         else f"method {d.method} needs a draft model")
+    precision = at.precision.with_weights(d.draft_bytes_per_param or None)
+    if not rec.parallel_draft:
+        step = at.step(d.draft, 1, precision, draft=True)
+        return _DraftPhase(step, d.num_draft_tokens, d.num_draft_tokens * step.total_ms)
+    step = at.step(d.draft, d.num_draft_tokens, precision, draft=True)
+    return _DraftPhase(step, 1, step.total_ms)
+
+
+def _head_draft(d: DraftSetup, rec: MethodRecord, at: _Cycle, is_tree: bool) -> _DraftPhase:
+    """Draft modules on the verifier's hidden states: parallel drafters, Medusa's heads, autoregressive heads
+    (EAGLE chains and trees, MTP)."""
+    n = d.num_draft_tokens
+    if rec.parallel_draft:
+        # DFlash: block [anchor, MASK x N] in one non-causal forward; P-EAGLE: N mask positions in one pass.
+        step = at.head("eagle3", n + 1 if rec.drafts_anchor else n)
+        return _DraftPhase(step, 1, rec.parallel_draft_layers * step.total_ms)
+    kind: HeadKind = rec.head_kind  # type: ignore[assignment]
+    if not rec.autoregressive_head:  # Medusa: every head drafts its own position in one pass
+        step = at.head(kind, 1, d.medusa_heads or MEDUSA_DEFAULT_HEADS)
+        return _DraftPhase(step, 1, step.total_ms)
+    first = at.head(kind, 1)
+    if is_tree:
+        wide = at.head(kind, d.tree_top_k)
+        return _DraftPhase(first, n, first.total_ms + (n - 1) * wide.total_ms)
+    return _DraftPhase(first, n, n * first.total_ms)
+
+
+def _model_free_draft(d: DraftSetup, rec: MethodRecord, at: _Cycle) -> _DraftPhase:
+    """Drafts looked up on the host (n-gram, suffix, REST) or guessed in the verify pass itself (Lookahead)."""
+    if rec.fixed_tree:  # Lookahead's n-gram pool
+        w, ngram, g = d.lookahead or lookahead_config(at.verifier.params_total_b or 7.0, at.runtime.overhead.harness)
+        return _DraftPhase(verify_tokens=1 + (w + g) * (ngram - 1))
+    # host lookup costs are ModelConstants fields named by method (ngram_lookup_ms, suffix_lookup_ms); REST is
+    # suffix decoding's retrieval variant (the only method with that variant) and verifies a draft tree
+    c, batch = at.runtime.constants, at.load.batch
+    if d.variant == "rest":
+        return _DraftPhase(host_ms=c.rest_lookup_ms * batch, verify_tokens=REST_VERIFY_TOKENS, tree=True)
+    return _DraftPhase(host_ms=getattr(c, f"{d.method}_lookup_ms") * batch)
+
+
+def _draft_phase(d: DraftSetup, at: _Cycle, is_tree: bool) -> _DraftPhase:
+    if not is_method(d.method):
+        raise InputError(f"unknown method '{d.method}'")
+    rec = method_record(d.method)
+    if rec.loads == "draft_lm":
+        return _model_draft(d, rec, at)
+    if rec.verifier_bound:
+        return _head_draft(d, rec, at, is_tree)
+    return _model_free_draft(d, rec, at)
+
+
+def _overlapped_overhead_ms(over: float, gpu_ms: float, at: _Cycle) -> float:
+    """Per-cycle overhead under overlap scheduling: the per-request share that stays serial
+    (RuntimeOverhead.overlap_seq_exposed_fraction, fitted on MoE rows; dense verifiers keep none: overhead.py says
+    why) is paid in full; the rest hides under the cycle's GPU work (``gpu_ms``), and only what outlasts it shows."""
+    overhead, moe = at.runtime.overhead, at.verifier.is_moe
+    share = overhead.overlap_seq_exposed_fraction if moe else 0.0
+    seq_exposed = share * per_seq_ms(overhead, moe) * at.load.batch
+    hidden = over - seq_exposed
+    return max(0.0, hidden - gpu_ms) + seq_exposed + overhead.overlap_exposed_ms
+
+
+def cycle_cost(draft: DraftSetup, verifier: ModelSpec, precision: Precision, hw: Hardware, runtime: Runtime, *,
+               batch: int, context_tokens: int) -> CycleCost:
+    """Cost of one cycle of ``draft.method`` (see module docstring). ``draft.num_draft_tokens`` is N or the depth.
+
+    ``runtime.overlap``: the engine prepares the next cycle on the host while the GPU runs this one
+    (``tools/model/overlap.py``), so only the per-cycle host work that outlasts the cycle's GPU time
     (draft + verify) adds to it, plus the per-request share that stays serial.
     """
-    c = constants
-    n = num_draft_tokens
+    n, method, overhead = draft.num_draft_tokens, draft.method, runtime.overhead
     if n < 1:
         raise InputError("num_draft_tokens must be >= 1")
-    bpp = weight_bytes_per_param
-    base = _step(verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, False, 0.0, c)
-    is_tree = tree_top_k > 1 and (tree_tokens or 0) > n + 1
-    verify_tokens = tree_tokens if is_tree and tree_tokens else n + 1
-    draft_step: StepTime | None = None
-    draft_ms = 0.0
-    steps = 0
-    host = 0.0
-    if method == "draft_model":
-        if draft is None:
-            raise InputError("method draft_model needs a draft model")
-        draft_step = _step(draft, gpu, gpus, batch, 1, context_tokens, draft_bytes_per_param or bpp, kv_dtype,
-                           overhead, True, 0.0, c)
-        steps, draft_ms = n, n * draft_step.total_ms
-    elif method in ("eagle", "eagle2", "eagle3"):
-        kind = "eagle3" if method == "eagle3" else "eagle"
-        first = _head(kind, verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c)
-        draft_step = first
-        if is_tree:
-            wide = _head(kind, verifier, gpu, gpus, batch, tree_top_k, context_tokens, bpp, kv_dtype, overhead, c)
-            draft_ms = first.total_ms + (n - 1) * wide.total_ms
-        else:
-            draft_ms = n * first.total_ms
-        steps = n
-    elif method in ("dflash", "peagle"):
-        # DFlash: block [anchor, MASK x N] in one non-causal forward; P-EAGLE: N mask positions in one pass.
-        layers = DFLASH_DRAFT_LAYERS if method == "dflash" else PEAGLE_DRAFT_LAYERS
-        draft_step = _head("eagle3", verifier, gpu, gpus, batch, n + 1 if method == "dflash" else n,
-                           context_tokens, bpp, kv_dtype, overhead, c)
-        steps, draft_ms = 1, layers * draft_step.total_ms
-    elif method == "pard":
-        if draft is None:
-            raise InputError("method pard needs its PARD draft model")
-        # PARD: the draft model's forward over N mask tokens, once per cycle (arXiv 2504.18583).
-        draft_step = _step(draft, gpu, gpus, batch, n, context_tokens, draft_bytes_per_param or bpp, kv_dtype,
-                           overhead, True, 0.0, c)
-        steps, draft_ms = 1, draft_step.total_ms
-    elif method == "medusa":
-        draft_step = _head("medusa", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c,
-                           medusa_heads or MEDUSA_DEFAULT_HEADS)
-        steps, draft_ms = 1, draft_step.total_ms
-    elif method == "mtp":
-        draft_step = _head("mtp", verifier, gpu, gpus, batch, 1, context_tokens, bpp, kv_dtype, overhead, c)
-        steps, draft_ms = n, n * draft_step.total_ms
-    elif method == "lookahead":
-        w, ngram, g = lookahead or lookahead_config(verifier_params_b or 7.0, overhead.harness)
-        verify_tokens = 1 + (w + g) * (ngram - 1)
-    elif method == "ngram":
-        host = c.ngram_lookup_ms * batch
-    elif method == "suffix":
-        if variant == "rest":
-            host, verify_tokens = c.rest_lookup_ms * batch, REST_VERIFY_TOKENS
-            is_tree = True
-        else:
-            host = c.suffix_lookup_ms * batch
-    else:
-        raise InputError(f"unknown method '{method}'")
-    verify = _step(verifier, gpu, gpus, batch, verify_tokens, context_tokens, bpp, kv_dtype, overhead, False, 0.0, c)
-    tree_like = is_tree or method in ("medusa", "lookahead")
-    forwards = steps + 1
+    at = _Cycle(verifier, precision, hw, runtime, StepLoad(batch, 1, context_tokens))
+    base = at.step(verifier, 1)
+    is_tree = draft.tree_top_k > 1 and (draft.tree_tokens or 0) > n + 1
+    phase = _draft_phase(draft, at, is_tree)
+    verify_tokens = phase.verify_tokens or (draft.tree_tokens if is_tree and draft.tree_tokens else n + 1)
+    is_tree = is_tree or phase.tree
+    verify = at.step(verifier, verify_tokens)
+    draft_ms, forwards = phase.ms, phase.steps + 1
     path = execution_path(overhead, method)
-    if path == "one_model" and overhead.one_model_extend_forward and method in EXTEND_HEAD_KIND:
+    rec = method_record(method)
+    if path == "one_model" and overhead.one_model_extend_forward and rec.autoregressive_head:
         # the engine's extra draft forward over the accepted tokens (at most N+1; graphs pad to it)
-        draft_ms += _head(EXTEND_HEAD_KIND[method], verifier, gpu, gpus, batch, n + 1, context_tokens, bpp, kv_dtype, overhead, c).total_ms
+        draft_ms += at.head(rec.head_kind, n + 1).total_ms  # type: ignore[arg-type]
         forwards += 1
-    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=tree_like, moe=verifier.is_moe)
+    over = path_overhead_ms(overhead, path, forwards=forwards, batch=batch, tree=is_tree or rec.fixed_tree,
+                            moe=verifier.is_moe)
     # "chains only" means top-k 1: a top-4 draft verifying depth + 1 tokens is still no chain to SGLang spec v2
-    overlapped = overlap and path != "eager" and not (tree_top_k > 1 and overhead.overlap_chains_only)
+    overlapped = runtime.overlap and path != "eager" and not (draft.tree_top_k > 1 and overhead.overlap_chains_only)
     if overlapped:
-        # the per-request share that stays serial (RuntimeOverhead.overlap_seq_exposed_fraction, fitted on MoE rows;
-        # dense verifiers keep none: overhead.py says why) is paid in full; the rest hides under the cycle's GPU work,
-        # and only what outlasts it shows
-        share = overhead.overlap_seq_exposed_fraction if verifier.is_moe else 0.0
-        seq_exposed = share * per_seq_ms(overhead, verifier.is_moe) * batch
-        hidden = over - seq_exposed
-        over = max(0.0, hidden - (draft_ms + verify.total_ms)) + seq_exposed + overhead.overlap_exposed_ms
-    cycle = draft_ms + verify.total_ms + host + over
+        over = _overlapped_overhead_ms(over, draft_ms + verify.total_ms, at)
+    cycle = draft_ms + verify.total_ms + phase.host_ms + over
     b = base.total_ms
+    step = phase.step
     return CycleCost(
-        method=method, base=base, draft_step=draft_step, draft_steps=steps, draft_ms=draft_ms, verify=verify,
-        host_lookup_ms=host, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
+        method=method, base=base, draft_step=step, draft_steps=phase.steps, draft_ms=draft_ms, verify=verify,
+        host_lookup_ms=phase.host_ms, overhead_ms=over, forwards=forwards, cycle_ms=cycle,
         # parallel drafters: c is their whole (single) draft forward
-        cost_ratio=(draft_ms / b if method in ("dflash", "peagle") else draft_step.total_ms / b) if draft_step else 0.0,
-        verify_cost=verify.total_ms / b, overhead_cost=(host + over) / b, cycle_cost=cycle / b,
+        cost_ratio=(draft_ms / b if rec.parallel_draft else step.total_ms / b) if step else 0.0,
+        verify_cost=verify.total_ms / b, overhead_cost=(phase.host_ms + over) / b, cycle_cost=cycle / b,
         verify_tokens=verify_tokens, path=path, overlapped=overlapped,
     )

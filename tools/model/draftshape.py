@@ -4,7 +4,7 @@
             ``BEST_N_TOLERANCE`` of the best), unless the user fixed it;
     tree  = the papers' static trees on paper harnesses (and TensorRT-LLM Medusa); on SGLang/TensorRT-LLM
             EAGLE, top-4 only at batch <= 4 and alpha > 0.8 (seed rule: wider trees help only at alpha > 0.8;
-            EAGLE-2, a dynamic-tree method, is weighed at any prior alpha: ``DYNAMIC_TREE_METHODS``) and only
+            EAGLE-2, a dynamic-tree method, is weighed at any prior alpha: ``tree_is_its_gain``) and only
             while within ``TREE_TOLERANCE`` of the chain; a chain otherwise (vLLM drafts chains).
 
 Both verbs call ``tuned_estimate``; the planner's extra seed rules are separate, named adjustments on top.
@@ -20,6 +20,7 @@ from specpick.tools.model.estimate import (
     TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape, estimate_for_specs,
 )
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
+from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS
 
 # Starting length before the sweep picks N (the sweep covers 1..max whatever the start).
@@ -32,24 +33,26 @@ WIDE_TREE_ALPHA = 0.8
 WIDE_TREE_MAX_BATCH = 4
 WIDE_TREE_TOP_K = 4
 TREE_ENGINES = ("sglang", "trtllm")
-# EAGLE-2 is its context-aware dynamic tree (EAGLE-2 paper, arXiv 2406.16858): on an engine that runs trees its tree
-# is weighed against the chain whatever alpha the *prior* gives (the seed's alpha gate is for widening chain
-# drafters); a measured alpha still goes through the gate (seed: wider trees help only at alpha > 0.8).
-DYNAMIC_TREE_METHODS = frozenset({"eagle2"})
+# A method whose published gain is its tree (the registry's ``tree_is_its_gain``: EAGLE-2 is its context-aware
+# dynamic tree, arXiv 2406.16858): on an engine that runs trees its tree is weighed against the chain whatever alpha
+# the *prior* gives (the seed's alpha gate is for widening chain drafters); a measured alpha still goes through the
+# gate (seed: wider trees help only at alpha > 0.8).
 
 
 def wide_tree_gate(method: str, batch: int, alpha: float, *, from_prior: bool) -> bool:
     """Whether a wider tree is weighed against the chain for an EAGLE head on a tree engine: batch <= 4 and alpha > 0.8
-    (seed rule), or a dynamic-tree method whose alpha comes from a prior (``DYNAMIC_TREE_METHODS``)."""
-    return batch <= WIDE_TREE_MAX_BATCH and (alpha > WIDE_TREE_ALPHA or (method in DYNAMIC_TREE_METHODS and from_prior))
+    (seed rule), or a method whose gain is its tree (``tree_is_its_gain``) with an alpha from a prior."""
+    return batch <= WIDE_TREE_MAX_BATCH and (alpha > WIDE_TREE_ALPHA
+                                             or (method_record(method).tree_is_its_gain and from_prior))
 
 
 def default_tree(method: str, harness: str) -> tuple[TreeShape | None, str]:
     """The static tree a harness runs by default (papers' trees, TensorRT-LLM Medusa), else a chain."""
     if method not in TREE_METHODS_WITH_HEADS:
         return None, ""
-    if harness in ("paper", "transformers") or (harness == "trtllm" and method == "medusa"):
-        d, k, tokens, note = TREE_DEFAULTS[method if method != "eagle" or harness == "paper" else "eagle"]
+    # TensorRT-LLM runs Medusa's static tree (every cycle verifies one: ``fixed_tree``)
+    if harness in ("paper", "transformers") or (harness == "trtllm" and method_record(method).fixed_tree):
+        d, k, tokens, note = TREE_DEFAULTS[method]
         return TreeShape(depth=d, top_k=k, num_verify_tokens=tokens), f"tree shape: {note}"
     return None, f"{harness} drafts a chain (top-1 per step) unless the tree rule widens it"
 
@@ -114,6 +117,6 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
 
 
 __all__ = [
-    "BEST_N_TOLERANCE", "DYNAMIC_TREE_METHODS", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate",
+    "BEST_N_TOLERANCE", "START_N", "TREE_TOLERANCE", "default_tree", "tuned_estimate",
     "wide_tree_gate",
 ]

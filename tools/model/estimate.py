@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
+from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.model.draftlength import choose_draft_length, draft_length_rule_text
 from specpick.tools.errors import InputError
@@ -27,27 +28,23 @@ from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, ge
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import (
-    AcceptancePrior, Shape, acceptance_prior, family_key, query_decay, tree_factor,
+    AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
-from specpick.tools.vocab import METHOD_FAMILY, Runner
+from specpick.tools.methods import method_record, methods_where
+from specpick.tools.vocab import EAGLE_METHODS, METHOD_FAMILY, Runner
 from specpick.tools.model.workload_context import typical_context_tokens
 
 BATCH_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 CHAIN_SWEEP_MAX = 12
 TREE_DEPTH_SWEEP_MAX = 10
-# Draft heads are only measured at the depths they were published with (EAGLE-2/3 trees: depth 6-7; blockwise
-# MTP: up to 3 extra heads, MTP-GLOECKLE rows): the sweep does not extrapolate far beyond that. MTP stops at 3:
-# the one MTP layer engines run (DeepSeek/GLM/Qwen3-Next style) is reused for every further position, and
-# measured speed peaks there (TensorRT-LLM DeepSeek-R1 on 8x B200: 2.28x at N=3, 2.21x at 4, 2.15x at 5, rows
-# TRTLLM-BLOG1-DSR1-B200/3-5; vLLM warns that acceptance drops for k > 1), so `speedup` and `recommend` sweep
-# the same range instead of the planner cutting the sweep's N afterwards.
-HEAD_SWEEP_MAX: dict[str, int] = {"eagle": 8, "eagle2": 8, "eagle3": 8, "mtp": 3,
-                                  # parallel drafters: up to the lengths they were published with (DFlash -b16
-                                  # blocks draft 15; P-EAGLE best K=7 at BS1, PR #32887; PARD doc example 12)
-                                  "dflash": 15, "peagle": 8, "pard": 12}
-TREE_METHODS_WITH_HEADS = ("eagle", "eagle2", "eagle3", "medusa")
+# A method's own sweep bound is its registry record's ``max_sweep_draft_len`` (tools/methods.py says where each
+# comes from: draft heads stop near the depths they were published with, MTP at 3, parallel drafters at their
+# published lengths), so `speedup` and `recommend` sweep the same range instead of the planner cutting the sweep's
+# N afterwards; methods without one sweep to the generic limits above.
+# Heads loaded from their own repository draft trees (the methods tree options apply to).
+TREE_METHODS_WITH_HEADS: frozenset[str] = methods_where(tree_head=True)
 ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
 
 
@@ -133,12 +130,10 @@ class _Acceptance:
     """Maps a draft shape to tau: from a prior, or from the user's alpha/tau."""
 
     def __init__(self, method: str, shape: Shape, *, alpha: float | None, tau: float | None,
-                 prior_args: dict[str, object]) -> None:
-        self.method, self.prior_args = method, prior_args
-        self.decay = query_decay(method, prior_args.get("harness_class"),  # type: ignore[arg-type]
-                                 str(prior_args.get("verifier_family") or ""),
-                                 frozenset(prior_args.get("exclude_sources") or ()))  # type: ignore[arg-type]
-        self.measured = method in ("lookahead", "suffix") and alpha is None
+                 query: PriorQuery) -> None:
+        self.method, self.query = method, query
+        self.decay = query_decay(method, query.harness_class, query.verifier_family, query.exclude_sources)
+        self.measured = method_record(method).measured_tau and alpha is None
         self.alpha_chain: float | None = None
         self.tau_fixed: float | None = None
         if alpha is not None:
@@ -154,7 +149,7 @@ class _Acceptance:
                 self.alpha_chain = alpha_from_tau(tau, shape.num_draft_tokens, self.decay)
 
     def prior(self, shape: Shape) -> AcceptancePrior:
-        return acceptance_prior(self.method, shape=shape, **self.prior_args)  # type: ignore[arg-type]
+        return acceptance_prior(self.method, shape, self.query)
 
     def tau(self, shape: Shape) -> tuple[float, float, float]:
         """(tau, low, high) at ``shape``, never above what the shape can verify (``tau_cap``)."""
@@ -264,31 +259,37 @@ def _context_tokens(req: EstimateRequest, notes: list[str]) -> int:
 def _acceptance(req: EstimateRequest) -> _Acceptance:
     """How tau follows from the draft shape: the user's alpha/tau, or the priors for this situation."""
     draft_ratio = None
-    if req.method == "draft_model" and req.draft is not None:
+    if method_record(req.method).draft_size_rule and req.draft is not None:
         vp, dp = req.verifier.params_total_b, req.draft.params_total_b
         if vp and dp:
             draft_ratio = dp / vp
-    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, prior_args={
-        "workload": req.workload, "temperature": req.temperature, "variant": req.variant,
-        "draft_ratio": draft_ratio, "exclude_sources": req.exclude_sources,
-        "harness_class": "engine" if req.harness in ENGINE_HARNESSES else "paper",
-        "engine": req.harness if req.harness in ENGINE_HARNESSES else None,
-        "verifier_family": family_key(req.verifier.family), "runner": req.runner})
+    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, query=PriorQuery(
+        workload=req.workload, temperature=req.temperature, variant=req.variant, draft_ratio=draft_ratio,
+        exclude_sources=req.exclude_sources, harness_class="engine" if req.harness in ENGINE_HARNESSES else "paper",
+        engine=req.harness if req.harness in ENGINE_HARNESSES else None,
+        verifier_family=family_key(req.verifier.family), runner=req.runner))
+
+
+def _draft_setup(req: EstimateRequest) -> DraftSetup:
+    """The request's draft at its own N or depth (the cost sweeps move N with ``DraftSetup.at``)."""
+    tree = req.head_tree
+    return DraftSetup(
+        method=req.method, num_draft_tokens=req.num_draft_tokens, tree_top_k=tree.top_k if tree else 1,
+        tree_tokens=tree.num_verify_tokens if tree else None, draft=req.draft,
+        draft_bytes_per_param=req.draft_bytes_per_param, variant=req.variant, lookahead=req.lookahead,
+        medusa_heads=req.medusa_heads,
+    )
 
 
 def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constants: ModelConstants) -> CostAt:
     """The cycle cost of the request's method as a function of (N or depth, batch)."""
-    tree = req.head_tree
+    draft = _draft_setup(req)
+    precision = Precision(req.weight_bytes_per_param)
+    hw = Hardware(req.gpu, req.gpus)
+    runtime = Runtime(overhead, constants, req.spec_overlap)
 
     def cost(n: int, b: int) -> CycleCost:
-        return cycle_cost(
-            req.method, req.verifier, req.gpu, gpus=req.gpus, batch=b, context_tokens=ctx,
-            weight_bytes_per_param=req.weight_bytes_per_param, overhead=overhead, num_draft_tokens=n,
-            tree_top_k=tree.top_k if tree else 1, tree_tokens=tree.num_verify_tokens if tree else None,
-            draft=req.draft, draft_bytes_per_param=req.draft_bytes_per_param, variant=req.variant,
-            verifier_params_b=req.verifier.params_total_b, lookahead=req.lookahead, medusa_heads=req.medusa_heads,
-            overlap=req.spec_overlap, constants=constants,
-        )
+        return cycle_cost(draft.at(n), req.verifier, precision, hw, runtime, batch=b, context_tokens=ctx)
 
     return cost
 
@@ -305,7 +306,7 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
         return None, source
     prior = acc.prior(shape)
     notes.extend(prior.assumptions)
-    if req.harness in ENGINE_HARNESSES and req.method in ("eagle", "eagle2", "eagle3"):
+    if req.harness in ENGINE_HARNESSES and req.method in EAGLE_METHODS:
         notes.append("engine acceptance for EAGLE heads drifts with engine version (vllm#26191: EAGLE-3 on "
                      "Llama-3.1-8B, k=7, MT-Bench fell below the earlier 3.53): measure tau before relying on it")
     return prior, prior.summary
@@ -314,13 +315,14 @@ def _acceptance_source(req: EstimateRequest, acc: _Acceptance, shape: Shape,
 def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[list[SweepPoint], int]:
     """Speedup at each N (chain) or depth (tree) at the request's batch, and the N ``choose_draft_length`` picks.
 
-    Lookahead has no draft length to sweep.
+    Lookahead (an n-gram pool) has no draft length to sweep.
     """
-    if not req.sweep or not req.sweep_draft_length or req.method == "lookahead":
+    rec = method_record(req.method)
+    if not req.sweep or not req.sweep_draft_length or rec.shape == "pool":
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
-    top = HEAD_SWEEP_MAX.get(req.method, TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
-    if req.method == "medusa":
+    top = rec.max_sweep_draft_len or (TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
+    if rec.head_per_position:
         top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
     points = []
     for n in range(1, top + 1):

@@ -30,11 +30,13 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.catalog.specs import version_key
 from specpick.tools.model.estimate import ENGINE_HARNESSES
+from specpick.tools.methods import is_method, method_record
 from specpick.tools.vocab import SpecOverlap
 
 VLLM_ASYNC_SPEC_SINCE = "0.14.0"  # vllm#31998
-VLLM_ASYNC_SPEC_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp"})  # "non-EAGLE/MTP types" stay off
-SGLANG_SPEC_V2_METHODS = frozenset({"eagle", "eagle2", "eagle3", "mtp", "draft_model"})  # STANDALONE = draft model
+# vLLM: autoregressive heads (EAGLE/MTP) only, "non-EAGLE/MTP types" stay off (vllm#31998). SGLang spec v2: the
+# EAGLE/EAGLE3/NEXTN workers (autoregressive heads) and STANDALONE (a draft model), by SGLang algorithm name.
+SGLANG_SPEC_V2_STANDALONE = "STANDALONE"
 SGLANG_SPEC_V2_ENV = "SGLANG_ENABLE_SPEC_V2=1"
 OVERLAP_ENGINES = ("vllm", "sglang")  # the engines with a separate overlap mode in the model
 
@@ -68,14 +70,15 @@ def spec_overlap(engine: str, engine_version: str | None, method: str, *,
     """
     if engine not in ENGINE_HARNESSES:
         return OverlapDecision(overlap=False, note=None)
+    rec = method_record(method) if is_method(method) else None  # a row without a method, or no speculation
     if engine == "vllm":
         since = version_key(VLLM_ASYNC_SPEC_SINCE)
-        can = method in VLLM_ASYNC_SPEC_METHODS
+        can = rec is not None and rec.autoregressive_head
         default = can and (engine_version is None or version_key(engine_version) >= since)
         what = (f"vLLM async scheduling with {method} speculation (default from {VLLM_ASYNC_SPEC_SINCE}, "
                 "vllm#31998)")
     elif engine == "sglang":
-        can = method in SGLANG_SPEC_V2_METHODS
+        can = rec is not None and (rec.autoregressive_head or rec.engine_key("sglang") == SGLANG_SPEC_V2_STANDALONE)
         default = False
         what = f"SGLang spec v2 overlap scheduling ({SGLANG_SPEC_V2_ENV}; chains of EAGLE/MTP/standalone only)"
     else:

@@ -21,12 +21,14 @@ import csv
 import json
 import math
 import statistics
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import PickerError
+from specpick.tools.methods import methods_where
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_tau
 from specpick.tools.model.prior_rules import OWN_MODULE_METHODS, engine_decay_figures, resolve_decay
 from specpick.tools.vocab import METHOD_FAMILY
@@ -70,6 +72,22 @@ class Shape(BaseModel):
     def is_tree(self) -> bool:
         k, tokens = self.tree_top_k or 1, self.tree_tokens or 0
         return k > 1 and tokens > self.num_draft_tokens + 1
+
+
+# Rows whose acceptance moves with the draft's size relative to the verifier (prior rule 3, the registry's
+# ``draft_size_rule``).
+DRAFT_SIZE_METHODS = methods_where(draft_size_rule=True)
+
+
+@dataclass(frozen=True)
+class RowTarget:
+    """Where ``row_taus`` moves a prior's rows: the method asked for, at this temperature and draft shape, with a
+    draft of ``draft_ratio`` times the verifier's size (draft_model rows only)."""
+
+    method: str
+    temperature: float
+    shape: Shape
+    draft_ratio: float | None = None
 
 
 def _f(v: str) -> float | None:
@@ -180,7 +198,7 @@ def draft_ratio_slope() -> tuple[float, int]:
     """S: alpha change per decade of draft/verifier size ratio, pooled within same-setup sweeps."""
     groups: dict[tuple, list[tuple[float, float]]] = {}
     for r in load_prior_rows():
-        if r.method == "draft_model" and r.alpha_chain is not None and r.draft_params_b and r.verifier_params_b:
+        if r.method in DRAFT_SIZE_METHODS and r.alpha_chain is not None and r.draft_params_b and r.verifier_params_b:
             key = (r.source_id, r.verifier_model, r.workload, r.temperature)
             groups.setdefault(key, []).append((math.log10(r.draft_params_b / r.verifier_params_b), r.alpha_chain))
     sxy = sxx = 0.0
@@ -201,7 +219,7 @@ def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: froz
     if r.shape == "measured" or r.alpha_chain is None:
         return float(r.tau or 1.0)
     a = row_alpha(r, exclude)
-    if draft_ratio and r.method == "draft_model" and r.draft_params_b and r.verifier_params_b:
+    if draft_ratio and r.method in DRAFT_SIZE_METHODS and r.draft_params_b and r.verifier_params_b:
         slope, _ = draft_ratio_slope()
         a += slope * math.log10(draft_ratio / (r.draft_params_b / r.verifier_params_b))
         a = min(max(a, ALPHA_BOUNDS[0]), ALPHA_BOUNDS[1])
@@ -210,18 +228,18 @@ def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: froz
     return expected_tokens(a, shape.num_draft_tokens, row_decay(r, exclude))
 
 
-def row_taus(rows: list[PriorRow], method: str, temperature: float, shape: Shape, draft_ratio: float | None,
-              factor: float, assumptions: list[str], exclude: frozenset[str] = frozenset(),
-              row_factors: list[float] | None = None, tau_factors: list[float] | None = None) -> list[float]:
-    """Each row's tau moved to the requested shape, draft size, temperature and workload (rules 1-4), by
-    ``tau_factors`` (one multiplier on tau per row: a borrowed workload or variant, ``same_setup``) and by
+def row_taus(rows: list[PriorRow], target: RowTarget, factor: float, assumptions: list[str],
+             exclude: frozenset[str] = frozenset(), row_factors: list[float] | None = None,
+             tau_factors: list[float] | None = None) -> list[float]:
+    """Each row's tau moved to the ``target`` shape, draft size and temperature and to the workload (rules 1-4),
+    by ``tau_factors`` (one multiplier on tau per row: a borrowed workload or variant, ``same_setup``) and by
     ``row_factors`` (one multiplier on tau - 1 per row: who ran it, ``runner_factors``)."""
-    family = METHOD_FAMILY[method]
+    family = METHOD_FAMILY[target.method]
     rho, n_pairs = temperature_rho()[family]
-    t_q = min(max(temperature, 0.0), 1.0)
+    t_q = min(max(target.temperature, 0.0), 1.0)
     taus = []
     for i, r in enumerate(rows):
-        tau = _row_tau(r, shape, draft_ratio, exclude)
+        tau = _row_tau(r, target.shape, target.draft_ratio, exclude)
         tau *= rho ** (t_q - min(r.temperature, 1.0)) * (tau_factors[i] if tau_factors else 1.0)
         taus.append(max(1.0, 1.0 + (tau - 1.0) * factor * (row_factors[i] if row_factors else 1.0)))
     if any(r.temperature != t_q for r in rows):
@@ -258,6 +276,7 @@ __all__ = [
     "row_decay",
     "row_family",
     "row_shape",
+    "RowTarget",
     "row_taus",
     "rule_figures",
     "source_median",

@@ -24,6 +24,7 @@ from specpick.tools.model.acceptance import (
     EAGLE1_TREE_DEPTH, EAGLE1_TREE_TOKENS, chain_to_tree_factor, expected_tokens,
 )
 from specpick.tools.catalog.published import PublishedRow, config_int, load_published
+from specpick.tools.methods import REGISTRY, methods_where
 from specpick.tools.vocab import METHOD_FAMILY
 
 # Tree shapes the sources used when a row does not say (depth, top-k, verify tokens incl. root).
@@ -47,15 +48,10 @@ def tree_for(method: str, config: str) -> tuple[int, int, int, str]:
     return depth, top_k, tokens, note
 
 
-# Chain lengths the sources used when a row does not say.
-CHAIN_DEFAULTS: dict[str, tuple[int, str]] = {
-    "draft_model": (5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, transformers); "
-                    "assumed for the EAGLE papers' SpS baseline"),
-    "ngram": (10, "prompt lookup num_pred_tokens=10 (PLD-RAW config)"),
-    "dflash": (15, "z-lab -b16 drafters draft a block of 16 = anchor + 15 tokens (z-lab/dflash README; SGLang "
-               "--speculative-num-draft-tokens 16)"),
-    "pard": (12, "vLLM parallel_draft_model doc example num_speculative_tokens=12 (assumed for the PARD rows)"),
-}
+# Chain lengths the sources used when a row does not say (N, source): the registry's ``paper_chain``.
+CHAIN_DEFAULTS: dict[str, tuple[int, str]] = {r.name: r.paper_chain for r in REGISTRY if r.paper_chain}
+
+
 def eagle1_pairs(rows: tuple[PublishedRow, ...]) -> list[tuple[float, float, int]]:
     """(chain alpha, tree tau, tree depth) pairs from rows that report both for one EAGLE-1 head."""
     return [(r.alpha, r.tau, EAGLE1_TREE_DEPTH) for r in rows
@@ -67,17 +63,18 @@ def eagle1_pairs(rows: tuple[PublishedRow, ...]) -> list[tuple[float, float, int
 # is exempt: its training-time test keeps acceptance flat along the chain (EAGLE-3 paper, acceptance-by-position
 # figure; no per-position numbers in our rows). Serving engines measured it falling (five sources' chain sweeps,
 # ``engine_decay_figures`` below), so engine chains take the engines' figure. Trees use an effective per-depth
-# acceptance without decay: re-ranking candidates at every level is what the tree buys.
-DECAY_METHODS = frozenset({"eagle", "eagle2", "medusa", "mtp"})
+# acceptance without decay: re-ranking candidates at every level is what the tree buys. (The registry's
+# ``chain_decay``: "always" for the heads that decay in every harness, "engines" for EAGLE-3.)
+DECAY_METHODS = methods_where(chain_decay="always")
 # The draft heads whose chains engines have measured falling with position get the engines' figure there; separate
 # draft models and model-free drafting stay independent per token in engines too (a single-source sweep of n-gram
 # or DFlash is no reason to give up that premise).
-ENGINE_DECAY_METHODS = DECAY_METHODS | {"eagle3"}
+ENGINE_DECAY_METHODS = DECAY_METHODS | methods_where(chain_decay="engines")
 # Methods whose draft module is the verifier's own (an MTP layer trained with that model): their acceptance is a
 # property of the model, so another family's MTP rows are a weaker guide than the family's own (Qwen3.5's MTP
 # rows measure tau 3.2 at N=3 in vLLM, DeepSeek-R1's 2.8 in TensorRT-LLM: rows ROCM-BLOG-DFLASH-MI355X-2026,
 # TRTLLM-BLOG1-DSR1-B200), and its position decay is the family's own too.
-OWN_MODULE_METHODS = frozenset({"mtp"})
+OWN_MODULE_METHODS = methods_where(own_module=True)
 
 
 def position_decay_samples() -> list[tuple[str, float]]:

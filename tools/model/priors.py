@@ -18,6 +18,7 @@ moved to the requested situation by stated rules, then the median over sources i
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -25,9 +26,10 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.errors import InputError
+from specpick.tools.methods import REGISTRY, is_method, method_record
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_alpha
 from specpick.tools.model.prior_rows import (
-    PriorRow, Shape, decay_family, decay_for, draft_ratio_slope, engine_decay, family_key,
+    PriorRow, RowTarget, Shape, decay_family, decay_for, draft_ratio_slope, engine_decay, family_key,
     load_prior_rows, row_alpha, row_decay, row_family, row_taus, rule_figures, source_median, temperature_rho,
     tree_factor,
 )
@@ -72,15 +74,8 @@ WORKLOAD_ADJUST: dict[tuple[str, str, str], Adjust] = {
 DEFAULT_ADJUST = Adjust(1.0, "no adjustment", assumed=True)
 # Variants without acceptance rows of their own borrow from the closest variant ("" = plain method).
 VARIANT_FALLBACK: dict[str, str] = {"hydra++": "hydra"}
-# Methods with no published rows of their own borrow another method's rows, with the reason.
-# Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt;
-# REST (the only other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose
-# matches a production suffix cache does not have. So prompt-lookup rows are the conservative base.
-METHOD_BORROW: dict[str, tuple[str, str]] = {
-    "suffix": ("ngram", "no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows "
-                        "used, since both draft from text already seen; suffix can do better on repetitive "
-                        "agentic traffic, where its cache of earlier outputs matches more (measure it)"),
-}
+# Methods with no published rows of their own borrow another method's rows, with the reason: the registry's
+# ``borrows_acceptance_of`` and ``borrow_note`` (tools/methods.py says why suffix decoding borrows n-gram's).
 # Families whose workload ratios are measured (tools/model/same_setup.py). A separate draft model is left out: how
 # well it drafts a task follows its own training data, not the method's. The only measured pairs (Spec-Bench's SpS)
 # use Vicuna-68M, trained on ShareGPT chat, at 0.70x its chat speed on WMT translation, while T5-small, fine-tuned on
@@ -129,7 +124,7 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
     """The rows a prior rests on, falling back in a stated order when the exact method/variant has none.
 
     Order: the variant's own rows; the closest variant's (``VARIANT_FALLBACK``); a borrowed method's
-    (``METHOD_BORROW``); any variant of the method. Each fallback adds its reason to ``assumptions``.
+    (the registry's ``borrows_acceptance_of``); any variant of the method. Each fallback adds its reason to ``assumptions``.
 
     Raises:
         InputError: no rows at all for the method.
@@ -139,10 +134,10 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
         closest = VARIANT_FALLBACK.get(variant, "")
         rows = _matching_rows(method, closest, exclude_sources)
         assumptions.append(f"no acceptance rows for {variant}: using {closest or 'plain ' + method} rows")
-    if not rows and not variant and method in METHOD_BORROW:
-        borrowed, why = METHOD_BORROW[method]
-        rows = _matching_rows(borrowed, "", exclude_sources)
-        assumptions.append(why)
+    record = method_record(method) if is_method(method) else None
+    if not rows and not variant and record is not None and record.borrows_acceptance_of:
+        rows = _matching_rows(record.borrows_acceptance_of, "", exclude_sources)
+        assumptions.append(record.borrow_note)
     if not rows:
         # a method known only through a variant (e.g. REST for retrieval drafting)
         rows = _matching_rows(method, None, exclude_sources)
@@ -155,15 +150,10 @@ def _select_rows(method: str, variant: str, exclude_sources: frozenset[str],
     return rows
 
 
-# Engine rows that measure an engine's own variant of a method and so speak for that engine only. TensorRT-LLM's
-# NGram drafter keeps one n-gram pool for all requests by default (NGramDecodingConfig is_public_pool=True,
-# nvidia.github.io/TensorRT-LLM/1.4.0rc4/llm-api/reference/NGramDecodingConfig.html): on a dataset of similar
-# requests it copies from earlier requests' outputs (TRTLLM-BLOG7-NGRAM: tau 3.4-4.7 on translation), which the
-# per-request prompt lookup of vLLM, SGLang and the papers cannot.
+# Engine rows that measure an engine's own variant of a method and so speak for that engine only, with the reason:
+# the registry's ``engine_own_variants`` (tools/methods.py cites TensorRT-LLM's shared n-gram pool).
 ENGINE_OWN_VARIANTS: dict[tuple[str, str], str] = {
-    ("trtllm", "ngram"): "TensorRT-LLM's n-gram rows left out: its NGram drafter shares one pool across requests "
-                         "(is_public_pool=True), unlike per-request prompt lookup",
-}
+    (engine, r.name): why for r in REGISTRY for engine, why in r.engine_own_variants}
 
 
 def _runtime_rows(rows: list[PriorRow], workload: str, harness_class: str | None, engine: str | None,
@@ -348,7 +338,7 @@ def _shape_notes(rows: list[PriorRow], method: str, shape: Shape, draft_ratio: f
                  exclude: frozenset[str] = frozenset()) -> list[str]:
     """The rules that moved the rows to the requested draft (draft size, tree/chain, position decay, measured)."""
     notes = []
-    if draft_ratio and method == "draft_model":
+    if draft_ratio and method_record(method).draft_size_rule:
         slope, groups = draft_ratio_slope()
         notes.append(f"draft size: alpha {slope:+.3f} per decade of draft/verifier size ratio "
                      f"(fit within {groups} published size sweeps, Leviathan et al. T2/T3)")
@@ -402,10 +392,10 @@ def _alphas(rows: list[PriorRow], method: str, shape: Shape, taus: tuple[float, 
     return med, low, high
 
 
-# A method an engine runs as another one draws that one's engine rows: vLLM runs EAGLE-2 heads as method "eagle"
-# (a static token tree at most, no context-aware dynamic tree: tools/data/engine_support.csv vllm/eagle2, vLLM PR
-# #20401), so an EAGLE-2 head on vLLM accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
-ENGINE_RUNS_AS: dict[tuple[str, str], str] = {("vllm", "eagle2"): "eagle"}
+# A method an engine runs as another one draws that one's engine rows: the registry's ``engine_runs_as``
+# (vLLM runs EAGLE-2 heads as method "eagle"; tools/methods.py says why).
+ENGINE_RUNS_AS: dict[tuple[str, str], str] = {
+    (engine, r.name): other for r in REGISTRY for engine, other in r.engine_runs_as}
 
 # In serving engines a trained head (EAGLE-3, DFlash, ...) is one of many published for its verifier, by
 # different trainers, and its acceptance follows the (verifier, head) pair: Qwen3-30B-A3B's SGLang heads measure
@@ -457,67 +447,92 @@ def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], worklo
     return rows, used_w, factor, tuple(moved or (1.0,) * len(rows)), tuple(assumptions)
 
 
-def acceptance_prior(
-    method: str,
-    workload: str,
-    temperature: float,
-    shape: Shape,
-    *,
-    variant: str = "",
-    draft_ratio: float | None = None,
-    exclude_sources: frozenset[str] = frozenset(),
-    harness_class: str | None = None,
-    engine: str | None = None,
-    verifier_family: str = "",
-    runner: Runner = "third_party",
-) -> AcceptancePrior:
-    """The acceptance prior for a method, workload, temperature and draft shape.
+@dataclass(frozen=True, kw_only=True)
+class PriorQuery:
+    """The situation an acceptance prior is asked for, beside the method and the draft shape.
+
+    ``variant`` picks a method's variant (REST, Medusa-2, Hydra++...); ``draft_ratio`` is the draft's size over the
+    verifier's (draft_model); ``exclude_sources`` are left out (leave-one-source-out runs). ``harness_class``
+    ("paper" or "engine") and ``engine`` choose whose measurements the prior rests on; ``verifier_family``
+    (``family_key``) keeps a verifier-owned module's prior on its own family; ``runner`` is whose run the
+    papers'-harness rows are levelled to (a user is a third party).
+    """
+
+    workload: str
+    temperature: float = 0.0
+    variant: str = ""
+    draft_ratio: float | None = None
+    exclude_sources: frozenset[str] = frozenset()
+    harness_class: str | None = None
+    engine: str | None = None
+    verifier_family: str = ""
+    runner: Runner = "third_party"
+
+
+def _summary(method: str, q: PriorQuery, used_w: str, rows: list[PriorRow], tau_range: tuple[float, float, float],
+             sources: list[str]) -> str:
+    """One line: which rows the prior rests on, where they were measured, and the tau they give."""
+    med, low, high = tau_range
+    where = "engine-measured" if rows[0].harness_class == "engine" else "paper-harness"
+    engines = sorted({r.engine for r in rows if r.engine})
+    where += f" ({', '.join(engines)})" if engines else ""
+    return (f"{method}{'/' + q.variant if q.variant else ''} on {used_w}, {where}: median over {len(sources)} "
+            f"source(s) ({', '.join(sources)}; {len(rows)} row(s)) -> tau {med:.2f} (range {low:.2f}-{high:.2f})")
+
+
+def _chosen_rows(method: str, q: PriorQuery) -> tuple[list[PriorRow], str, float, tuple[float, ...], list[str]]:
+    """(rows, workload used, tau - 1 multiplier, per-row tau multipliers, notes) for ``method`` as the query's
+    runtime runs it (an engine may run a method's heads as another method)."""
+    runs_as = ENGINE_RUNS_AS.get((q.engine or "", method)) if q.harness_class == "engine" else None
+    by_family = method in OWN_MODULE_METHODS or (q.harness_class == "engine" and method in ENGINE_FAMILY_METHODS)
+    cached, used_w, factor, tau_factors, notes = _rows_for(runs_as or method, q.variant, q.exclude_sources,
+                                                           q.workload, q.harness_class, q.engine,
+                                                           q.verifier_family if by_family else "")
+    rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
+    if runs_as:
+        assumptions.insert(0, f"{q.engine} runs {method} heads as method {runs_as} (no dynamic tree): {runs_as}'s "
+                              f"{q.engine} acceptance used")
+    if q.harness_class == "engine" and rows[0].harness_class != "engine":
+        factor *= engine_discount(rows[0].method, q.exclude_sources)[0]
+    return rows, used_w, factor, tau_factors, assumptions
+
+
+def acceptance_prior(method: str, shape: Shape, query: PriorQuery) -> AcceptancePrior:
+    """The acceptance prior for a method and draft shape in the ``query``'s situation (workload, temperature...).
 
     Raises:
         InputError: no published acceptance exists for the method (pass --alpha or --tau).
 
-    ``harness_class`` ("paper" or "engine") and ``engine`` choose whose measurements the prior rests on
-    (``_runtime_rows``): an engine estimate prefers the user's engine, then any engine, and says so when it has to
-    fall back to the papers' own harnesses (engines have measured less, ENGINES.md issue 18). Each source
+    ``query.harness_class`` ("paper" or "engine") and ``query.engine`` choose whose measurements the prior rests
+    on (``_runtime_rows``): an engine estimate prefers the user's engine, then any engine, and says so when it has
+    to fall back to the papers' own harnesses (engines have measured less, ENGINES.md issue 18). Each source
     counts once: the prior is the median over sources of each source's median, so one paper's five
-    benchmarks on one model do not outvote another measurement. ``verifier_family`` (``family_key``) keeps a
-    verifier-owned module's prior (MTP) on the verifier's own family when that family was measured. ``runner``:
-    whose run the papers'-harness rows are levelled to (``runner_factors``); a user is a third party.
+    benchmarks on one model do not outvote another measurement. ``query.verifier_family`` (``family_key``) keeps
+    a verifier-owned module's prior (MTP) on the verifier's own family when that family was measured.
+    ``query.runner``: whose run the papers'-harness rows are levelled to (``runner_factors``); a user is a third
+    party.
     """
-    if workload not in FALLBACK:
-        raise InputError(f"unknown workload '{workload}': choose one of {', '.join(FALLBACK)}")
-    runs_as = ENGINE_RUNS_AS.get((engine or "", method)) if harness_class == "engine" else None
-    by_family = method in OWN_MODULE_METHODS or (harness_class == "engine" and method in ENGINE_FAMILY_METHODS)
-    cached, used_w, factor, tau_factors, notes = _rows_for(runs_as or method, variant, exclude_sources, workload,
-                                                           harness_class, engine,
-                                                           verifier_family if by_family else "")
-    rows, assumptions = list(cached), list(notes)  # copies: the cached ones are shared by every later call
-    if runs_as:
-        assumptions.insert(0, f"{engine} runs {method} heads as method {runs_as} (no dynamic tree): {runs_as}'s "
-                              f"{engine} acceptance used")
-    if harness_class == "engine" and rows[0].harness_class != "engine":
-        factor *= engine_discount(rows[0].method, exclude_sources)[0]
-    levels = (runner_factors(rows, runner, exclude_sources, assumptions)
-              if harness_class != "engine" and rows[0].harness_class == "paper" else None)
-    taus = row_taus(rows, method, temperature, shape, draft_ratio, factor, assumptions, exclude_sources, levels,
-                     list(tau_factors))
-    assumptions.extend(_shape_notes(rows, method, shape, draft_ratio, exclude_sources))
-    med, low, high = _tau_range(rows, taus, used_w != workload, assumptions)
+    q = query
+    if q.workload not in FALLBACK:
+        raise InputError(f"unknown workload '{q.workload}': choose one of {', '.join(FALLBACK)}")
+    rows, used_w, factor, tau_factors, assumptions = _chosen_rows(method, q)
+    levels = (runner_factors(rows, q.runner, q.exclude_sources, assumptions)
+              if q.harness_class != "engine" and rows[0].harness_class == "paper" else None)
+    taus = row_taus(rows, RowTarget(method, q.temperature, shape, q.draft_ratio), factor, assumptions,
+                    q.exclude_sources, levels, list(tau_factors))
+    assumptions.extend(_shape_notes(rows, method, shape, q.draft_ratio, q.exclude_sources))
+    med, low, high = _tau_range(rows, taus, used_w != q.workload, assumptions)
     # alpha is read with the decay the rows were re-expanded with (an engine estimate resting on the papers' rows
     # keeps the papers' decay), so the alpha an answer states gives back its tau at this shape
     alpha, a_lo, a_hi = _alphas(rows, method, shape, (med, low, high),
-                                query_decay(rows[0].method, rows[0].harness_class, verifier_family, exclude_sources))
+                                query_decay(rows[0].method, rows[0].harness_class, q.verifier_family,
+                                            q.exclude_sources))
     sources = sorted({r.source_id for r in rows})
-    where = "engine-measured" if rows[0].harness_class == "engine" else "paper-harness"
-    engines = sorted({r.engine for r in rows if r.engine})
-    where += f" ({', '.join(engines)})" if engines else ""
-    summary = (f"{method}{'/' + variant if variant else ''} on {used_w}, {where}: median over {len(sources)} source(s) "
-               f"({', '.join(sources)}; {len(rows)} row(s)) -> tau {med:.2f} (range {low:.2f}-{high:.2f})")
     return AcceptancePrior(
-        method=method, workload=workload, temperature=temperature, tau=med, tau_low=low, tau_high=high,
+        method=method, workload=q.workload, temperature=q.temperature, tau=med, tau_low=low, tau_high=high,
         alpha=alpha, alpha_low=a_lo, alpha_high=a_hi, n_rows=len(rows), prior_ids=[r.prior_id for r in rows],
         published_rows=[r.published_row for r in rows], source_ids=sources, workload_used=used_w,
-        assumptions=assumptions, summary=summary,
+        assumptions=assumptions, summary=_summary(method, q, used_w, rows, (med, low, high), sources),
     )
 
 
@@ -525,6 +540,7 @@ def acceptance_prior(
 __all__ = [
     "RUNNER_MIN_SOURCES",
     "AcceptancePrior",
+    "PriorQuery",
     "PriorRow",
     "Shape",
     "acceptance_prior",

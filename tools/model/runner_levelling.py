@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import measurement_sources
-from specpick.tools.model.prior_rows import PriorRow, load_prior_rows, row_shape, row_taus, source_median
+from specpick.tools.model.prior_rows import PriorRow, RowTarget, load_prior_rows, row_shape, row_taus, source_median
 from specpick.tools.vocab import EAGLE_METHODS, Runner
 
 RUNNER_MIN_SOURCES = 2  # third-party sources compared with the authors before rows are levelled by who ran them
@@ -50,8 +50,8 @@ def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float,
         if not authors:
             continue
         draft_ratio = r.draft_params_b / r.verifier_params_b if r.draft_params_b and r.verifier_params_b else None
-        tau_authors = source_median(authors, row_taus(authors, r.method, r.temperature, row_shape(r), draft_ratio,
-                                                        1.0, [], exclude))
+        target = RowTarget(r.method, r.temperature, row_shape(r), draft_ratio)
+        tau_authors = source_median(authors, row_taus(authors, target, 1.0, [], exclude))
         if tau_authors > 1.0:
             ratios.setdefault(r.source_id, []).append((r.tau - 1.0) / (tau_authors - 1.0))
             groups.add(_runner_group(r.method))

@@ -35,13 +35,13 @@ from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, \
     measurement_sources
 from specpick.tools.model.workload_context import typical_context_tokens
+from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import METHOD_FAMILY
 
-# (method, variant) whose drafting and verification are the plain method's, so only acceptance differs:
-# Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
-# arXiv 2401.10774, sec. 2.3); HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's
-# dynamic tree (Zhang et al. 2024, arXiv 2408.15766, sec. 4).
-SAME_SHAPE_VARIANTS: frozenset[tuple[str, str]] = frozenset({("medusa", "medusa-2"), ("eagle2", "hass")})
+# (method, variant) whose drafting and verification are the plain method's, so only acceptance differs: the
+# registry's ``same_shape_variants`` (Medusa-2, HASS; tools/methods.py cites them).
+SAME_SHAPE_VARIANTS: frozenset[tuple[str, str]] = frozenset(
+    (r.name, v) for r in REGISTRY for v in r.same_shape_variants)
 CONTEXT_ALIKE = 2.0  # assumption: typical contexts within 2x of each other cost alike per cycle
 # assumption: below this (tau-1) on the base workload, a 0.01 error in a read-off tau moves the ratio by over 3%
 MIN_BASE_EXCESS = 0.3

@@ -24,13 +24,15 @@ stays memory-bound for longer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import kv_bytes_per_sequence, kv_bytes_per_token_per_layer
-from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, routing_reuse_note
+from specpick.tools.model.constants import ModelConstants, routing_reuse_note
+from specpick.tools.model.cost_inputs import Hardware, Precision, Runtime, StepLoad
 from specpick.tools.model.overhead import MOE_16BIT_NOTE, RuntimeOverhead
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
@@ -114,62 +116,82 @@ def _link(gpu: GpuSpec, constants: ModelConstants) -> tuple[float, float]:
     return constants.pcie_gbps_per_direction, constants.allreduce_latency_ms_pcie
 
 
-def forward_time(
-    *,
-    label: str,
-    gpu: GpuSpec,
-    gpus: int,
-    batch: int,
-    tokens_per_seq: int,
-    context_tokens: int,
-    weight_bytes: float,
-    kv_bytes: float,
-    gemm_flops: float,
-    attn_flops: float,
-    layers: int,
-    hidden_size: int,
-    weight_dtype: str,
-    overhead: RuntimeOverhead,
-    extra_host_ms: float = 0.0,
-    experts_per_layer: float | None = None,
-    draft_step: bool = False,
-    assumptions: list[str] | None = None,
-    constants: ModelConstants = DEFAULT_CONSTANTS,
-    moe_layers: int = 0,
-) -> StepTime:
-    """Combine totals for a whole forward pass (all GPUs) into a ``StepTime``.
+@dataclass(frozen=True)
+class ForwardWork:
+    """Totals of one whole forward pass (all GPUs): what it reads and computes, over how many layers.
 
-    A draft step (``draft_step=True``) runs inside the speculation loop: it pays the harness's per-step
-    host bookkeeping (overlapped with GPU work) instead of the per-forward sampling/sync cost.
-    ``constants`` supplies the roofline efficiencies and all-reduce figures.
+    ``weight_dtype`` picks the tensor throughput (and the 16-bit MoE gap); ``moe_layers`` of the ``layers`` pay
+    the per-MoE-layer gap; ``assumptions`` lead the step's own notes.
     """
-    split = 1 if overhead.layer_split else gpus  # layer split runs GPUs one after another
-    bw = gpu.bandwidth_gbps * 1e9 * constants.bandwidth_efficiency
-    peak = gpu.peak_tflops(weight_dtype) * 1e12 * constants.flops_efficiency
-    w, kv = weight_bytes / split, kv_bytes / split
-    gf, af = gemm_flops / split, attn_flops / split
-    m_w, m_kv = w / bw * 1e3, kv / bw * 1e3
-    c_g, c_a = gf / peak * 1e3, af / peak * 1e3
+
+    label: str
+    weight_bytes: float
+    kv_bytes: float
+    gemm_flops: float
+    attn_flops: float
+    layers: int
+    hidden_size: int
+    weight_dtype: str
+    experts_per_layer: float | None = None
+    moe_layers: int = 0
+    assumptions: tuple[str, ...] = ()
+
+
+def _gaps_ms(work: ForwardWork, overhead: RuntimeOverhead) -> tuple[float, list[str]]:
+    """GPU gaps between kernels (per layer, plus per MoE layer) and the notes that qualify them."""
     moe_ms = overhead.moe_layer_ms  # quantized experts; 16-bit ones have their own fitted term (overhead.py)
-    notes = list(assumptions or [])
-    if weight_dtype == "bf16" and overhead.moe_layer_16bit_ms is not None:  # _dtype_for: more than 1 byte per weight
+    notes = list(work.assumptions)
+    if work.weight_dtype == "bf16" and overhead.moe_layer_16bit_ms is not None:  # _dtype_for: > 1 byte per weight
         moe_ms = overhead.moe_layer_16bit_ms
-        if moe_layers:
+        if work.moe_layers:
             notes.append(MOE_16BIT_NOTE)
-    gaps = overhead.gpu_gap_per_layer_ms * layers + moe_ms * moe_layers
-    p = constants.roofline_sharpness
-    gpu_ms = _smax(m_w, c_g, p) + _smax(m_kv, c_a, p) + gaps
-    allreduce = 0.0
-    if gpus > 1 and not overhead.layer_split:
-        link_gbps, latency = _link(gpu, constants)
-        msg = batch * tokens_per_seq * hidden_size * constants.activation_bytes
-        ring = 2.0 * (gpus - 1) / gpus * msg / (link_gbps * 1e9) * 1e3
-        allreduce = 2 * layers * (latency + ring)
-    host = overhead.host_per_layer_ms * layers + extra_host_ms
+    return overhead.gpu_gap_per_layer_ms * work.layers + moe_ms * work.moe_layers, notes
+
+
+def _allreduce_ms(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runtime) -> float:
+    """Tensor-parallel all-reduces: two per layer, a ring over the GPU link (none on one GPU or a layer split)."""
+    if hw.gpus <= 1 or runtime.overhead.layer_split:
+        return 0.0
+    constants = runtime.constants
+    link_gbps, latency = _link(hw.gpu, constants)
+    msg = load.batch * load.tokens_per_seq * work.hidden_size * constants.activation_bytes
+    ring = 2.0 * (hw.gpus - 1) / hw.gpus * msg / (link_gbps * 1e9) * 1e3
+    return 2 * work.layers * (latency + ring)
+
+
+def _host_ms(work: ForwardWork, overhead: RuntimeOverhead, extra_host_ms: float,
+             draft_step: bool) -> tuple[float, float]:
+    """(host dispatch time, fixed per-forward cost). A draft step pays the harness's per-step host bookkeeping
+    instead of the per-forward sampling/sync cost."""
+    host = overhead.host_per_layer_ms * work.layers + extra_host_ms
     fixed = overhead.per_forward_ms
     if draft_step:
         host += overhead.draft_step_host_ms
         fixed = 0.0
+    return host, fixed
+
+
+def forward_time(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runtime, *,
+                 extra_host_ms: float = 0.0, draft_step: bool = False) -> StepTime:
+    """Combine totals for a whole forward pass (all GPUs) into a ``StepTime``.
+
+    A draft step (``draft_step=True``) runs inside the speculation loop: it pays the harness's per-step
+    host bookkeeping (overlapped with GPU work) instead of the per-forward sampling/sync cost.
+    ``runtime.constants`` supplies the roofline efficiencies and all-reduce figures.
+    """
+    constants, overhead = runtime.constants, runtime.overhead
+    split = 1 if overhead.layer_split else hw.gpus  # layer split runs GPUs one after another
+    bw = hw.gpu.bandwidth_gbps * 1e9 * constants.bandwidth_efficiency
+    peak = hw.gpu.peak_tflops(work.weight_dtype) * 1e12 * constants.flops_efficiency
+    w, kv = work.weight_bytes / split, work.kv_bytes / split
+    gf, af = work.gemm_flops / split, work.attn_flops / split
+    m_w, m_kv = w / bw * 1e3, kv / bw * 1e3
+    c_g, c_a = gf / peak * 1e3, af / peak * 1e3
+    gaps, notes = _gaps_ms(work, overhead)
+    p = constants.roofline_sharpness
+    gpu_ms = _smax(m_w, c_g, p) + _smax(m_kv, c_a, p) + gaps
+    allreduce = _allreduce_ms(work, hw, load, runtime)
+    host, fixed = _host_ms(work, overhead, extra_host_ms, draft_step)
     device = gpu_ms + allreduce
     memory_ms, compute_ms = m_w + m_kv, c_g + c_a
     if host > device:
@@ -177,19 +199,19 @@ def forward_time(
     else:
         bound = "memory" if memory_ms >= compute_ms else "compute"
     return StepTime(
-        label=label, gpu=gpu.key, gpus=gpus, batch=batch, tokens_per_seq=tokens_per_seq,
-        context_tokens=context_tokens, weight_bytes=w, kv_bytes=kv, flops=gf + af,
+        label=work.label, gpu=hw.gpu.key, gpus=hw.gpus, batch=load.batch, tokens_per_seq=load.tokens_per_seq,
+        context_tokens=load.context_tokens, weight_bytes=w, kv_bytes=kv, flops=gf + af,
         memory_ms=memory_ms, compute_ms=compute_ms, gpu_ms=gpu_ms, launch_overhead_ms=gaps,
         allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed,
         total_ms=max(device, host) + fixed, bound=bound,
-        experts_touched_per_layer=experts_per_layer, assumptions=notes,
+        experts_touched_per_layer=work.experts_per_layer, assumptions=notes,
     )
 
 
-def _check(batch: int, tokens_per_seq: int, context_tokens: int, gpus: int, bpp: float) -> None:
-    if batch < 1 or tokens_per_seq < 1 or gpus < 1:
+def _check(hw: Hardware, load: StepLoad, precision: Precision) -> None:
+    if load.batch < 1 or load.tokens_per_seq < 1 or hw.gpus < 1:
         raise InputError("batch, tokens per sequence and GPU count must be at least 1")
-    if context_tokens < 0 or bpp <= 0:
+    if load.context_tokens < 0 or precision.weight_bytes_per_param <= 0:
         raise InputError("context tokens must be >= 0 and bytes per parameter > 0")
 
 
@@ -204,63 +226,46 @@ def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int, tokens_per
     return non_expert + moe_layers * touched * expert, touched
 
 
-def step_time(
-    model: ModelSpec,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    batch: int,
-    tokens_per_seq: int,
-    context_tokens: int,
-    weight_bytes_per_param: float,
-    kv_dtype: str = "auto",
-    overhead: RuntimeOverhead,
-    extra_host_ms: float = 0.0,
-    draft_step: bool = False,
-    constants: ModelConstants = DEFAULT_CONSTANTS,
-) -> StepTime:
-    """Roofline time of one forward pass of ``model`` over ``batch`` sequences.
+def step_time(model: ModelSpec, hw: Hardware, load: StepLoad, precision: Precision, runtime: Runtime, *,
+              extra_host_ms: float = 0.0, draft_step: bool = False) -> StepTime:
+    """Roofline time of one forward pass of ``model`` over ``load.batch`` sequences.
 
     Args:
         model: architecture facts (catalog or Hub).
-        gpu: one GPU's facts; ``gpus`` of them run the model (tensor parallel, or
-            layer split for eager harnesses).
-        batch: running sequences.
-        tokens_per_seq: tokens each sequence feeds this pass (1 = decode, N+1 =
-            chain verify, tree budget = tree verify).
-        context_tokens: tokens already in each sequence's KV cache.
-        weight_bytes_per_param: 2 for bf16, 1 for fp8, ~0.52 for int4.
-        kv_dtype: KV-cache dtype key of ``tools/arch/kv.py``.
-        overhead: the runtime's overhead constants.
+        hw: one GPU's facts and how many run the model (tensor parallel, or layer split for eager harnesses).
+        load: running sequences, tokens each feeds this pass (1 = decode, N+1 = chain verify, tree budget =
+            tree verify) and tokens already in each sequence's KV cache.
+        precision: bytes per weight (2 for bf16, 1 for fp8, ~0.52 for int4) and the KV-cache dtype.
+        runtime: the runtime's overhead constants and the model's global constants (roofline, MoE routing
+            reuse, all-reduce).
         extra_host_ms: host work beyond layer dispatch (e.g. an n-gram lookup).
         draft_step: True when ``model`` is a draft model stepping inside the speculation loop.
-        constants: the model's global constants (roofline, MoE routing reuse, all-reduce).
 
     Returns:
         A ``StepTime`` with bytes, FLOPs, the memory/compute/host split and the total.
     """
-    _check(batch, tokens_per_seq, context_tokens, gpus, weight_bytes_per_param)
+    _check(hw, load, precision)
+    constants = runtime.constants
     p = count_params(model)
-    tokens = batch * tokens_per_seq
+    tokens = load.batch * load.tokens_per_seq
     decode_read = p.decode_read_b * 1e9
     touched = None
     if model.is_moe:
-        weight_params, touched = _moe_weight_params(model, decode_read, tokens, tokens_per_seq,
+        weight_params, touched = _moe_weight_params(model, decode_read, tokens, load.tokens_per_seq,
                                                      constants.routing_reuse)
     else:
         weight_params = decode_read
-    return forward_time(
-        label=model.repo_id, gpu=gpu, gpus=gpus, batch=batch, tokens_per_seq=tokens_per_seq,
-        context_tokens=context_tokens,
-        weight_bytes=weight_params * weight_bytes_per_param,
-        kv_bytes=batch * kv_bytes_per_sequence(model, context_tokens, kv_dtype),
+    work = ForwardWork(
+        label=model.repo_id, weight_bytes=weight_params * precision.weight_bytes_per_param,
+        kv_bytes=load.batch * kv_bytes_per_sequence(model, load.context_tokens, precision.kv_dtype),
         gemm_flops=2.0 * decode_read * tokens,
-        attn_flops=_attention_flops_per_token(model, context_tokens) * tokens,
-        layers=model.num_layers, hidden_size=model.hidden_size, weight_dtype=_dtype_for(weight_bytes_per_param),
-        overhead=overhead, extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=draft_step,
-        assumptions=[routing_reuse_note(constants)] if touched is not None else None, constants=constants,
+        attn_flops=_attention_flops_per_token(model, load.context_tokens) * tokens,
+        layers=model.num_layers, hidden_size=model.hidden_size,
+        weight_dtype=_dtype_for(precision.weight_bytes_per_param), experts_per_layer=touched,
         moe_layers=model.num_layers - model.first_dense_layers if model.is_moe else 0,
+        assumptions=(routing_reuse_note(constants),) if touched is not None else (),
     )
+    return forward_time(work, hw, load, runtime, extra_host_ms=extra_host_ms, draft_step=draft_step)
 
 
 def _dtype_for(bpp: float) -> str:
@@ -290,22 +295,33 @@ def _layer_params(m: ModelSpec, tokens: int, tokens_per_seq: int, reuse: float) 
     return attention + router + (m.num_shared_experts + touched) * expert, touched
 
 
-def head_step_time(
-    kind: HeadKind,
-    verifier: ModelSpec,
-    gpu: GpuSpec,
-    *,
-    gpus: int,
-    batch: int,
-    tokens_per_seq: int,
-    context_tokens: int,
-    weight_bytes_per_param: float,
-    kv_dtype: str = "auto",
-    overhead: RuntimeOverhead,
-    num_heads: int = MEDUSA_DEFAULT_HEADS,
-    extra_host_ms: float = 0.0,
-    constants: ModelConstants = DEFAULT_CONSTANTS,
-) -> StepTime:
+def _head_params(kind: HeadKind, verifier: ModelSpec, layer: float, num_heads: int) -> float:
+    """Weights one step of a ``kind`` head reads (see ``head_step_time``)."""
+    h, v = verifier.hidden_size, verifier.vocab_size
+    if kind in ("eagle", "mtp"):
+        return layer + 2 * h * h + h * v
+    if kind == "eagle3":
+        q_kv_width = verifier.num_attention_heads * verifier.head_dim + 2 * verifier.num_kv_heads * verifier.head_dim
+        return layer + h * q_kv_width + 3 * h * h + h * min(v, EAGLE3_DRAFT_VOCAB)
+    if kind == "medusa":
+        if num_heads < 1:
+            raise InputError("Medusa needs at least one head")
+        return num_heads * (h * h + h * v)
+    raise InputError(f"unknown head kind '{kind}'")  # pragma: no cover - Literal guards the callers
+
+
+def _head_layer(kind: HeadKind, verifier: ModelSpec, load: StepLoad, reuse: float) -> tuple[float, float | None]:
+    """(weights of the head's decoder layer, experts it touches per layer: None for a dense layer)."""
+    if verifier.is_moe and kind in ("eagle", "eagle3"):
+        # EAGLE heads for MoE verifiers are dense layers of the expert width (EAGLE-mixtral head 0.28B).
+        width = verifier.intermediate_size or verifier.moe_intermediate_size
+        return count_params(verifier).attention_b * 1e9 / verifier.num_layers + 3.0 * verifier.hidden_size * width, None
+    return _layer_params(verifier, load.batch * load.tokens_per_seq, load.tokens_per_seq, reuse)
+
+
+def head_step_time(kind: HeadKind, verifier: ModelSpec, hw: Hardware, load: StepLoad, precision: Precision,
+                   runtime: Runtime, *, num_heads: int = MEDUSA_DEFAULT_HEADS,
+                   extra_host_ms: float = 0.0) -> StepTime:
     """One step of a draft head attached to ``verifier`` (geometry taken from the verifier).
 
     * ``eagle`` (EAGLE-1/2): one decoder layer + fc(2H->H) + the verifier's LM head (H x V), read each step.
@@ -317,41 +333,22 @@ def head_step_time(
     catalog's heads.csv method_detail (SafeAILab/EAGLE), Medusa per the catalog note (~H^2 + H*V per head),
     MTP per the DeepSeek-V3 report section 2.2 (as in tools/arch/params.py).
     """
-    _check(batch, tokens_per_seq, context_tokens, gpus, weight_bytes_per_param)
-    h, v = verifier.hidden_size, verifier.vocab_size
-    tokens = batch * tokens_per_seq
-    if verifier.is_moe and kind in ("eagle", "eagle3"):
-        # EAGLE heads for MoE verifiers are dense layers of the expert width (EAGLE-mixtral head 0.28B).
-        width = verifier.intermediate_size or verifier.moe_intermediate_size
-        layer = count_params(verifier).attention_b * 1e9 / verifier.num_layers + 3.0 * h * width
-        touched = None
-    else:
-        layer, touched = _layer_params(verifier, tokens, tokens_per_seq, constants.routing_reuse)
-    kv_layer = kv_bytes_per_token_per_layer(verifier, kv_dtype) * context_tokens * batch
-    q_kv_width = verifier.num_attention_heads * verifier.head_dim + 2 * verifier.num_kv_heads * verifier.head_dim
-    layers = 1
-    if kind == "eagle":
-        params = layer + 2 * h * h + h * v
-    elif kind == "eagle3":
-        params = layer + h * q_kv_width + 3 * h * h + h * min(v, EAGLE3_DRAFT_VOCAB)
-    elif kind == "medusa":
-        if num_heads < 1:
-            raise InputError("Medusa needs at least one head")
-        params = num_heads * (h * h + h * v)
-        kv_layer = 0.0
-        layers = num_heads
-    elif kind == "mtp":
-        params = layer + 2 * h * h + h * v
-    else:  # pragma: no cover - Literal guards the callers
-        raise InputError(f"unknown head kind '{kind}'")
-    attn = 0.0 if kind == "medusa" else 4.0 * verifier.num_attention_heads * verifier.head_dim * context_tokens
-    return forward_time(
-        label=f"{kind} head of {verifier.repo_id}", gpu=gpu, gpus=gpus, batch=batch,
-        tokens_per_seq=tokens_per_seq, context_tokens=context_tokens,
-        weight_bytes=params * weight_bytes_per_param, kv_bytes=kv_layer,
-        gemm_flops=2.0 * params * tokens, attn_flops=attn * tokens, layers=layers, hidden_size=h,
-        weight_dtype=_dtype_for(weight_bytes_per_param), overhead=overhead,
-        extra_host_ms=extra_host_ms, experts_per_layer=touched, draft_step=True,
-        assumptions=[routing_reuse_note(constants)] if touched is not None else None, constants=constants,
+    _check(hw, load, precision)
+    constants = runtime.constants
+    tokens = load.batch * load.tokens_per_seq
+    layer, touched = _head_layer(kind, verifier, load, constants.routing_reuse)
+    medusa = kind == "medusa"
+    params = _head_params(kind, verifier, layer, num_heads)
+    kv_layer = kv_bytes_per_token_per_layer(verifier, precision.kv_dtype) * load.context_tokens * load.batch
+    if medusa:
+        kv_layer = 0.0  # Medusa heads keep no KV cache
+    attn = 0.0 if medusa else 4.0 * verifier.num_attention_heads * verifier.head_dim * load.context_tokens
+    work = ForwardWork(
+        label=f"{kind} head of {verifier.repo_id}", weight_bytes=params * precision.weight_bytes_per_param,
+        kv_bytes=kv_layer, gemm_flops=2.0 * params * tokens, attn_flops=attn * tokens,
+        layers=num_heads if medusa else 1, hidden_size=verifier.hidden_size,
+        weight_dtype=_dtype_for(precision.weight_bytes_per_param), experts_per_layer=touched,
         moe_layers=1 if touched is not None else 0,  # an MTP layer of a MoE verifier is itself a MoE layer
+        assumptions=(routing_reuse_note(constants),) if touched is not None else (),
     )
+    return forward_time(work, hw, load, runtime, extra_host_ms=extra_host_ms, draft_step=True)
