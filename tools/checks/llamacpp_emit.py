@@ -88,8 +88,6 @@ def _verifier(inp: EngineConfigInput) -> tuple[list[str], list[str], list[str]]:
     if is_gguf_source(inp.gguf_source):
         return _model_args(inp.gguf_source or ""), [], []
     quant = inp.gguf_quant or "q8_0"
-    if inp.verifier.startswith("<"):
-        return ["-m", f"{_stem(inp.verifier)}.gguf"], [], []
     lines, out = conversion_steps(inp.verifier, quant)
     return ["-m", out], lines, [f"{inp.verifier} is a safetensors repo and -hf loads GGUF repos only: convert it "
                                 f"first (the lines before the command; convert_hf_to_gguf.py, llama-quantize)"]
@@ -105,8 +103,8 @@ def _drafter(inp: EngineConfigInput, old: bool) -> tuple[list[str], list[str]]:
     if is_gguf_source(draft):
         words = ["-md", draft] if draft.lower().endswith(".gguf") else ["--spec-draft-hf" if not old else "-hfd", draft]
         return [*words, "-ngld" if old else "--spec-draft-ngl", gpu_all], []
-    if draft.startswith("<"):
-        return ["-md", f"{_stem(draft)}.gguf", "--spec-draft-ngl", gpu_all], []
+    if draft.startswith("<"):  # a head still to be trained: the user converts it once it exists
+        return ["-md", draft, "-ngld" if old else "--spec-draft-ngl", gpu_all], []
     target = _stem(inp.verifier) if inp.method in ("eagle3", "dflash", "dspark") else None
     quant = "q8_0" if inp.method == "draft_model" else "bf16"
     lines, out = conversion_steps(draft, quant, target_dir=target)
