@@ -49,7 +49,7 @@ MEASURE_HOME="${SPECPICK_MEASURE_HOME:-$HOME/.cache/specpick/measure}"
   grep -q '^## 5. Measurement plan' recommend.md
   "$SPECPICK" --help >/dev/null
   for verb in recommend speedup vram params tokenizers head-check engine-config model models gpus heads \
-              calibrate chat ask mcp eval measure exit-codes; do
+              calibrate chat ask mcp eval measure tune train-plan exit-codes; do
     "$SPECPICK" "$verb" --help >/dev/null
   done
   "$SPECPICK" speedup --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --method eagle3 \

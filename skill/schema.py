@@ -9,7 +9,7 @@ add fields, don't rename them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,7 @@ from specpick.tools.vocab import (
     SpecOverlap,
     Strategy,
     Verdict,
+    VerifierChange,
     WORKLOAD_MEANING,
     Workload,
 )
@@ -52,6 +53,7 @@ FlagId = Literal[
     "eagle_needs_internals",  # EAGLE/MTP read verifier hidden states: needs vLLM/SGLang/TRT-LLM support
     "medusa_data_cost",  # Medusa needs a fine-tune on the verifier's own outputs
     "head_for_other_verifier",  # a published head was trained for a different verifier
+    "verifier_modified",  # the verifier is a fine-tune / RL / merge / LoRA of the model the head was trained for
     "no_published_head",  # the method needs a head and none is published for this verifier
     "pipeline_parallel",  # speculation + pipeline parallelism fails in vLLM / TRT-LLM
     "lora",  # speculation + LoRA serving is unsupported
@@ -190,6 +192,11 @@ def _cli(**kw: object) -> dict[str, object]:
     return {"cli": kw}
 
 
+# Evidence inputs (tools/deploy/evidence.py checks N against the method; 100x is past any published speedup).
+MeasuredDraftLength = Annotated[int, Field(ge=1, le=64)]
+MeasuredSpeedupX = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
+
+
 class PlannerInputs(BaseModel):
     """The deployment being planned. Every field the user can leave out has a stated default.
 
@@ -201,6 +208,13 @@ class PlannerInputs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
+    base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
+                                         "(fine-tune, RL, merge, LoRA): its facts are used, your id is the one "
+                                         "served")
+    verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "
+                                            "--base-model: none, full-finetune, rl, lora, merge")
+    adapters: Annotated[int, Field(ge=1, le=10_000)] | None = Field(None, description="LoRA adapters served "
+                                                                    "(with --verifier-change lora)")
     workload: Workload = Field(description="what the model generates: " + "; ".join(
         f"{k} = {v}" for k, v in WORKLOAD_MEANING.items()))
     sampling: Sampling = Field("greedy", description="decoding: greedy, low-temp (T<=0.7), high-temp, beam")
@@ -235,6 +249,19 @@ class PlannerInputs(BaseModel):
                                       "prior")
     tau: Tau | None = Field(None, description="measured mean accepted length (incl. bonus, 1-65), overrides the "
                             "prior")
+    measured_n: MeasuredDraftLength | None = Field(None, description="the draft length N your --tau/--alpha was "
+                                                   "measured at (default: the method's starting N, stated)")
+    measured_method: Method | None = Field(None, description="the method your --tau/--alpha (or speedup) was "
+                                           "measured with: it applies to that drafter only")
+    measured_speedup: MeasuredSpeedupX | None = Field(None, description="speedup you measured with that drafter "
+                                                     "at --measured-n and --concurrency: recalibrates its cost side")
+    from_measurement: OneLineText | None = Field(None, description="the JSON `specpick measure --json` or "
+                                                     "`specpick tune --json` wrote: its acceptance, N, spread over "
+                                                     "prompts and speedup (instead of --tau/--alpha)",
+                                                     json_schema_extra=_cli(metavar="FILE"))
+    samples: OneLineText | None = Field(None, description="your prompt/output pairs (JSONL: prompt, output): n-gram "
+                                        "acceptance simulated on them with the verifier's tokenizer",
+                                        json_schema_extra=_cli(metavar="FILE"))
     pipeline_parallel: GpuCount = Field(1, description="pipeline-parallel stages")
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")

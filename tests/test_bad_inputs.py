@@ -90,6 +90,11 @@ CASES: list[Bad] = [
     rec("draft prefix", 5, "(did you mean): Qwen/Qwen2.5-0.5B-Instruct", verifier="qwen2.5-7b",
         draft="Qwen/Qwen2.5-0.5B"),
     rec("empty verifier", 2, "is empty", verifier=""),
+    # measured evidence (issue 26): what it was measured with must be a method, an N it can have, with acceptance
+    rec("speedup without acceptance", 2, "needs the acceptance it was measured with", measured_speedup=1.2),
+    rec("measured N of lookahead", 2, "has no draft length", tau=1.8, measured_method="lookahead", measured_n=3),
+    rec("tau past N + 1", 2, "N + 1", tau=4.5, measured_method="eagle3", measured_n=2),
+    rec("measurement file missing", 3, "no such file", from_measurement="/nonexistent/m.json"),
     rec("blank verifier", 2, "is empty", verifier="   "),
     rec("two slashes", 2, "not a model name", verifier="a/b/c"),
     rec("path traversal", 2, "not a model name", verifier="../../etc/passwd"),

@@ -31,6 +31,8 @@ BAD_INPUT: dict[str, tuple[list[str], int, str]] = {
     "params": (["../../etc/passwd"], EXIT_INPUT, "MODEL: is not a model name or Hub repo id"),  # positional: metavar
     "tokenizers": (["meta-llama/Llama-3.2-1B-Instruct"], EXIT_INPUT, "VERIFIER"),
     "head-check": (["yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"], EXIT_INPUT, "VERIFIER"),
+    "train-plan": (["--verifier", "my-org/llama-ft", "--verifier-change", "full-finetune"], EXIT_NOT_FOUND,
+                   "--base-model"),
     "engine-config": (["--engine", "tensorflow"], EXIT_INPUT, "invalid choice: 'tensorflow'"),
     "model": (["no-such-model-xyz"], EXIT_NOT_FOUND, "specpick models"),
     "models": (["--bogus"], EXIT_INPUT, "unrecognized arguments: --bogus"),

@@ -25,13 +25,13 @@ LAYERS: dict[str, int] = {
     # The resolver (names -> Deployment) and the builders of the model's and memory check's inputs: above the
     # model they call, below calibration and the verbs that use them.
     "tools.deploy": 5.5,
-    "tools.calibration": 6,
+    "tools.calibration": 6, "tools.training": 6,
     "tools.commands": 7, "tools.measure": 7, "tools.tune": 7,
     "skill.schema": 8, "skill.render": 8,
     "skill.planner": 9,
     "skill.surfaces": 10,
     "evals.dataset": 11, "evals.coverage": 11, "evals.flag_triggers": 11, "evals.provenance": 11,
-    "evals.evaluators": 12, "evals.runners": 12, "evals.mutants": 12,
+    "evals.evaluators": 12, "evals.runners": 12, "evals.mutants": 12, "evals.training": 12,
     "evals.report": 13,
     "evals.cli": 14,
 }

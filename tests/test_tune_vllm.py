@@ -110,3 +110,27 @@ def test_a_rerun_resumes_from_the_results_file(tuned) -> None:
     lines = inp.results.read_text().splitlines()
     assert sorted(json.loads(line)["num_draft_tokens"] for line in lines) == [2, 4, 6]
     assert report.runs_measured == 3
+
+
+def test_recommend_from_the_tune_json_applies_the_measurement_to_ngram_only(tuned, tmp_path) -> None:
+    """The tune report, fed back: n-gram's acceptance is the measured one at the measured N, another method's is its
+    prior, the range is not zero-wide and the answer states how far the prior was off (issue 26)."""
+    from specpick.skill.planner.candidates import Candidate, estimate
+    from specpick.skill.planner.context import build_context
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    report, _ = tuned
+    path = tmp_path / "tune.json"
+    path.write_text(report.model_dump_json())
+    base = dict(verifier="HuggingFaceTB/SmolLM2-135M-Instruct", workload="summarization", engine="vllm")
+    top = max((p for p in report.points if p.concurrency == 1 and p.tau_measured is not None),
+              key=lambda p: p.num_draft_tokens)
+    ctx = build_context(PlannerInputs(**base, from_measurement=str(path)))
+    ngram = estimate(ctx, Candidate(strategy="ngram", engine="vllm", feasible=True, reason=""),
+                     num_draft_tokens=top.num_draft_tokens, sweep=False)
+    assert ngram.tau == pytest.approx(top.tau_measured) and ngram.tau_low < ngram.tau < ngram.tau_high
+    rec = plan(PlannerInputs(**base, method="ngram", from_measurement=str(path)))
+    assert any("prior vs measured for N-gram (prompt lookup) at N=6" in a for a in rec.expected_speedup.assumptions)
+    suffix = plan(PlannerInputs(**base, method="suffix", from_measurement=str(path))).expected_speedup
+    assert suffix.tau == plan(PlannerInputs(**base, method="suffix")).expected_speedup.tau

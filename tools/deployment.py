@@ -30,10 +30,21 @@ class ServedModel:
     weight_format: str  # bf16, fp8, int4, ... (the user's quantization, else the checkpoint's dtype)
     bytes_per_param: float
     quantization_given: str | None = None  # the format the user named (None: as published)
+    # A derived verifier (fine-tune, RL, merge, LoRA): the id the user serves, printed in configs and commands,
+    # while ``spec`` is the base model's facts row (``--base-model``).
+    served_id: str | None = None
+    change: str = "none"  # none, full-finetune, rl, lora, merge
+    adapters: int | None = None
 
     @property
     def repo_id(self) -> str:
+        """The facts row's id (the base model for a derived verifier): catalog and head look-ups use it."""
         return self.spec.repo_id
+
+    @property
+    def served_repo_id(self) -> str:
+        """The id the engine loads: the user's own for a derived verifier."""
+        return self.served_id or self.spec.repo_id
 
 
 @dataclass(frozen=True)
@@ -86,12 +97,47 @@ class Drafter:
 
 @dataclass(frozen=True)
 class Evidence:
-    """Acceptance the user measured, and what it was measured with."""
+    """Acceptance (and speedup) the user measured, and what it was measured with.
+
+    It applies to the drafter it was measured with only (``method`` and, when known, ``drafter_repo``) and holds
+    at ``num_draft_tokens``; other candidates keep their priors. Built by ``tools/deploy/evidence.py``.
+    """
 
     alpha: float | None = None
     tau: float | None = None
-    method: str | None = None  # None: applies to the model-based one-token-per-forward drafters
-    num_draft_tokens: int | None = None  # the N it was measured at, when stated
+    method: str | None = None  # None: applies to the model-based one-token-per-forward drafters (stated)
+    num_draft_tokens: int | None = None  # the N it was measured at
+    n_assumed: bool = False  # N was not stated: ``num_draft_tokens`` is the method's starting N (stated)
+    drafter_repo: str | None = None  # the head or draft it was measured with (None: any of ``method``'s)
+    per_position: tuple[float, ...] = ()  # P(position i accepted) per draft, i = 1..N
+    tau_low: float | None = None  # 80% bootstrap interval over the measurement's prompts
+    tau_high: float | None = None
+    speedup: float | None = None  # measured speedup over plain decoding at ``concurrency``
+    concurrency: int | None = None  # the concurrency the speedup (and acceptance) was measured at
+    num_requests: int | None = None  # prompts behind the figures
+    tau_at_n: tuple[tuple[int, float], ...] = ()  # (N, tau) measured or re-cut from one run (`specpick tune`)
+    source: str = "user input"  # "your --tau/--alpha", "t.json (specpick tune report, 8 prompts)", ...
+    prior_tau: float | None = None  # the prior for the same drafter at the same N (how far it was off)
+    prior_tau_low: float | None = None
+    prior_tau_high: float | None = None
+    spread_from_prior: bool = False  # no per-prompt figures: the range is the prior's relative spread (stated)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def tau_by_draft_tokens(self) -> tuple[tuple[int, float], ...]:
+        """Measured tau of a chain at each N it says something about: (N, tau), N ascending.
+
+        Per-position acceptance gives N = 1..len (1 + the accepted share of positions 1..N); a tune report gives
+        the N it swept; the measured N itself always holds ``tau``.
+        """
+        out: dict[int, float] = dict(self.tau_at_n)
+        total = 1.0
+        for i, p in enumerate(self.per_position, start=1):
+            total += p
+            out[i] = total
+        if self.tau is not None and self.num_draft_tokens is not None and not self.n_assumed:
+            out[self.num_draft_tokens] = self.tau
+        return tuple(sorted(out.items()))
 
 
 @dataclass(frozen=True)

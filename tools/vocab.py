@@ -148,3 +148,8 @@ def sampling_from_temperature(temperature: float) -> Sampling:
     if temperature <= 0.7:
         return "low-temp"
     return "high-temp"
+
+# How a served verifier's weights differ from the published model its head was trained on (``--verifier-change``):
+# none, a full fine-tune, RL training, LoRA adapters, or a weight merge.
+VerifierChange = Literal["none", "full-finetune", "rl", "lora", "merge"]
+VERIFIER_CHANGES: tuple[str, ...] = get_args(VerifierChange)

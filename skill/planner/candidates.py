@@ -173,14 +173,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     from specpick.tools.model.draftshape import tuned_estimate
     from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 
-    if ctx.measured_method is None:
-        measured = False
-    elif ctx.measured_method == MODEL_BASED_MEASURED:
-        # A per-token alpha measured for a one-token-per-forward drafter says nothing about a parallel
-        # drafter's block acceptance (DFlash drafts 15 positions at once): those keep their priors.
-        measured = cand.strategy in MODEL_BASED_METHODS and cand.strategy not in PARALLEL_DRAFT_METHODS
-    else:
-        measured = ctx.measured_method == cand.strategy
+    measured = is_measured(ctx, cand)
     fit = cand.vram
     notes: tuple[str, ...] = ()
     if cand.engine == "llamacpp":
@@ -192,9 +185,23 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
                            num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
                            sweep_draft_length=sweep_draft_length, notes=notes)
-    if tuned:
-        return tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape)
-    return estimate_for_specs(req)
+    if measured and ctx.dep.evidence is not None:
+        from specpick.tools.deploy.evidence import measured_estimate
+
+        return measured_estimate(req, ctx.dep.evidence, lambda r: tuned_estimate(
+            r, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(r))
+    result = tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(req)
+    return result
+
+
+def is_measured(ctx: PlanContext, cand: Candidate) -> bool:
+    """Whether the user's measured acceptance is this candidate's: its method and drafter (tools/deploy/evidence)."""
+    from specpick.tools.deploy.evidence import applies_to
+
+    repo = cand.head.head_repo_id if cand.head is not None else (cand.draft.repo_id if cand.draft is not None
+                                                                 else cand.draft_repo)
+    return applies_to(ctx.dep.evidence, cand.strategy, repo, parallel=cand.strategy in PARALLEL_DRAFT_METHODS,
+                      model_based=cand.strategy in MODEL_BASED_METHODS)
 
 
 def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
@@ -202,6 +209,16 @@ def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
     from specpick.tools.deploy.requests import memory_fit
 
     return memory_fit(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft, head=cand.head)
+
+
+def _fit_words(ctx: PlanContext) -> str:
+    """How a head published for the catalog row fits the served verifier (never 'no training needed' for a
+    derived one: the head was trained for the base model's weights, EAGLE#98)."""
+    v = ctx.dep.verifier
+    if v.change == "none":
+        return "this exact verifier: no training needed"
+    return (f"the base model {v.repo_id}, not your {v.change} {v.served_repo_id}: measure it, "
+            "`specpick train-plan` says whether to retrain")
 
 
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
@@ -213,7 +230,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
             separate = [h for h in mtp_heads if h.head_repo_id.lower() != ctx.verifier.repo_id.lower()]
             if separate:  # a published MTP drafter in its own repo (Gemma 4 "assistant" models)
                 return Candidate(method, engine, True, f"published {separate[0].publisher} MTP drafter "
-                                 f"{separate[0].head_repo_id} for this exact verifier: no training needed",
+                                 f"{separate[0].head_repo_id} for {_fit_words(ctx)}",
                                  head=separate[0], draft_repo=separate[0].head_repo_id)
             return Candidate(method, engine, False, f"{ctx.verifier.repo_id} has no multi-token-prediction layers",
                              rejected_for="no_mtp")
@@ -230,7 +247,8 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
                 cand.notes.append(f"{ctx.head.head_repo_id} is superseded by {newer.head_repo_id} "
                                   f"(heads.csv superseded_by; source: {_superseded_source(ctx.head)})")
                 return cand
-            return Candidate(method, engine, True, f"your head {ctx.head.head_repo_id} (trained for this verifier)",
+            return Candidate(method, engine, True, f"your head {ctx.head.head_repo_id} (trained for "
+                             + ("this verifier)" if ctx.dep.verifier.change == "none" else _fit_words(ctx) + ")"),
                              head=ctx.head, draft_repo=ctx.head.head_repo_id)
         wrong_head = Flag(id="head_for_other_verifier", severity="fail",
                           message=f"the head {ctx.head.head_repo_id} was trained for {ctx.head.verifier_repo_id}, "
@@ -252,8 +270,8 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     if published:
         best = published[0]
         what = "drafter" if method in PARALLEL_START_LENGTH else "head"
-        cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for this exact "
-                         "verifier: no training needed" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
+        cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for "
+                         f"{_fit_words(ctx)}" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
                          head=best, draft_repo=best.head_repo_id)
         old = [h.head_repo_id for h in cat.heads_for(ctx.verifier.repo_id) if h.superseded_by == best.head_repo_id]
         if old:
@@ -268,6 +286,11 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         cand = Candidate(method, engine, True, f"no published {method} head for {ctx.verifier.repo_id}: train one "
                          "(SpecForge / speculators for EAGLE-3, the Medusa recipe for Medusa)", needs_training=True,
                          draft_repo=f"<your {method} head for {ctx.verifier.repo_id}>")
+        if method in ("eagle", "eagle2", "eagle3"):
+            from specpick.tools.training.summary import trained_option_line
+
+            cand.notes.append(trained_option_line(ctx.verifier, ctx.gpu, served_id=ctx.dep.verifier.served_repo_id,
+                                                  context_tokens=ctx.context_tokens))
     elif wrong_head is not None:
         cand = Candidate(method, engine, False, wrong_head.message, rejected_for="other_verifier")
     elif elsewhere:

@@ -44,8 +44,26 @@ def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
     return [CompatCheck(name="tokenizer", verdict="info", reason="no draft: nothing to compare")]
 
 
+def _derived_head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck | None:
+    """A head published for the base model on a fine-tuned / RL / merged / LoRA verifier: warn, never pass."""
+    from specpick.tools.training.fitness import derived_fitness
+
+    v = ctx.dep.verifier
+    head = chosen.draft_repo or (chosen.head.head_repo_id if chosen.head else None)
+    if v.change == "none" or head is None or chosen.needs_training:
+        return None
+    fit = derived_fitness(head, v.repo_id, v.served_repo_id, v.change, v.adapters)
+    if fit is None:
+        return None
+    return CompatCheck(name="head_match", verdict="warn", reason=f"{fit.detail}: {fit.effect}; {fit.action}",
+                       source="tools/data/training_evidence.csv " + ", ".join(fit.evidence))
+
+
 def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
     s = chosen.strategy
+    derived = _derived_head_check(chosen, ctx) if s in TRAINED_HEAD_METHODS else None
+    if derived is not None:
+        return derived
     if s == "mtp" and chosen.head is not None and chosen.draft_repo == chosen.head.head_repo_id:
         return CompatCheck(name="head_match", verdict="pass", reason=f"MTP drafter {chosen.head.head_repo_id} was "
                            f"published for {chosen.head.verifier_repo_id}", source=chosen.head.source or "heads.csv")

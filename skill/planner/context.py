@@ -114,13 +114,16 @@ def deployment_query(inp: PlannerInputs) -> DeploymentQuery:
     """The deployment `recommend` asks about, in the resolver's terms (shared with `speedup` and `vram`)."""
     given = frozenset(inp.model_fields_set)
     return DeploymentQuery(
-        verifier=inp.verifier, gpu=inp.gpu, workload=inp.workload, gpus=inp.gpus,
+        verifier=inp.verifier, base_model=inp.base_model, verifier_change=inp.verifier_change, adapters=inp.adapters,
+        gpu=inp.gpu, workload=inp.workload, gpus=inp.gpus,
         pipeline_parallel=inp.pipeline_parallel, dp_attention=inp.dp_attention,
         engine=inp.engine if "engine" in given else None, engine_version=inp.engine_version,
         spec_overlap=inp.spec_overlap, quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype,
         context_tokens=inp.context_tokens, concurrency=inp.concurrency,
         temperature=inp.temperature if "temperature" in given else None, sampling=inp.sampling,
         method=inp.method, draft=inp.draft, head=inp.head, alpha=inp.alpha, tau=inp.tau, live=inp.live,
+        measured_at_draft_tokens=inp.measured_n, measured_n_given=True, measured_method=inp.measured_method,
+        measured_speedup=inp.measured_speedup, measurement_file=inp.from_measurement, compare_prior=True,
         given=given,
     )
 
@@ -146,7 +149,16 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         NotFoundError: unknown model or GPU (close matches listed).
     """
     _check_contradictions(inp)
-    dep = resolve_deployment(deployment_query(inp))
+    query = deployment_query(inp)
+    dep = resolve_deployment(query)
+    if inp.samples is not None:
+        from pathlib import Path
+
+        from specpick.skill.planner.samples import samples_figures
+
+        # The pairs are tokenized as the resolved verifier tokenizes them, then go through the resolver as evidence.
+        figures = samples_figures(Path(inp.samples), dep.verifier.repo_id)
+        dep = resolve_deployment(replace(query, measured_figures=figures, figures_source=f"--samples {inp.samples}"))
     notes = list(dep.notes)
     head_check = None
     head_repo = dep.drafter.repo_id if dep.drafter is not None and dep.drafter.kind == "head" else None
@@ -159,14 +171,11 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         notes.append(f"--head {head_repo}: {head_check.summary} (facts from {head_check.source})")
     measured = None
     if dep.evidence is not None:
-        measured = dep.evidence.method
-        what = f"alpha={inp.alpha:g}" if inp.alpha is not None else f"tau={inp.tau:g}"
-        notes.append(f"measured {what} applied to {measured}; other methods use published priors" if measured else
-                     f"measured {what} applied to the model-based drafters that propose one token per forward "
-                     "(draft model, EAGLE, Medusa, MTP); parallel drafters (PARD, P-EAGLE, DFlash: a whole block per "
-                     "forward) and copy-based methods (n-gram, suffix, lookahead) keep their priors, as their "
-                     "acceptance is not a per-token figure of this kind (name the measured method with --method)")
-        measured = measured or MODEL_BASED_MEASURED
+        from specpick.skill.planner.labels import LABEL
+        from specpick.tools.deploy.evidence import evidence_lines
+
+        measured = dep.evidence.method or MODEL_BASED_MEASURED
+        notes.extend(evidence_lines(dep, LABEL.get(dep.evidence.method or "", dep.evidence.method or "")))
     dep = replace(dep, defaults=_budget_defaults(inp, dep.defaults), notes=tuple(notes))
     return PlanContext(inp=inp, dep=dep, engine_explicit="engine" in inp.model_fields_set, head_repo=head_repo,
                        head_check=head_check, measured_method=measured)

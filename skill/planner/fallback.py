@@ -9,6 +9,7 @@ engine issues (ENGINES.md). Each step has a machine-readable ``Trigger`` so
 from __future__ import annotations
 
 from specpick.skill.schema import Alternative, FallbackStep, Trigger
+from specpick.tools.vocab import COPY_METHODS
 
 
 # What to do above the break-even concurrency, in each engine's own terms.
@@ -65,7 +66,20 @@ def build_fallback(
         ))
         return steps
 
-    if chain and num_draft_tokens:
+    if chain and num_draft_tokens and strategy in COPY_METHODS:
+        # Copy-based acceptance comes in bursts (a copied span accepts whole, free text almost nothing), so a low
+        # average alpha is what it looks like when it pays; the seed's alpha rules are for model drafters. The
+        # per-position rates say where extra positions stop paying (the measurement plan's definition).
+        steps.append(FallbackStep(
+            trigger=None,
+            condition=f"measured per-position acceptance at positions past ~3 of N={num_draft_tokens} below 0.3 "
+                      "(vLLM spec_decode_num_accepted_tokens_per_pos / drafts)",
+            action=f"cut N to the last position above 0.3, or run `specpick tune --method {strategy} "
+                   f"--draft-lengths 2 4 {num_draft_tokens}`: it predicts every shorter N from the longest run; "
+                   "a low average alpha alone is normal for copying (bursts), not a reason to shorten",
+            next_strategy=strategy,
+        ))
+    elif chain and num_draft_tokens:
         if num_draft_tokens > 3:
             steps.append(FallbackStep(
                 trigger=Trigger(metric="alpha", op="<", value=0.6),

@@ -157,10 +157,26 @@ def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     if s in MODEL_BASED_METHODS:
         out.append(_f("acceptance_drifts", "info", "published acceptance is not always reproduced by current "
                       "engine versions: pin the version and measure tau", "vllm#26191"))
+    out += _derived_verifier_flags(ctx, chosen)
     if ctx.verifier.gated == "yes" or (chosen.draft is not None and chosen.draft.gated == "yes"):
         out.append(_f("gated_model", "info", "a model here is gated on the Hub: accept its licence and set "
                       "HF_TOKEN on the serving host", "catalog (gated column)"))
     return out
+
+
+def _derived_verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """Head fitness of a fine-tuned / RL / merged / LoRA verifier (--base-model, --verifier-change)."""
+    from specpick.tools.training.fitness import derived_fitness
+
+    v = ctx.dep.verifier
+    if v.change == "none" or chosen.strategy not in TRAINED_HEAD_METHODS or chosen.needs_training:
+        return []  # a head you will train is trained on the modified verifier itself
+    head = chosen.draft_repo or (chosen.head.head_repo_id if chosen.head else f"a {chosen.strategy} head")
+    fit = derived_fitness(head, v.repo_id, v.served_repo_id, v.change, v.adapters)
+    if fit is None:
+        return []
+    return [_f("verifier_modified", "warn", f"{fit.detail}. Expected effect: {fit.effect}. Action: {fit.action}",
+               "tools/data/training_evidence.csv " + ", ".join(fit.evidence))]
 
 
 def tokenizer_flags(chosen: Candidate) -> list[Flag]:

@@ -271,7 +271,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
                          "(vllm#49548).")
         ranges, disable_at = [], None
     cfg_in = EngineConfigInput(
-        engine=chosen.engine, method=chosen.strategy, verifier=ctx.verifier.repo_id,
+        engine=chosen.engine, method=chosen.strategy, verifier=ctx.dep.verifier.served_repo_id,
         # Built-in MTP layers have no draft_repo; a separate MTP drafter (Gemma 4 assistant) is passed as the model.
         draft_model=chosen.draft_repo,
         num_draft_tokens=chosen.num_draft_tokens or 1,
@@ -294,7 +294,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
                               break_even=speed.break_even_concurrency, concurrency=ctx.concurrency,
                               engine=chosen.engine, alternatives=alts, chain=chain, under_load=under_load(ctx),
                               switched_off=_resume_point(switched_off, ctx.concurrency))
-    measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.verifier.repo_id,
+    measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.dep.verifier.served_repo_id,
                                          strategy=chosen.strategy, concurrency=ctx.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,
                                          baseline_command=baseline.launch_command)

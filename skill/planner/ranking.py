@@ -55,7 +55,8 @@ def _untuned_point(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> tuple[fl
     if c.strategy == "suffix":
         # tuning sets suffix's cap (tuning.SUFFIX_MAX_TOKENS), past the sweep's reach
         return estimate(ctx, c, num_draft_tokens=SUFFIX_MAX_TOKENS, sweep=False).speedup, SUFFIX_MAX_TOKENS
-    if ctx.inp.tau is not None and e.prior is None:
+    ev = ctx.dep.evidence
+    if ev is not None and ev.tau is not None and ev.n_assumed and e.prior is None:
         # a stated tau is a figure at one length: tuning keeps its start length and holds tau there, where the sweep
         # re-expands it per N, so read the tuned estimate itself (a rare path: one more estimate per drafter)
         tuned = estimate(ctx, c, tuned=True)

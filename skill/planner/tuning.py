@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, estimate
+from specpick.skill.planner.candidates import PARALLEL_START_LENGTH, Candidate, estimate, is_measured
 from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
@@ -54,8 +54,18 @@ def under_load(ctx: PlanContext, concurrency: int | None = None) -> bool:
 def measured_alpha(ctx: PlanContext, strategy: str) -> float | None:
     """The user's measured per-token alpha, if it belongs to this strategy (else None: a prior is no measurement)."""
     mine = ctx.measured_method == strategy or (ctx.measured_method == MODEL_BASED_MEASURED
-                                               and strategy in MODEL_BASED_METHODS)
-    return ctx.inp.alpha if ctx.inp.alpha is not None and mine else None
+                                               and strategy in MODEL_BASED_METHODS
+                                               and strategy not in PARALLEL_DRAFT_METHODS)
+    ev = ctx.dep.evidence
+    return ev.alpha if ev is not None and ev.alpha is not None and mine else None
+
+
+def _measured_horizon(ctx: PlanContext, c: Candidate) -> int | None:
+    """The largest N the user measured this candidate at with per-N figures (None: no such measurement)."""
+    ev = ctx.dep.evidence
+    if ev is None or not (ev.per_position or ev.tau_at_n) or not is_measured(ctx, c):
+        return None
+    return ev.num_draft_tokens
 
 
 def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: float | None,
@@ -114,9 +124,18 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
     est = estimate(ctx, c, tuned=True)
     n = est.num_draft_tokens
     if est.draft_length_rule:
+        limit = next((a for a in est.assumptions if a.startswith("best at the sweep's limit")), None)
         c.notes.append(f"Draft length: {est.draft_length_rule}, the rule `specpick speedup` applies "
-                       "(tools/model/estimate.py choose_draft_length).")
+                       "(tools/model/estimate.py choose_draft_length)" + (
+                           f"; not a proven best: {limit}." if limit else "."))
     adjusted, why = seed_adjustment(ctx, c.strategy, n, measured_alpha(ctx, c.strategy))
+    cap = _measured_horizon(ctx, c)
+    if why is not None and cap is not None and adjusted > max(n, cap):
+        # Past the largest N measured, the measurement says nothing (a draft that accepted all N would have gone on
+        # or not): the seed's push to N=7 is not applied, the user is told how to measure it.
+        c.notes.append(f"{why} not applied: your measurement stops at N={cap}; measure N={adjusted} with "
+                       f"`specpick tune --method {c.strategy} --draft-lengths {cap} {adjusted}` first.")
+        why = None
     if why is not None and adjusted != n:
         tree = TreeParams(**est.tree.model_dump()) if est.tree is not None else None
         longer = estimate(ctx, c, num_draft_tokens=adjusted, tuned=True,

@@ -45,6 +45,14 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_INPUT)
 
 
+def _has_own_offline(args: Sequence[str]) -> bool:
+    """Whether the verb takes an ``--offline`` option of its own (``tokenizers``): the global switch then leaves the
+    flag to the verb, so its own rules (e.g. --offline with --live is a contradiction) still see it."""
+    verb = next((a for a in args if not a.startswith("-")), None)
+    tool = BY_CLI.get(verb or "")
+    return tool is not None and "offline" in tool.load_input_model().model_fields
+
+
 def _top_level_help() -> str:
     lines = [
         f"usage: {PROG} <command> [options]   ({PROG} <command> --help for its options)",
@@ -129,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(f"{PROG} {version('spec-decode-picker')}\n")
         return 0
-    if "--offline" in args:
+    if "--offline" in args and not _has_own_offline(args):
         # One switch for every verb: the Hub client's own (HF_HUB_OFFLINE), read at each Hub call; restored after
         # so an in-process caller (tests, the chat loop) is not left offline.
         # huggingface_hub freezes HF_HUB_OFFLINE into its constants at first import (3 ms): import it before setting

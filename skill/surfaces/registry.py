@@ -171,6 +171,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         render="specpick.tools.commands.head_check:render_text",
     ),
     ToolSpec(
+        name="train_plan",
+        cli="train-plan",
+        summary="is your head still fit, and should you train your own speculator (data, GPU-hours, commands)?",
+        description=(
+            "Decide what to do about the speculator of the model you actually serve (fine-tuned, LoRA, quantized, "
+            "long context, own template): fix-config, use-published, measure-first, finetune-published, train, "
+            "finetune-mtp, draft-lora-per-domain, no-training-copy or adaptive. Rules in order: broken setup, "
+            "serving mismatch, context, verifier change, quantization, no head, domain gap, drift, then an "
+            "economics gate from the speedup cost model. Returns cited reasons, expected tau and speedup ranges, "
+            "data size, GPU-hours and runnable SpecForge / speculators / Model Optimizer commands."
+        ),
+        target="specpick.tools.commands.train_plan:train_plan_tool",
+        input_model="specpick.tools.commands.train_plan:TrainPlanInput",
+        render="specpick.tools.commands.train_plan:render_text",
+    ),
+    ToolSpec(
         name="engine_config",
         cli="engine-config",
         summary="exact runtime configuration for vLLM, SGLang, TensorRT-LLM, llama.cpp or transformers",

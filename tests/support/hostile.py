@@ -30,6 +30,7 @@ BASES: dict[str, dict[str, Any]] = {
     "calibrate": {},
     "catalog": {"action": "status"},
     "models": {}, "gpus": {}, "heads": {},
+    "train-plan": {"verifier": "llama-3.1-8b", "live": False},
 }
 
 NAME_RULE = "not a model name"

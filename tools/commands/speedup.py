@@ -39,7 +39,7 @@ from specpick.tools.validation import (
 )
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.vocab import (
-    DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, Workload,
+    DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, VerifierChange, Workload,
 )
 from specpick.tools.model.overlap import overlap_setting_error
 
@@ -69,6 +69,12 @@ class SpeedupInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b")
+    base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
+                                         "(fine-tune, RL, merge, LoRA): its facts are used")
+    verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "
+                                            "--base-model: none, full-finetune, rl, lora, merge")
+    adapters: Annotated[int, Field(ge=1, le=10_000)] | None = Field(None, description="LoRA adapters served "
+                                                                    "(with --verifier-change lora)")
     method: Method = Field(description="speculative method")
     draft: ModelName | None = Field(None, description="draft model (method draft_model only); default: the "
                                     "catalog's known same-family draft")
@@ -245,7 +251,8 @@ def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
     """The deployment `speedup` asks about, in the resolver's terms (shared with `recommend` and `vram`)."""
     given = set(inp.model_fields_set) | ({"concurrency"} if "batch" in inp.model_fields_set else set())
     return DeploymentQuery(
-        verifier=inp.verifier, gpu=inp.gpu, gpus=inp.gpus, workload=inp.workload, engine=inp.engine,
+        verifier=inp.verifier, base_model=inp.base_model, verifier_change=inp.verifier_change, adapters=inp.adapters,
+        gpu=inp.gpu, gpus=inp.gpus, workload=inp.workload, engine=inp.engine,
         engine_version=inp.engine_version, spec_overlap=inp.spec_overlap, harness=inp.harness,
         quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
         concurrency=inp.batch, temperature=inp.temperature, method=inp.method, draft=inp.draft,
@@ -254,6 +261,26 @@ def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
         catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, context_flag="--context-tokens",
         given=frozenset(given | {"sampling"}), announce=frozenset({"gpus", "concurrency"}),
     )
+
+
+def _derived_notes(inp: SpeedupInput, dep) -> list[str]:  # type: ignore[no-untyped-def]
+    """A derived verifier: the facts are the base's, and a head's acceptance prior is the base pair's."""
+    v = dep.verifier
+    if v.change == "none":
+        return []
+    from specpick.tools.methods import method_record
+    from specpick.tools.training.fitness import derived_fitness
+
+    notes = [f"{v.served_repo_id} is {v.change} from {v.repo_id}: architecture facts from {v.repo_id}"]
+    if method_record(inp.method).loads in ("head_repo", "drafter_repo", "verifier_layers") and inp.tau is None \
+            and inp.alpha is None:
+        heads = [h.head_repo_id for h in get_catalog().heads_for(v.repo_id) if h.method == inp.method]
+        fit = derived_fitness(heads[0] if heads else f"<your {inp.method} head>", v.repo_id, v.served_repo_id,
+                              v.change, v.adapters)
+        if fit is not None:
+            notes.append(f"the acceptance prior is the base pair's; on your verifier: {fit.effect}. "
+                         f"{fit.action} ({', '.join(fit.evidence)}); give --tau from a measurement")
+    return notes
 
 
 def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
@@ -269,6 +296,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
     notes += [f"default: {d}" for d in dep.defaults]
+    notes += _derived_notes(inp, dep)
     if inp.engine == "llamacpp" and inp.harness is None:
         notes.append("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)")
     draft = _resolve_draft(inp, dep, notes)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.deployment import Deployment
+from specpick.tools.deploy.evidence import tau_spread
 from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
@@ -67,7 +68,12 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
         verifier=dep.verifier.spec, gpu=dep.hardware.gpu, method=method, draft=draft, gpus=dep.hardware.gpus,
         workload=dep.workload, temperature=dep.temperature, batch=batch or dep.concurrency,
         num_draft_tokens=num_draft_tokens or start_draft_length(method), tree=tree,
-        alpha=ev.alpha if ev else None, tau=ev.tau if ev else None, harness=harness, engine=engine,
+        alpha=ev.alpha if ev else None, tau=ev.tau if ev else None,
+        tau_at_draft_tokens=ev.num_draft_tokens if ev and ev.tau is not None and not ev.n_assumed else None,
+        tau_by_draft_tokens=ev.tau_by_draft_tokens if ev else (), tau_spread=tau_spread(ev) if ev else None,
+        sweep_max_draft_tokens=ev.num_draft_tokens if ev and (ev.per_position or ev.tau_at_n) else None,
+        tau_spread_measured=not (ev and ev.spread_from_prior),
+        harness=harness, engine=engine,
         context_tokens=dep.context_tokens, weight_bytes_per_param=dep.verifier.bytes_per_param,
         draft_bytes_per_param=draft_bytes_per_param(dep, draft), max_batch=max_batch, sweep=sweep,
         sweep_draft_length=sweep_draft_length, spec_overlap=overlap.overlap,

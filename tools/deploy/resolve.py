@@ -13,14 +13,15 @@ here once:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import ModelSpec, version_key
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.deploy.drafts import find_known_draft, synthetic_draft
+from specpick.tools.deploy.measured_file import MeasuredFigures
 from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
-from specpick.tools.errors import InputError
+from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.overlap import overlap_setting_error
 from specpick.tools.model.workload_context import typical_context_tokens
 from specpick.tools.validation import check_context, check_draft_smaller, check_tensor_parallel
@@ -38,6 +39,9 @@ class DeploymentQuery:
     """What the user gave, as every verb's input model spells it; ``given`` names the fields the user set."""
 
     verifier: str
+    base_model: str | None = None  # a derived verifier: the published model its facts come from
+    verifier_change: str = "none"  # none, full-finetune, rl, lora, merge
+    adapters: int | None = None
     gpu: str = "H100-SXM"
     workload: str | None = None
     gpus: int = 1
@@ -61,6 +65,15 @@ class DeploymentQuery:
     alpha: float | None = None
     tau: float | None = None
     measured_at_draft_tokens: int | None = None  # the N a given alpha/tau was measured at (`speedup`: its N)
+    # `recommend`'s evidence inputs (tools/deploy/evidence.py): the N is checked against the method, the prior at
+    # that N is recorded (how far it was off) and the range taken from the measurement's spread.
+    measured_n_given: bool = False
+    measured_method: str | None = None
+    measured_speedup: float | None = None
+    measurement_file: str | None = None
+    compare_prior: bool = False
+    measured_figures: MeasuredFigures | None = None  # `recommend --samples`: simulated on the user's pairs
+    figures_source: str = ""
     reserve_fraction: float | None = None
     live: bool = False
     catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
@@ -105,16 +118,24 @@ def _format(quant: str | None, dtype: str) -> tuple[str, float]:
 
 
 def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None]:
-    """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build)."""
+    """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build).
+
+    A derived verifier (``--base-model``) takes the base model's facts: a fine-tune keeps its architecture.
+    """
+    name = q.base_model or q.verifier
+    notes = [f"{q.verifier}: architecture facts from its base model {q.base_model} (your id is the one served)"] \
+        if q.base_model else []
     if q.catalog_only:
-        return get_catalog().model(q.verifier), "catalog", [], None
+        return get_catalog().model(name), "catalog", notes, None
     from specpick.tools.hub.resolve import resolve_model_spec
 
-    resolved = resolve_model_spec(q.verifier, live=q.live)
-    return resolved.spec, resolved.source, list(resolved.notes), resolved.quantization
+    resolved = resolve_model_spec(name, live=q.live)
+    return resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization
 
 
 def _check(q: DeploymentQuery) -> None:
+    if q.adapters is not None and q.verifier_change != "lora":
+        raise InputError("--adapters counts LoRA adapters: add --verifier-change lora (or drop --adapters)")
     if q.alpha is not None and q.tau is not None:
         raise InputError("give --alpha or --tau, not both (tau follows from alpha and the draft length)")
     if q.pipeline_parallel > q.gpus or q.gpus % q.pipeline_parallel:
@@ -208,12 +229,33 @@ def _engine(q: DeploymentQuery) -> tuple[EngineChoice, str]:
 
 
 def _evidence(q: DeploymentQuery, drafter: Drafter | None) -> Evidence | None:
-    if q.alpha is None and q.tau is None:
-        return None
-    head_method = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}
-    method = q.method or ("draft_model" if drafter is not None and drafter.kind == "draft" else
-                          head_method.get(drafter.head.method) if drafter is not None and drafter.head else None)
-    return Evidence(alpha=q.alpha, tau=q.tau, method=method, num_draft_tokens=q.measured_at_draft_tokens)
+    from specpick.tools.deploy.evidence import build_evidence
+
+    return build_evidence(alpha=q.alpha, tau=q.tau, measured_n=q.measured_at_draft_tokens,
+                          measured_method=q.measured_method, measured_speedup=q.measured_speedup,
+                          measurement_file=q.measurement_file, method=q.method, drafter=drafter,
+                          concurrency=q.concurrency, check_n=q.measured_n_given, figures=q.measured_figures,
+                          figures_source=q.figures_source)
+
+
+def _with_prior(dep: Deployment) -> Deployment:
+    """The deployment with the prior at the evidence's N recorded, and the evidence's range (never zero width)."""
+    ev = dep.evidence
+    if ev is None or ev.method is None or ev.tau is None or ev.num_draft_tokens is None:
+        return dep
+    from specpick.tools.deploy.evidence import with_spread
+    from specpick.tools.deploy.requests import estimate_request
+    from specpick.tools.model.estimate import estimate_for_specs
+
+    draft = dep.draft_spec if ev.method == "draft_model" else None
+    if ev.method == "draft_model" and draft is None:
+        return dep  # which draft was measured is unknown: no prior to compare
+    try:
+        prior = estimate_for_specs(estimate_request(dep, ev.method, engine=dep.engine.name, draft=draft,
+                                                    num_draft_tokens=ev.num_draft_tokens, sweep=False))
+    except PickerError:
+        return dep  # no prior for this method here (the answer says why when it ranks it)
+    return replace(dep, evidence=with_spread(ev, prior.tau, prior.tau_low, prior.tau_high))
 
 
 def resolve_deployment(q: DeploymentQuery) -> Deployment:
@@ -247,13 +289,16 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
                                                          ("concurrency", q.concurrency))
                  if name not in q.given and name in q.announce]
     defaults += [line for line in (context_line, release_line) if line]
-    return Deployment(
-        verifier=ServedModel(verifier, fmt, bpp, quantization), engine=engine,
+    dep = Deployment(
+        verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
+                             change=q.verifier_change,
+                             adapters=q.adapters if q.verifier_change == "lora" else None), engine=engine,
         hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction),
         workload=q.workload or "", context_tokens=context, concurrency=q.concurrency, temperature=temperature,
         sampling=sampling, kv_cache_dtype=q.kv_cache_dtype or "auto", drafter=drafter, evidence=_evidence(q, drafter),
         defaults=tuple(defaults), notes=tuple(notes + sampling_notes), facts_source=source,
     )
+    return _with_prior(dep) if q.compare_prior else dep
 
 
 __all__ = ["DeploymentQuery", "context_rule", "newest_release", "release_text", "resolve_deployment"]

@@ -61,6 +61,7 @@ class ExpectedSpeedup(_Tolerant):
 
 
 class ExpectedInputs(_Tolerant):
+    verifier: str | None = None
     workload: str | None = None
     concurrency: int | None = None
 

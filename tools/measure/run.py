@@ -338,6 +338,21 @@ def _run_endpoint(
         report.warnings.append("some batches proposed no drafts: the prompts give n-gram drafting nothing to copy")
 
 
+def _estimate_tokenizer(inp: MeasureInput, expectation: cmp.Expectation | None, report: MeasureReport) -> str | None:
+    """--tokenizer, else the verifier's own when it is known (--model, or the --expect answer's verifier): o200k is a
+    stand-in only when no verifier is named."""
+    if inp.tokenizer is not None:
+        return inp.tokenizer
+    from specpick.tools.measure.tokenizer import verifier_repo, verifier_tokenizer_file
+
+    named = inp.model or (expectation.inputs.verifier if expectation and expectation.inputs else None)
+    repo = verifier_repo(named)
+    if repo is None:
+        return None
+    report.assumptions.append(f"tokenizer: {repo}'s tokenizer.json (the verifier's; --tokenizer to change)")
+    return verifier_tokenizer_file(repo, flag="--estimate-ngram")
+
+
 def run_measure(inp: MeasureInput, progress: ProgressFn | None = None) -> MeasureReport:
     """Measure speculative decoding: on a live engine, a local model, or by n-gram simulation.
 
@@ -362,7 +377,8 @@ def run_measure(inp: MeasureInput, progress: ProgressFn | None = None) -> Measur
     if mode == "estimate-ngram":
         from specpick.tools.measure.estimate import run_estimate
 
-        run_estimate(inp.samples, inp.tokenizer, _ngram_params(inp, expectation), report, progress)  # type: ignore[arg-type]
+        run_estimate(inp.samples, _estimate_tokenizer(inp, expectation, report), _ngram_params(inp, expectation),
+                     report, progress)  # type: ignore[arg-type]
     else:
         items, source = _prompts(inp, expectation)
         report.prompts_source, report.num_prompts = source, len(items)

@@ -152,3 +152,29 @@ def load_tokenizer(spec: str | None) -> TextTokenizer:
     if path.is_file() and (path.name.endswith(".tiktoken") or path.name.endswith(".tiktoken.gz")):
         return _tiktoken_from_file(path)
     return _hf_tokenizer(path)
+
+
+def verifier_repo(name: str | None) -> str | None:
+    """The Hub repo of a verifier named by catalog alias or repo id (None: unknown, or no name)."""
+    if not name:
+        return None
+    from specpick.tools.catalog.tables import get_catalog
+
+    found = get_catalog().find_model(name)
+    if found is not None:
+        return found.repo_id
+    return name if name.count("/") == 1 else None
+
+
+def verifier_tokenizer_file(repo_id: str, flag: str = "--samples") -> str:
+    """The verifier's tokenizer.json on disk (Hub, else cache). Offline without it: an error naming the file."""
+    from specpick.tools.hub.client import HubSettings, fetch_file
+
+    settings = HubSettings()
+    try:
+        return fetch_file(repo_id, "tokenizer.json", max_bytes=settings.max_tokenizer_bytes).path
+    except UnavailableError:
+        raise UnavailableError(
+            f"{flag} needs {repo_id}'s tokenizer.json to count tokens as the verifier does, and it is not cached: "
+            f"fetch it once online (`hf download {repo_id} tokenizer.json`), or pass --tokenizer with a local "
+            "copy") from None

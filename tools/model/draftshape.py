@@ -76,7 +76,8 @@ def tuned_estimate(req: EstimateRequest, *, num_draft_tokens: int | None = None,
     base = replace(req, num_draft_tokens=start, tree=shape.model_copy(update={"depth": start}) if shape else None)
     result = estimate_for_specs(base)
     n = start
-    if num_draft_tokens is None and result.draft_sweep and req.tau is None:
+    # A stated tau is a figure at one N: the sweep may move N only when that N is known (tau_at_draft_tokens).
+    if num_draft_tokens is None and result.draft_sweep and (req.tau is None or req.tau_at_draft_tokens is not None):
         n = result.best_num_draft_tokens
         notes.append(f"draft length: {result.draft_length_rule}")
         if n != start:

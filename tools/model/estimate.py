@@ -130,8 +130,13 @@ class _Acceptance:
     """Maps a draft shape to tau: from a prior, or from the user's alpha/tau."""
 
     def __init__(self, method: str, shape: Shape, *, alpha: float | None, tau: float | None,
-                 query: PriorQuery) -> None:
+                 query: PriorQuery, tau_at: int | None = None, tau_by_n: tuple[tuple[int, float], ...] = (),
+                 tau_spread: tuple[float, float] | None = None) -> None:
         self.method, self.query = method, query
+        # A measured tau holds at the N it was measured at (``tau_at``), not at the request's N; measured taus at
+        # several N (``tau_by_n``: per-position acceptance, a tune run) are used where they exist; ``tau_spread`` is
+        # the measurement's spread over prompts as (low / tau, high / tau).
+        self.tau_by_n, self.tau_spread = dict(tau_by_n), tau_spread
         self.decay = query_decay(method, query.harness_class, query.verifier_family, query.exclude_sources)
         self.measured = method_record(method).measured_tau and alpha is None
         self.alpha_chain: float | None = None
@@ -143,10 +148,15 @@ class _Acceptance:
                 self.tau_fixed = tau
             elif shape.is_tree:
                 k_eff = effective_branching(shape.num_draft_tokens, shape.tree_top_k or 1, shape.tree_tokens or 2)
-                a_tree = alpha_from_tau(tau, shape.num_draft_tokens)
+                a_tree = alpha_from_tau(tau, tau_at or shape.num_draft_tokens)
                 self.alpha_chain = chain_alpha(a_tree, k_eff, tree_factor())
             else:
-                self.alpha_chain = alpha_from_tau(tau, shape.num_draft_tokens, self.decay)
+                self.alpha_chain = alpha_from_tau(tau, tau_at or shape.num_draft_tokens, self.decay)
+
+    def _spread(self, t: float) -> tuple[float, float, float]:
+        if self.tau_spread is None:
+            return t, t, t
+        return t, max(1.0, t * self.tau_spread[0]), t * self.tau_spread[1]
 
     def prior(self, shape: Shape) -> AcceptancePrior:
         return acceptance_prior(self.method, shape, self.query)
@@ -155,16 +165,23 @@ class _Acceptance:
         """(tau, low, high) at ``shape``, never above what the shape can verify (``tau_cap``)."""
         cap = float("inf") if self.measured else tau_cap(shape)
         if self.tau_fixed is not None:
-            t = min(self.tau_fixed, cap)
-            return t, t, t
+            return self._spread(min(self.tau_fixed, cap))
+        n = shape.num_draft_tokens
+        if not shape.is_tree and self.tau_by_n and n <= max(self.tau_by_n):
+            # Measured at these N: between two of them (tau = 1 at N = 0) the chain's tau moves linearly, which keeps
+            # it monotone where an alpha fitted at one N would not match the others.
+            pts = sorted({0: 1.0, **self.tau_by_n}.items())
+            lo = max(p for p in pts if p[0] <= n)
+            hi = min(p for p in pts if p[0] >= n)
+            t = lo[1] if hi[0] == lo[0] else lo[1] + (hi[1] - lo[1]) * (n - lo[0]) / (hi[0] - lo[0])
+            return self._spread(min(t, cap))
         if self.alpha_chain is not None:
             if shape.is_tree:
                 t = tree_tau(self.alpha_chain, shape.num_draft_tokens, shape.tree_top_k or 1,
                              shape.tree_tokens or 2, tree_factor())
             else:
                 t = expected_tokens(self.alpha_chain, shape.num_draft_tokens, self.decay)
-            t = min(t, cap)
-            return t, t, t
+            return self._spread(min(t, cap))
         p = self.prior(shape)
         return min(p.tau, cap), min(p.tau_low, cap), min(p.tau_high, cap)
 
@@ -209,6 +226,16 @@ class EstimateRequest:
     tree: TreeShape | None = None
     alpha: float | None = None
     tau: float | None = None
+    # A user-stated tau's own N (None: the request's); measured (N, tau) pairs (per-position acceptance, a tune run);
+    # the measurement's spread over prompts as (low / tau, high / tau) (tools/deploy/evidence.py).
+    tau_at_draft_tokens: int | None = None
+    tau_by_draft_tokens: tuple[tuple[int, float], ...] = ()
+    tau_spread: tuple[float, float] | None = None
+    # The largest N the user measured this drafter at with per-position figures: the sweep stops there.
+    sweep_max_draft_tokens: int | None = None
+    # The spread is the measurement's own over prompts (True: it widens the speedup interval too) or a stand-in
+    # taken from the prior (False: the tau range only; the interval band for stated acceptance already holds).
+    tau_spread_measured: bool = True
     harness: str = "vllm"
     engine: str | None = None
     context_tokens: int | None = None
@@ -263,7 +290,9 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         vp, dp = req.verifier.params_total_b, req.draft.params_total_b
         if vp and dp:
             draft_ratio = dp / vp
-    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau, query=PriorQuery(
+    return _Acceptance(req.method, req.shape(req.num_draft_tokens), alpha=req.alpha, tau=req.tau,
+                       tau_at=req.tau_at_draft_tokens, tau_by_n=req.tau_by_draft_tokens, tau_spread=req.tau_spread,
+                       query=PriorQuery(
         workload=req.workload, temperature=req.temperature, variant=req.variant, draft_ratio=draft_ratio,
         exclude_sources=req.exclude_sources, harness_class="engine" if req.harness in ENGINE_HARNESSES else "paper",
         engine=req.harness if req.harness in ENGINE_HARNESSES else None,
@@ -322,6 +351,8 @@ def _draft_sweep(req: EstimateRequest, acc: _Acceptance, cost: CostAt) -> tuple[
         return [], req.num_draft_tokens
     is_tree = req.shape(req.num_draft_tokens).is_tree
     top = rec.max_sweep_draft_len or (TREE_DEPTH_SWEEP_MAX if is_tree else CHAIN_SWEEP_MAX)
+    if req.sweep_max_draft_tokens is not None:
+        top = min(top, req.sweep_max_draft_tokens)  # a measured drafter: past its measured N nothing is known
     if rec.head_per_position:
         top = min(top, req.medusa_heads or MEDUSA_DEFAULT_HEADS)  # one drafted token per head
     points = []
@@ -399,9 +430,19 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         a_out = alpha_from_tau(t, n, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
+    if sweep_pts and max(sweep_pts, key=lambda p: p.speedup).num_draft_tokens == sweep_pts[-1].num_draft_tokens:
+        top = sweep_pts[-1].num_draft_tokens
+        why = ("the largest N you measured" if req.sweep_max_draft_tokens == top else
+               "the method registry's bound, tools/methods.py")
+        notes.append(f"best at the sweep's limit N={top} ({why}): N={top + 1}-{top + 2} untested and may gain "
+                     f"more; run `specpick tune --method {req.method} --draft-lengths {top} {top + 1} {top + 2}`")
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
         req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
     notes.append(interval_note)
+    if req.tau_spread is not None and req.tau_spread_measured and t > 0:
+        # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
+        low, high = low * t_lo / t, high * t_hi / t
+        notes.append(f"low/high widened by the measured acceptance range, tau {t_lo:.2f}-{t_hi:.2f}")
     return SpeedupResult(
         verifier=req.verifier.repo_id, method=req.method, draft=req.draft.repo_id if req.draft else None,
         gpu=req.gpu.key, gpus=req.gpus, workload=req.workload, temperature=req.temperature, batch=req.batch,
