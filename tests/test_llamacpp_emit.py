@@ -179,3 +179,14 @@ def test_skill_md_says_llama_cpp_runs_eagle3_and_mtp() -> None:
     text = (Path(__file__).resolve().parents[1] / "SKILL.md").read_text()
     assert "only vLLM, SGLang and TensorRT-LLM" not in text
     assert "draft-eagle3" in text and "draft-mtp" in text
+
+
+def test_engine_config_takes_a_gguf_repo_as_the_verifier(capsys) -> None:
+    from specpick.skill.surfaces.cli import main
+
+    rc = main(["engine-config", "--engine", "llamacpp", "--method", "mtp", "--verifier",
+               "unsloth/Qwen3.8-27B-GGUF:Q4_K_M", "--num-draft-tokens", "2"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    launch = next(line for line in out.splitlines() if line.startswith("launch: "))
+    assert shlex.split(launch[len("launch: "):])[:3] == ["llama-server", "-hf", "unsloth/Qwen3.8-27B-GGUF:Q4_K_M"]
