@@ -39,3 +39,32 @@ def test_unknown_trained_length_says_what_it_assumed(context: int) -> None:
     flags = _flags(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="rag", method="eagle3",
                    context_tokens=context)
     assert "trained length unknown (8K assumed)" in flags["head_context_exceeded"]
+
+
+def test_a_trained_heads_fallback_names_a_train_plan_command_that_runs() -> None:
+    import shlex
+
+    from specpick.skill.surfaces.cli import main
+
+    rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", method="eagle3"))
+    step = next(s for s in rec.fallback if "specpick train-plan" in s.action)
+    command = step.action.split("`")[1].replace("<measured>", "1.8")
+    argv = shlex.split(command)[1:]
+    assert main([*argv, "--json", "--no-live"]) == 0
+
+
+def test_model_free_methods_name_no_train_plan() -> None:
+    rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="code", method="ngram"))
+    assert not any("train-plan" in s.action for s in rec.fallback)
+
+
+def test_llamacpp_splits_layers_so_any_gpu_count_holds_a_model() -> None:
+    """Qwen3.8-27B has 4 KV heads (models.csv): 3 GPUs cannot shard its heads, but llama.cpp splits layers."""
+    from specpick.tools.errors import InputError
+
+    kv_heads = next(m for m in get_catalog().models if m.repo_id == "Qwen/Qwen3.8-27B").num_kv_heads
+    assert kv_heads % 3 != 0
+    rec = plan(PlannerInputs(verifier="Qwen/Qwen3.8-27B", workload="chat", gpu="RTX 3060", gpus=3, engine="llamacpp"))
+    assert rec.strategy  # answered
+    with pytest.raises(InputError, match="tensor parallelism cannot shard"):
+        plan(PlannerInputs(verifier="Qwen/Qwen3.8-27B", workload="chat", gpu="RTX 3060", gpus=3, engine="vllm"))

@@ -40,13 +40,15 @@ def build_fallback(
     chain: bool,
     switched_off: tuple[str, float, int] | None = None,
     under_load: bool = False,
+    train_plan: str | None = None,
 ) -> list[FallbackStep]:
     """Ordered fallback steps for the chosen strategy.
 
     ``switched_off`` = (strategy, speedup, concurrency below which it pays) when speculation was turned
     off for load: the first step says when to turn it back on. ``tau_range`` is the acceptance range the
     answer states (section 2): the tau trigger is its low end, never a different cut. ``under_load``: no step
-    lengthens the draft (the same guard as the answer's own tuning).
+    lengthens the draft (the same guard as the answer's own tuning). ``train_plan``: the `specpick train-plan`
+    command for a trained head, named where low acceptance survives the basics.
     """
     steps: list[FallbackStep] = []
     if switched_off is not None:
@@ -103,7 +105,9 @@ def build_fallback(
                   f"{tau_low:.2f}-{tau_high:.2f})",
         action="check the basics before tuning: identical greedy output with speculation off, draft/verifier "
                "chat template and tokenizer, draft temperature matching the verifier's, head trained for this "
-               "exact verifier and dtype",
+               "exact verifier and dtype" + (f"; if they hold, `{train_plan}` says whether to fix the setup, "
+                                             "fine-tune the head or train your own, with data and GPU-hours"
+                                             if train_plan else ""),
     ))
     if break_even is not None:
         steps.append(FallbackStep(

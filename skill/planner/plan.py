@@ -30,6 +30,7 @@ from specpick.skill.planner.flags import (
 )
 from specpick.skill.planner.schedule import draft_schedule, schedule_text
 from specpick.skill.planner.measurement import build_measurement_plan
+from specpick.tools.methods import method_record
 from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
 from specpick.skill.planner.tuning import choose_parameters, under_load
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
@@ -134,6 +135,19 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
             f"concurrency swept up to {e.max_batch}, the sequences that fit in memory at {ctx.context_tokens} "
             "tokens" + _pays_text(e)] if e.max_batch else []),
     )
+
+
+def _train_plan_command(ctx: PlanContext, chosen: Candidate) -> str | None:
+    """The `specpick train-plan` call for a trained head (or drafter) that underperforms; None for other methods."""
+    if chosen.strategy == "none" or not method_record(chosen.strategy).verifier_bound:
+        return None
+    v = ctx.dep.verifier
+    head = chosen.draft_repo or (chosen.head.head_repo_id if chosen.head else None)
+    return " ".join([f"specpick train-plan --verifier {v.served_repo_id}",
+                     *([f"--base-model {v.repo_id} --verifier-change {v.change}"] if v.change != "none" else []),
+                     *([f"--head {head}"] if head else []), f"--method {chosen.strategy}",
+                     f"--engine {chosen.engine} --workload {ctx.inp.workload}",
+                     f"--tau-measured <measured> --tau-measured-n {chosen.num_draft_tokens or 3}"])
 
 
 def _fit_deployment(ctx: PlanContext) -> tuple[PlanContext, VramResult, list[Flag], list[str]]:
@@ -293,7 +307,8 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
                               else (1.0, 1.0),
                               break_even=speed.break_even_concurrency, concurrency=ctx.concurrency,
                               engine=chosen.engine, alternatives=alts, chain=chain, under_load=under_load(ctx),
-                              switched_off=_resume_point(switched_off, ctx.concurrency))
+                              switched_off=_resume_point(switched_off, ctx.concurrency),
+                              train_plan=_train_plan_command(ctx, chosen))
     measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.dep.verifier.served_repo_id,
                                          strategy=chosen.strategy, concurrency=ctx.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,

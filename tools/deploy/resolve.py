@@ -272,7 +272,11 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     tp = q.gpus // q.pipeline_parallel
     flag = q.gpus_flag if q.pipeline_parallel == 1 else \
         f"--gpus {q.gpus} / --pipeline-parallel {q.pipeline_parallel} ="
-    check_tensor_parallel(tp, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id, flag=flag)
+    # llama.cpp splits a model across GPUs by layers (--split-mode layer, its default), not by attention heads: any
+    # GPU count holds it. The other engines shard heads (tensor parallel), so the count must divide them.
+    if q.engine != "llamacpp":
+        check_tensor_parallel(tp, verifier.num_attention_heads, verifier.num_kv_heads, model=verifier.repo_id,
+                              flag=flag)
     limit = verifier.max_position_embeddings
     if q.context_tokens is not None:
         check_context(q.context_tokens, limit, model=verifier.repo_id, flag=q.context_flag)
