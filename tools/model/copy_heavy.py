@@ -11,7 +11,6 @@ accepted), E[run | copy] = (1 - c^N) / (1 - c) within a draft of N, and tau = 1 
 from __future__ import annotations
 
 import csv
-import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -42,14 +41,22 @@ class Burst:
 
 
 def burst_from_positions(positions: Sequence[float]) -> Burst:
-    """Fit the burst to measured per-position acceptance: f_copy is the first position's, c_run the median ratio of
-    each position to the one before (the ratios are what the burst holds constant)."""
+    """Fit the burst to measured per-position acceptance: f_copy is the first position's, and c_run the one whose
+    run gives the same sum over positions (= tau - 1 in vLLM's definition), so the fitted burst keeps the measured
+    tau at the measured N (bisection; bounded loop)."""
     if not positions or any(not 0.0 < p <= 1.0 for p in positions):
         raise ValueError(f"per-position acceptance must be in (0, 1]: {list(positions)}")
-    if len(positions) == 1:
-        return Burst(positions[0], 0.0)
-    ratios = [b / a for a, b in zip(positions, positions[1:])]
-    return Burst(positions[0], min(1.0, statistics.median(ratios)))
+    f, n, target = positions[0], len(positions), sum(positions)
+    if target >= f * n:
+        return Burst(f, 1.0)
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if Burst(f, mid).expected_run(n) * f < target:
+            lo = mid
+        else:
+            hi = mid
+    return Burst(f, (lo + hi) / 2)
 
 
 def geometric_positions(alpha: float, n: int) -> list[float]:
