@@ -21,6 +21,7 @@ from importlib import resources
 
 from pydantic import BaseModel
 
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.row_ids import SEPARATOR, source_ordinal_ids
 
 # Paper method name -> (our Method, variant). Variants keep different heads/training apart from the
@@ -245,7 +246,7 @@ def read_2026_cells() -> list[dict[str, str]]:
     return read_cells(text)
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("published.rows")
 def load_published() -> tuple[PublishedRow, ...]:
     """All published rows, parsed (cached)."""
     text = resources.files("specpick.tools").joinpath("data", "published_measurements.csv").read_text("utf-8")
