@@ -96,6 +96,8 @@ def test_an_editing_deployment_gets_a_copy_drafter_from_the_copy_heavy_rows():
     text = json.dumps(d)
     # the acceptance rests on the copy-heavy engine rows and says so
     assert "VLLM-24344" in text and "code-edit" in text
+    # and its tau at the chosen N comes from the burst fitted to that row's printed positions
+    assert "accepts in bursts" in text
 
 
 def test_unknown_workload_is_a_one_line_error():
