@@ -21,7 +21,8 @@ from specpick.tools.model.copy_heavy import (
     loso_coverage,
     positions_from_notes,
 )
-from specpick.tools.vocab import COPY_HEAVY_WORKLOADS, INPUT_GROUNDED_WORKLOADS, WORKLOAD_MEANING, WORKLOADS
+from specpick.tools.vocab import (COPY_HEAVY_WORKLOADS, COPY_METHODS, INPUT_GROUNDED_WORKLOADS, WORKLOAD_MEANING,
+                                  WORKLOADS)
 
 
 def _engine_row(row_id_source: str, task_word: str) -> dict[str, str]:
@@ -92,7 +93,7 @@ def test_an_editing_deployment_gets_a_copy_drafter_from_the_copy_heavy_rows():
     out = _recommend("--verifier", "llama-3.1-8b", "--gpu", "H100", "--workload", "code-edit", "--json")
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
-    assert d["strategy"] in ("ngram", "suffix")
+    assert d["strategy"] in COPY_METHODS  # a copy drafter (registry attribute copy_based)
     text = json.dumps(d)
     # the acceptance rests on the copy-heavy engine rows and says so
     assert "VLLM-24344" in text and "code-edit" in text

@@ -192,5 +192,6 @@ def coverage_lines(methods: frozenset[str], label: str) -> list[str]:
             f"{len(cov.not_covered)}" + (f" ({', '.join(cov.not_covered)})" if cov.not_covered else "")]
 
 
-__all__ = ["coverage_lines", "prior_predictor", "Burst", "Coverage", "TauRow", "burst_from_positions", "copy_heavy_sources", "copy_heavy_tau_rows",
+__all__ = ["coverage_lines", "prior_predictor", "Burst", "Coverage", "TauRow", "burst_from_positions",
+           "copy_heavy_sources", "copy_heavy_tau_rows",
            "geometric_alpha_for_tau", "geometric_positions", "loso_coverage", "positions_from_notes"]

@@ -255,7 +255,8 @@ def row_taus(rows: list[PriorRow], target: RowTarget, factor: float, assumptions
     if bursts and not target.shape.is_tree:
         fits = ", ".join(f"{r.published_row}: f_copy {b.f_copy:.2f}, run continues {b.c_run:.2f}"
                          for r in bursts for b in [burst_from_positions(r.pos_accept)])
-        assumptions.append(f"copy-heavy work accepts in bursts: tau at N={target.shape.num_draft_tokens} = 1 + f_copy x "
+        n = target.shape.num_draft_tokens
+        assumptions.append(f"copy-heavy work accepts in bursts: tau at N={n} = 1 + f_copy x "
                            f"E[run | copy], fitted to each row's printed per-position acceptance ({fits}), not one "
                            "geometric alpha")
     if any(r.temperature != t_q for r in rows):
