@@ -142,7 +142,7 @@ def render_text(report: CalibrationReport) -> str:
     out.append("skipped:")
     out += [f"  {n:>3}  {reason}" for reason, n in report.skipped.items()]
     out += _headline(report)
-    from specpick.tools.model.copy_heavy import coverage_lines
+    from specpick.tools.calibration.copy_heavy_group import coverage_lines
     from specpick.tools.vocab import COPY_METHODS
 
     out += coverage_lines(frozenset(COPY_METHODS), "n-gram/suffix")
