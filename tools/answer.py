@@ -36,6 +36,8 @@ FlagId = Literal[
     "medusa_data_cost",  # Medusa needs a fine-tune on the verifier's own outputs
     "head_for_other_verifier",  # a published head was trained for a different verifier
     "verifier_modified",  # the verifier is a fine-tune / RL / merge / LoRA of the model the head was trained for
+    "head_context_exceeded",  # the deployment's context is past the length the head was trained at
+    "head_superseded",  # the head's publisher recommends a newer head for the same verifier
     "no_published_head",  # the method needs a head and none is published for this verifier
     "pipeline_parallel",  # speculation + pipeline parallelism fails in vLLM / TRT-LLM
     "lora",  # speculation + LoRA serving is unsupported
@@ -93,6 +95,8 @@ class EngineConfig(BaseModel):
     argv: list[str] = Field(default_factory=list, description="the launch command as the argument vector the "
                                                               "shell passes on (empty for Python kwargs)")
     notes: list[str] = Field(default_factory=list)
+    setup_commands: list[str] = Field(default_factory=list, description="shell lines to run before the launch "
+                                                                        "(llama.cpp: convert safetensors to GGUF)")
     translations: list["EngineTranslation"] = Field(
         default_factory=list, description="the same setting for the other engines (empty unless asked for)")
 

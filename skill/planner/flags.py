@@ -91,8 +91,8 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     inp, s, out = ctx.inp, chosen.strategy, []
     if s in TRAINED_HEAD_METHODS:
         out.append(_f("eagle_needs_internals", "info", "the head reads the verifier's hidden states: it runs "
-                      "inside vLLM, SGLang or TensorRT-LLM, not through plain transformers generate()",
-                      f"{SEED} (always flag)"))
+                      f"inside {_engines_running(s)}, not through plain transformers generate()",
+                      f"{SEED} (always flag); engine_support.csv"))
     if s == "medusa":
         out.append(_f("medusa_data_cost", "warn", "Medusa heads need a supervised fine-tune on the verifier's own "
                       "outputs for your prompts; generating that data is often the largest cost"
@@ -158,6 +158,7 @@ def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         out.append(_f("acceptance_drifts", "info", "published acceptance is not always reproduced by current "
                       "engine versions: pin the version and measure tau", "vllm#26191"))
     out += _derived_verifier_flags(ctx, chosen)
+    out += _head_fitness_flags(ctx, chosen)
     if ctx.verifier.gated == "yes" or (chosen.draft is not None and chosen.draft.gated == "yes"):
         out.append(_f("gated_model", "info", "a model here is gated on the Hub: accept its licence and set "
                       "HF_TOKEN on the serving host", "catalog (gated column)"))
@@ -177,6 +178,28 @@ def _derived_verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         return []
     return [_f("verifier_modified", "warn", f"{fit.detail}. Expected effect: {fit.effect}. Action: {fit.action}",
                "tools/data/training_evidence.csv " + ", ".join(fit.evidence))]
+
+
+# Head-fitness findings recommend raises beside the derived-verifier and quantized-verifier flags (which it words
+# itself): the trained context length and a newer head, each with its cited effect and action.
+_FITNESS_FLAG = {"context": "head_context_exceeded", "superseded": "head_superseded"}
+
+
+def _head_fitness_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """The published head against this deployment: context past its trained length, a newer head published."""
+    from specpick.tools.training.fitness import head_fitness
+
+    head = chosen.head
+    if head is None or chosen.needs_training:
+        return []
+    # A head whose trained length is not published is compared with 8K, said so in the flag (train-plan's rule).
+    rows = head_fitness(head=head.head_repo_id, base=ctx.verifier.repo_id, verifier=ctx.verifier.repo_id,
+                        change="none", adapters=None, quantization=None, rotated=False,
+                        context_p90=ctx.context_tokens,
+                        trained_context=head.trained_context_tokens, thinking=None, system_prompt=None,
+                        superseded_by=head.superseded_by)
+    return [_f(_FITNESS_FLAG[r.check], "warn", f"{r.detail}. Expected effect: {r.effect}. Action: {r.action}",
+               "tools/data/training_evidence.csv " + ", ".join(r.evidence)) for r in rows if r.check in _FITNESS_FLAG]
 
 
 def tokenizer_flags(chosen: Candidate) -> list[Flag]:
@@ -218,8 +241,9 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
     heads = [c for c in candidates if c.strategy in TRAINED_HEAD_METHODS]
     if heads and all(c.rejected_for == "engine" for c in heads):
         out.append(_f("eagle_needs_internals", "warn", f"EAGLE, Medusa and MTP read the verifier's hidden states; "
-                      f"{inp.engine} does not expose them, so those heads are out here: serve with vLLM, SGLang or "
-                      "TensorRT-LLM to use them", f"{SEED} (always flag); engine_support.csv"))
+                      f"{inp.engine} does not expose them, so those heads are out here: serve with "
+                      f"{_engines_running(*{c.strategy for c in heads})} to use them",
+                      f"{SEED} (always flag); engine_support.csv"))
     asked_medusa = inp.method == "medusa" or (ctx.head is not None and ctx.head.method == "medusa")
     medusa = next((c for c in candidates if c.strategy == "medusa"), None)
     if medusa is not None and (asked_medusa and medusa.rejected_for == "engine" or
@@ -242,3 +266,13 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
         out.append(_f("mtp_not_available", "fail", f"{ctx.verifier.repo_id} ships no MTP layers",
                       "models.csv (num_nextn_predict_layers)"))
     return out
+
+
+def _engines_running(*methods: str) -> str:
+    """The engines whose support row runs any of ``methods`` (engine_support.csv), in words."""
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.vocab import ENGINE_LABEL
+
+    names = sorted({ENGINE_LABEL[r.engine] for r in get_catalog().engine_support
+                    if r.method in methods and r.support != "no" and r.engine != "transformers"})
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else (names[0] if names else "no engine")
