@@ -50,14 +50,19 @@ METHOD_FAMILY: dict[str, str] = {r.name: r.family for r in REGISTRY}
 
 Workload = Literal[
     "chat", "code", "math", "summarization", "rag", "qa", "doc-qa", "translation", "structured", "creative",
-    "agentic",
+    "agentic", "code-edit", "doc-edit", "agent-loop",
 ]
 WORKLOADS: tuple[str, ...] = get_args(Workload)
+# Copy-heavy work: the answer rewrites its input with small changes, so a copy drafter's acceptance comes in long
+# runs on the copied spans and near zero at the edits (issue 26). Their rows form their own reported calibration
+# group, never a gated one (tools/model/copy_heavy.py).
+COPY_HEAVY_WORKLOADS: frozenset[str] = frozenset({"code-edit", "doc-edit", "agent-loop"})
 # Workloads whose output copies long spans of the input: n-gram / suffix drafting pays there.
 # "qa" is closed-book question answering (answers from the model's own knowledge: little to copy); "doc-qa" is
 # question answering over a document the user supplies in the prompt, which copies spans of it like RAG. A third-
 # party benchmark measured EAGLE-2 1.2-2x faster than n-gram on closed-book QA, so "qa" is not input-grounded.
-INPUT_GROUNDED_WORKLOADS: frozenset[str] = frozenset({"summarization", "rag", "doc-qa", "agentic", "structured", "code"})
+INPUT_GROUNDED_WORKLOADS: frozenset[str] = frozenset({"summarization", "rag", "doc-qa", "agentic", "structured", "code",
+                                                     *COPY_HEAVY_WORKLOADS})
 # What each workload means, for help texts and the skill (one home, so every surface says the same).
 WORKLOAD_MEANING: dict[str, str] = {
     "chat": "open-ended assistant chat", "code": "code generation and editing", "math": "math and reasoning",
@@ -66,6 +71,9 @@ WORKLOAD_MEANING: dict[str, str] = {
     "doc-qa": "question answering over a document supplied in the prompt",
     "translation": "translation", "structured": "JSON / schema-constrained output",
     "creative": "creative writing", "agentic": "tool calls and multi-step agent traffic",
+    "code-edit": "whole-file code edits: the answer rewrites the supplied code with small changes",
+    "doc-edit": "document editing: the answer rewrites the supplied text with small changes",
+    "agent-loop": "agent loops that re-read tool output and earlier turns and repeat them in the answer",
 }
 
 # Who runs a method: its own authors (a paper's own harness and tuning) or a third party. A user is a third party;

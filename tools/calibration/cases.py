@@ -27,7 +27,7 @@ from specpick.tools.deploy.requests import estimate_request
 from specpick.tools.deploy.resolve import context_rule
 from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
 from specpick.tools.model.estimate import TreeShape, estimate_for_specs
-from specpick.tools.vocab import BYTES_PER_PARAM, EAGLE_METHODS, Runner
+from specpick.tools.vocab import COPY_HEAVY_WORKLOADS, BYTES_PER_PARAM, EAGLE_METHODS, Runner
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
 
@@ -85,6 +85,8 @@ def skip_reason(row: PublishedRow) -> str | None:
         return "duplicate: a measurement already in the set under another row (catalog.published.SAME_MEASUREMENT)"
     if row.workload is None:
         return "workload not modelled"
+    if row.workload in COPY_HEAVY_WORKLOADS:
+        return "copy-heavy workload: its own reported group (calibrate's copy-heavy coverage), never a gated set"
     return None
 
 

@@ -73,6 +73,7 @@ WORKLOAD_HINTS: dict[str, str] = {
     "chat": "chat", "code": "code", "math": "math", "reasoning": "math",
     "summarization": "summarization", "translation": "translation", "creative-writing": "creative",
     "roleplay": "creative", "rag": "rag", "qa-closed": "qa", "qa-doc": "doc-qa", "agentic": "agentic",
+    "code-edit": "code-edit", "doc-edit": "doc-edit", "agent-loop": "agent-loop",
 }
 
 

@@ -142,6 +142,10 @@ def render_text(report: CalibrationReport) -> str:
     out.append("skipped:")
     out += [f"  {n:>3}  {reason}" for reason, n in report.skipped.items()]
     out += _headline(report)
+    from specpick.tools.calibration.copy_heavy_group import coverage_lines
+    from specpick.tools.vocab import COPY_METHODS
+
+    out += coverage_lines(frozenset(COPY_METHODS), "n-gram/suffix")
     if report.leave_one_source_out:
         out += _dev_mode_lines("dev set, leave one source out (priors without the row's source)",
                                report.leave_one_source_out)

@@ -32,7 +32,8 @@ from specpick.tools.errors import PickerError
 from specpick.tools.methods import methods_where
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_tau
 from specpick.tools.model.prior_rules import OWN_MODULE_METHODS, engine_decay_figures, resolve_decay
-from specpick.tools.vocab import METHOD_FAMILY
+from specpick.tools.model.copy_heavy import burst_from_positions, positions_from_notes
+from specpick.tools.vocab import COPY_HEAVY_WORKLOADS, COPY_METHODS, METHOD_FAMILY
 
 ALPHA_BOUNDS = (0.02, 0.98)
 
@@ -60,6 +61,8 @@ class PriorRow(BaseModel):
     alpha_chain: float | None
     harness_class: str = "paper"
     engine: str = ""
+    # per-position acceptance the row's source printed (engine rows' ``pos_accept=``), P(drafted token i accepted)
+    pos_accept: tuple[float, ...] = ()
 
 
 class Shape(BaseModel):
@@ -115,6 +118,7 @@ def load_prior_rows() -> tuple[PriorRow, ...]:
             num_draft_tokens=_i(r["num_draft_tokens"]), tree_depth=_i(r["tree_depth"]), tree_top_k=_i(r["tree_top_k"]),
             tree_tokens=_i(r["tree_tokens"]), tau=_f(r["tau"]), alpha=_f(r["alpha"]), alpha_chain=_f(r["alpha_chain"]),
             harness_class=r["harness_class"] or "paper", engine=r.get("engine") or "",
+            pos_accept=tuple(positions_from_notes(r.get("notes") or "")),
         ))
     return tuple(out)
 
@@ -219,6 +223,10 @@ def _row_tau(r: PriorRow, shape: Shape, draft_ratio: float | None, exclude: froz
     sources a leave-one-source-out run leaves out (their chain-length sweeps do not set the decay either)."""
     if r.shape == "measured" or r.alpha_chain is None:
         return float(r.tau or 1.0)
+    if r.pos_accept and r.workload in COPY_HEAVY_WORKLOADS and r.method in COPY_METHODS and not shape.is_tree:
+        # copy-heavy work accepts in bursts (long runs on copied spans, misses at the edits): the two-state burst
+        # fitted to the row's own per-position acceptance, not one geometric alpha (tools/model/copy_heavy.py)
+        return burst_from_positions(r.pos_accept).tau(shape.num_draft_tokens)
     a = row_alpha(r, exclude)
     if draft_ratio and r.method in DRAFT_SIZE_METHODS and r.draft_params_b and r.verifier_params_b:
         slope, _ = draft_ratio_slope()
@@ -243,6 +251,14 @@ def row_taus(rows: list[PriorRow], target: RowTarget, factor: float, assumptions
         tau = _row_tau(r, target.shape, target.draft_ratio, exclude)
         tau *= rho ** (t_q - min(r.temperature, 1.0)) * (tau_factors[i] if tau_factors else 1.0)
         taus.append(max(1.0, 1.0 + (tau - 1.0) * factor * (row_factors[i] if row_factors else 1.0)))
+    bursts = [r for r in rows if r.pos_accept and r.workload in COPY_HEAVY_WORKLOADS and r.method in COPY_METHODS]
+    if bursts and not target.shape.is_tree:
+        fits = ", ".join(f"{r.published_row}: f_copy {b.f_copy:.2f}, run continues {b.c_run:.2f}"
+                         for r in bursts for b in [burst_from_positions(r.pos_accept)])
+        n = target.shape.num_draft_tokens
+        assumptions.append(f"copy-heavy work accepts in bursts: tau at N={n} = 1 + f_copy x "
+                           f"E[run | copy], fitted to each row's printed per-position acceptance ({fits}), not one "
+                           "geometric alpha")
     if any(r.temperature != t_q for r in rows):
         assumptions.append(f"temperature: tau x {rho:.3f}^(T - T_row) with T capped at 1 "
                            f"(median sampled/greedy ratio of {n_pairs} same-setup {family} pairs)")
