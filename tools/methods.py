@@ -90,6 +90,16 @@ class MethodRecord:
             inside sentences).
         engine_preference: the engines the planner tries for it, best first, when the user names none (the
             engines that run it, ordered by how well: tools/data/engine_support.csv; vLLM first where it loads it).
+        gguf_converted: llama.cpp loads its published drafters after conversion to GGUF (engine_support.csv
+            llamacpp rows), so a llama.cpp deployment may take a head published for another runtime.
+        batch_scheduled: engines schedule its chain draft length by batch size (vLLM/SGLang/TensorRT-LLM draft
+            length per batch, skill/planner/schedule.py); trees and copy caps are left alone.
+        blocking_flags: compatibility flags that rule the method out wherever they are raised at warn or fail
+            (each flag's own definition says so: skill/planner/flags.py).
+        speculators_type: ``speculators --speculator-type`` accepts it (tools/training/schema.py), so the
+            speculators training recipe emits it by name.
+        speculators_model_type: the ``speculators_model_type`` a speculators-format head config of this method
+            states (github:vllm-project/speculators configs), where that config names the method itself.
         planner_reason: why the planner keeps a model-free method as a candidate (it has no head or draft to
             name).
     """
@@ -124,6 +134,11 @@ class MethodRecord:
     answer_label: str = ""
     engine_preference: tuple[str, ...] = ()
     planner_reason: str = ""
+    gguf_converted: bool = False
+    batch_scheduled: bool = False
+    blocking_flags: tuple[str, ...] = ()
+    speculators_type: bool = False
+    speculators_model_type: str | None = None
 
     def engine_key(self, engine: str) -> str | None:
         """The key ``engine`` takes for this method in its configuration (None: the engine has none)."""
@@ -181,6 +196,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                  "transformers); assumed for the EAGLE papers' SpS baseline"),
                  engine_keys=(("vllm", ("draft_model",)), ("sglang", ("STANDALONE",)), ("trtllm", ("DraftTarget",)),
                               ("llamacpp", ("draft-simple",))),
+                 batch_scheduled=True,
                  answer_label="Draft model", engine_preference=("vllm", "sglang", "trtllm", "transformers")),
     MethodRecord("eagle", "EAGLE-1", "head", "head_repo", "static_tree", head_kind="eagle", max_sweep_draft_len=8,
                  chain_decay="always", autoregressive_head=True,
@@ -188,6 +204,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  paper_tree=(5, 4, 26, "EAGLE-1 static tree mc_sim_7b_63 (github:SafeAILab/EAGLE@08dc06c "
                                        "eagle/model/choices.py)"),
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",))),
+                 batch_scheduled=True, speculators_model_type="eagle",
                  answer_label="EAGLE", engine_preference=("vllm", "sglang", "trtllm")),
     # HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's dynamic tree (Zhang et al.
     # 2024, arXiv 2408.15766, sec. 4).
@@ -207,6 +224,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                         "the paper)"),
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
                               ("llamacpp", ("draft-eagle3",))),
+                 gguf_converted=True, batch_scheduled=True, speculators_type=True, speculators_model_type="eagle3",
                  answer_label="EAGLE-3", engine_preference=("vllm", "sglang", "trtllm")),
     # Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
     # arXiv 2401.10774, sec. 2.3).
@@ -215,11 +233,13 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  paper_tree=(4, 10, 64, "Medusa tree mc_sim_7b_63: 63 nodes + root, depth 4, top-10 "
                                         "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
                  engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",))),
+                 speculators_model_type="medusa",
                  answer_label="Medusa", engine_preference=("vllm", "trtllm")),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
                  max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
                  engine_keys=(("vllm", ("mtp",)), ("sglang", ("NEXTN", "EAGLE")), ("trtllm", ("MTP",)),
                               ("llamacpp", ("draft-mtp",))),
+                 batch_scheduled=True, speculators_type=True, blocking_flags=("mtp_not_available",),
                  answer_label="MTP", engine_preference=("vllm", "sglang", "trtllm")),
     MethodRecord("lookahead", "lookahead", "model_free", "nothing", "pool", measured_tau=True,
                  engine_keys=(("trtllm", ("Lookahead",)),),
@@ -239,6 +259,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  engine_keys=(("vllm", ("ngram",)), ("sglang", ("NGRAM",)), ("trtllm", ("NGram",)),
                               ("llamacpp", ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod",
                                             "ngram-cache"))),
+                 batch_scheduled=True, blocking_flags=("low_overlap_ngram",),
                  answer_label="N-gram (prompt lookup)", engine_preference=("vllm", "sglang", "trtllm", "transformers"),
                  planner_reason=("copies continuations of n-grams already in the context; no extra weights")),
     # Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt; REST (the only
@@ -261,6 +282,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                   "SGLang --speculative-num-draft-tokens 16)"),
                  engine_keys=(("vllm", ("dflash",)), ("sglang", ("DFLASH",)), ("trtllm", ("DFlash",)),
                               ("llamacpp", ("draft-dflash",))),
+                 gguf_converted=True, speculators_type=True, speculators_model_type="dflash",
                  answer_label="DFlash (block-diffusion drafter)", engine_preference=("vllm", "sglang", "trtllm")),
     # DSpark (DeepSeek, DeepSpec; vLLM PR #46995): a DFlash-style block backbone drafts every position in one
     # forward, a low-rank Markov head then samples the block left to right (intra-block dependency) and a
@@ -281,6 +303,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
     MethodRecord("peagle", "P-EAGLE", "head", "drafter_repo", "chain", head_kind="peagle", parallel_draft=True,
                  start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4,
                  engine_keys=(("vllm", ("eagle3",)),),
+                 speculators_type=True,
                  answer_label="P-EAGLE (parallel-drafting EAGLE-3)", engine_preference=("vllm",)),
     # vLLM runs PARD as a draft model with parallel_drafting (>= 0.16.0, PR #32887).
     MethodRecord("pard", "PARD", "draft", "draft_lm", "chain", parallel_draft=True, start_draft_len=12,
