@@ -100,6 +100,9 @@ class MethodRecord:
             speculators training recipe emits it by name.
         speculators_model_type: the ``speculators_model_type`` a speculators-format head config of this method
             states (github:vllm-project/speculators configs), where that config names the method itself.
+        native_format: the checkpoint format its authors' own heads ship in (heads.csv ``format``: SafeAILab's
+            EAGLE layout also for EAGLE-3 and P-EAGLE heads, FasterDecoding's Medusa, z-lab's DFlash, AMD's PARD,
+            MTP layers inside the verifier); None when it has no heads of its own.
         planner_reason: why the planner keeps a model-free method as a candidate (it has no head or draft to
             name).
     """
@@ -139,6 +142,7 @@ class MethodRecord:
     blocking_flags: tuple[str, ...] = ()
     speculators_type: bool = False
     speculators_model_type: str | None = None
+    native_format: str | None = None
 
     def engine_key(self, engine: str) -> str | None:
         """The key ``engine`` takes for this method in its configuration (None: the engine has none)."""
@@ -205,6 +209,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                        "eagle/model/choices.py)"),
                  engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",))),
                  batch_scheduled=True, speculators_model_type="eagle",
+                 native_format="eagle",
                  answer_label="EAGLE", engine_preference=("vllm", "sglang", "trtllm")),
     # HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's dynamic tree (Zhang et al.
     # 2024, arXiv 2408.15766, sec. 4).
@@ -225,6 +230,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
                               ("llamacpp", ("draft-eagle3",))),
                  gguf_converted=True, batch_scheduled=True, speculators_type=True, speculators_model_type="eagle3",
+                 native_format="eagle",
                  answer_label="EAGLE-3", engine_preference=("vllm", "sglang", "trtllm")),
     # Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
     # arXiv 2401.10774, sec. 2.3).
@@ -234,12 +240,14 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                         "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
                  engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",))),
                  speculators_model_type="medusa",
+                 native_format="medusa",
                  answer_label="Medusa", engine_preference=("vllm", "trtllm")),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
                  max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
                  engine_keys=(("vllm", ("mtp",)), ("sglang", ("NEXTN", "EAGLE")), ("trtllm", ("MTP",)),
                               ("llamacpp", ("draft-mtp",))),
                  batch_scheduled=True, speculators_type=True, blocking_flags=("mtp_not_available",),
+                 native_format="mtp",
                  answer_label="MTP", engine_preference=("vllm", "sglang", "trtllm")),
     MethodRecord("lookahead", "lookahead", "model_free", "nothing", "pool", measured_tau=True,
                  engine_keys=(("trtllm", ("Lookahead",)),),
@@ -283,6 +291,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  engine_keys=(("vllm", ("dflash",)), ("sglang", ("DFLASH",)), ("trtllm", ("DFlash",)),
                               ("llamacpp", ("draft-dflash",))),
                  gguf_converted=True, speculators_type=True, speculators_model_type="dflash",
+                 native_format="dflash",
                  answer_label="DFlash (block-diffusion drafter)", engine_preference=("vllm", "sglang", "trtllm")),
     # DSpark (DeepSeek, DeepSpec; vLLM PR #46995): a DFlash-style block backbone drafts every position in one
     # forward, a low-rank Markov head then samples the block left to right (intra-block dependency) and a
@@ -304,12 +313,14 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4,
                  engine_keys=(("vllm", ("eagle3",)),),
                  speculators_type=True,
+                 native_format="eagle",
                  answer_label="P-EAGLE (parallel-drafting EAGLE-3)", engine_preference=("vllm",)),
     # vLLM runs PARD as a draft model with parallel_drafting (>= 0.16.0, PR #32887).
     MethodRecord("pard", "PARD", "draft", "draft_lm", "chain", parallel_draft=True, start_draft_len=12,
                  max_sweep_draft_len=12,
                  paper_chain=(12, "vLLM parallel_draft_model doc example num_speculative_tokens=12 (assumed for the "
                                   "PARD rows)"), engine_keys=(("vllm", ("draft_model",)), ("trtllm", ("PARD",))),
+                 native_format="pard",
                  answer_label="PARD (parallel draft model)", engine_preference=("vllm", "trtllm")),
 )
 # EAGLE-3.1 (arXiv 2605.09992) is not a method of its own: its heads load through the EAGLE-3 keys of every
