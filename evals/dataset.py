@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from specpick.evals.coverage import COVERAGE_IDS
+from specpick.evals.coverage_ids import COVERAGE_IDS
 from specpick.evals.flag_triggers import untriggered
 from specpick.evals.provenance import check_ref
 from specpick.skill.schema import FlagId, PlannerInputs, Trigger
@@ -285,7 +285,7 @@ class Case(_Strict):
     hidden: HiddenFacts = Field(default_factory=HiddenFacts)
     expected: ExpectedAnswer
     agent: AgentExpect = Field(default_factory=AgentExpect)
-    covers: list[str] = Field(default_factory=list, description="coverage ids (evals/coverage.py)")
+    covers: list[str] = Field(default_factory=list, description="coverage ids (evals/coverage_ids.py)")
     sources: list[str] = Field(min_length=1, description="where the expectation comes from, in words")
     ground_truth: list[str] = Field(min_length=1, description="public https URLs or tools/data row ids "
                                                               "('engine_measurements.csv:VLLM-16937') the "
@@ -300,7 +300,7 @@ class Case(_Strict):
     def _known_coverage(cls, v: list[str]) -> list[str]:
         unknown = [c for c in v if c not in COVERAGE_IDS]
         if unknown:
-            raise ValueError(f"unknown coverage id(s) {unknown}; see evals/coverage.py")
+            raise ValueError(f"unknown coverage id(s) {unknown}; see evals/coverage_ids.py")
         return v
 
     @model_validator(mode="after")

@@ -7,7 +7,8 @@ Claude to use them and the evals check them. JSON output is
 
 from __future__ import annotations
 
-from specpick.skill.schema import SECTION_HEADINGS, Recommendation
+from specpick.skill.schema import Recommendation
+from specpick.tools.answer import SECTION_HEADINGS
 from specpick.tools.calibration.evidence import measured_line
 from specpick.tools.vocab import ENGINE_LABEL
 

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 
 from specpick.skill.surfaces.cli import main
 from specpick.tools.catalog import overlay as ov
+from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.commands.catalog import (
     HEAD_PUBLISHER_SEARCHES, HEAD_PUBLISHERS, HEAD_SEARCHES, MODEL_PUBLISHERS, CatalogInput, catalog_status,
@@ -95,16 +96,15 @@ def hf_home(tmp_path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HF_HOME", str(home))
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv(ov.DISABLE_ENV, raising=False)
-    get_catalog.cache_clear()
+    knowledge().reload()  # start from, and leave, a catalog read under this test's HF_HOME
     yield home
-    get_catalog.cache_clear()
+    knowledge().reload()
 
 
 @pytest.fixture
 def updated(fakehub, hub_settings, hf_home):
     sha = populate(fakehub)
     overlay = update_overlay(CatalogInput(action="update"), settings=hub_settings)
-    get_catalog.cache_clear()
     return overlay, sha
 
 
@@ -154,6 +154,25 @@ def test_overlay_rows_flow_into_the_catalog_labelled(updated) -> None:
     assert all(h.fact_source == "catalog" for h in cat.heads_for("meta-llama/Llama-3.1-8B-Instruct"))
     assert resolve_model_spec("GLM-Mini-9B").source == "overlay"
     assert resolve_model_spec("google/gemma-2-9b-it").source == "catalog"
+
+
+def test_a_long_running_process_answers_from_the_overlay_it_just_wrote(fakehub, hf_home, monkeypatch) -> None:
+    """What `specpick mcp` and `chat` do: one process answers, runs `catalog update` through the same tool registry,
+    and answers again; nothing but the update itself refreshes the catalog."""
+    from specpick.skill.surfaces.registry import BY_NAME
+
+    populate(fakehub)
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", fakehub.url)
+    model_info, heads = BY_NAME["model_info"], BY_NAME["list_heads"]
+    # Before: the model is answered by the automatic Hub look-up, not the catalog; the head list has no new head.
+    assert model_info.run({"model": "zai-org/GLM-Mini-9B"}, caller="tool").spec.fact_source != "overlay"
+    assert "RedHatAI/gemma-2-9b-it-speculator.eagle3" not in str(heads.run({"filter": "gemma-2-9b"}, caller="tool"))
+    status = BY_NAME["catalog"].run({"action": "update"}, caller="tool")
+    assert status.new_models == 1
+    assert model_info.run({"model": "zai-org/GLM-Mini-9B"}, caller="tool").spec.fact_source == "overlay"
+    assert "RedHatAI/gemma-2-9b-it-speculator.eagle3" in str(heads.run({"filter": "gemma-2-9b"}, caller="tool"))
 
 
 def test_recommend_uses_the_overlay_head(updated, capsys) -> None:
@@ -295,7 +314,7 @@ def test_unreadable_overlay_is_ignored_and_reported(hf_home, content, capsys) ->
 
 def test_overlay_can_be_switched_off(updated, monkeypatch, capsys) -> None:
     monkeypatch.setenv(ov.DISABLE_ENV, "off")
-    get_catalog.cache_clear()
+    knowledge().reload()  # the switch is read when the catalog is built
     assert get_catalog().find_model("zai-org/GLM-Mini-9B") is None
     assert main(["catalog", "status"]) == 0
     assert "overlay: ignored" in capsys.readouterr().out

@@ -6,7 +6,6 @@ line on stderr with the documented exit code, never a traceback.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 
@@ -131,7 +130,7 @@ def test_registry_entry_resolves(tool) -> None:
     assert inspect.isclass(model) and issubclass(model, BaseModel)
     func = tool.load_func()
     params = list(inspect.signature(func).parameters.values())
-    assert len(params) == 1, f"{tool.target} takes one input model"
+    assert len(params) == 1, f"{tool.name} takes one input model"
     render = tool.load_render()
     assert render is None or callable(render)
     # The schema Claude and MCP clients get must build without our CLI hints in it.
@@ -147,7 +146,7 @@ def test_registry_names_and_verbs_are_unique() -> None:
 
 @pytest.mark.parametrize("verb", list(COMMANDS))
 def test_command_modules_have_add_arguments_and_run(verb: str) -> None:
-    module = importlib.import_module(COMMANDS[verb][0])
+    module = COMMANDS[verb][0]()
     assert callable(module.add_arguments) and callable(module.run)
 
 

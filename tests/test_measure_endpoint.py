@@ -28,21 +28,20 @@ from tests.support.vllm_server import (  # noqa: F401 - session fixtures
     vllm_spec_server,
 )
 from tests.test_measure_local import REPETITIVE
+from tests.test_measure_run import saved_answer
 
 pytestmark = pytest.mark.vllm
 K = NGRAM_SPEC_CONFIG["num_speculative_tokens"]
 
-RECOMMENDATION = {
-    "strategy": "ngram",
-    "num_draft_tokens": K,
-    "expected_speedup": {"value": 2.0, "low": 1.4, "high": 3.0, "alpha": 0.6, "tau": 3.0, "batch": 1},
-    "fallback": [
-        {"trigger": {"metric": "alpha", "op": "<", "value": 0.6}, "condition": "alpha < 0.6", "action": "drop N to 3"},
-        {"trigger": {"metric": "speedup", "op": "<", "value": 1.0}, "condition": "speedup < 1", "action": "turn off"},
-        {"trigger": {"metric": "tau", "op": ">=", "value": 1.0}, "condition": "tau >= 1", "action": "keep N"},
-    ],
-    "inputs": {"workload": "summarization", "concurrency": 1},
-}
+# A real `recommend --json` answer (tests/test_measure_run.py saved_answer) with this server's draft length, the
+# predicted figures and the fallback plan measured against here.
+RECOMMENDATION = saved_answer(concurrency=1, alpha=0.6, tau=3.0, low=1.4, high=3.0)
+RECOMMENDATION["num_draft_tokens"] = K
+RECOMMENDATION["fallback"] = [
+    {"trigger": {"metric": "alpha", "op": "<", "value": 0.6}, "condition": "alpha < 0.6", "action": "drop N to 3"},
+    {"trigger": {"metric": "speedup", "op": "<", "value": 1.0}, "condition": "speedup < 1", "action": "turn off"},
+    {"trigger": {"metric": "tau", "op": ">=", "value": 1.0}, "condition": "tau >= 1", "action": "keep N"},
+]
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +50,10 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path / "prompts.jsonl").write_text("".join(json.dumps({"prompt": p}) + "\n" for p in REPETITIVE))
     (path / "rec.json").write_text(json.dumps(RECOMMENDATION))
     return path
+
+
+# The report is measured with --plot-dir (matplotlib): its tests need the measure extra as well as the vLLM venv.
+NEEDS_PLOTS = pytest.mark.requires_extra("measure")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,7 @@ def report(vllm_spec_server: VllmServer, vllm_base_server: VllmServer, work: Pat
     return rep
 
 
+@NEEDS_PLOTS
 def test_counters_moved_and_give_valid_figures(report: MeasureReport) -> None:
     assert (report.engine, report.model) == ("vllm", SERVED_NAME)
     acc = report.acceptance
@@ -89,6 +93,7 @@ def test_counters_moved_and_give_valid_figures(report: MeasureReport) -> None:
     assert sum(r.acceptance.num_accepted_tokens or 0 for r in report.results if r.acceptance) == acc.num_accepted_tokens
 
 
+@NEEDS_PLOTS
 def test_per_request_metrics_agree_with_counters(report: MeasureReport) -> None:
     """vLLM's per-request figures, summed, equal the counter deltas: nothing else ran in between."""
     for res in report.results:
@@ -102,6 +107,7 @@ def test_per_request_metrics_agree_with_counters(report: MeasureReport) -> None:
         assert per.per_position == pytest.approx(cnt.per_position)
 
 
+@NEEDS_PLOTS
 def test_speculation_figures_hold_what_the_engine_guarantees(report: MeasureReport) -> None:
     """What vLLM guarantees whatever the machine's load; the speed itself is reported, not asserted.
 
@@ -128,6 +134,7 @@ def test_speculation_figures_hold_what_the_engine_guarantees(report: MeasureRepo
     assert all(r.outputs_identical is not None for r in report.results)
 
 
+@NEEDS_PLOTS
 def test_expect_comparison_and_fallback(report: MeasureReport) -> None:
     cmp, acc = report.comparison, report.acceptance
     assert cmp is not None and acc is not None and acc.alpha is not None
@@ -140,6 +147,7 @@ def test_expect_comparison_and_fallback(report: MeasureReport) -> None:
                      "tau >= 1": True}
 
 
+@NEEDS_PLOTS
 def test_plots_written(report: MeasureReport) -> None:
     names = sorted(Path(p).name for p in report.plots)
     assert names == ["acceptance_per_position.png", "speedup_vs_concurrency.png"]

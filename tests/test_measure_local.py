@@ -17,7 +17,7 @@ from specpick.tools.measure.report import MeasureReport
 from specpick.tools.measure.run import MeasureInput, run_measure
 from tests.support.vllm_server import o200k_ranks, smollm_dir, smollm_gguf  # noqa: F401 - session fixtures
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.requires_extra("measure")]
 
 # Prompts SmolLM2-135M answers by copying long spans of its input: the case prompt lookup is for.
 REPETITIVE = [

@@ -25,7 +25,10 @@ from specpick.tools.errors import (
     ServiceError,
     UnavailableError,
 )
-from specpick.tools.measure.compare import Expectation, compare, load_expectation
+from specpick.skill.planner.plan import plan
+from specpick.skill.schema import PlannerInputs
+from specpick.tools.answer import TRIGGER_METRICS
+from specpick.tools.measure.compare import MEASURED_METRICS, Expectation, compare, load_expectation
 from specpick.tools.measure.ngram_sim import NgramParams, simulate
 from specpick.tools.measure.run import MeasureInput, measure_input, run_measure
 
@@ -210,40 +213,24 @@ def test_transformers_drafter_cuts_at_eos() -> None:
 
 # --- --expect ------------------------------------------------------------------------------------------------
 
-RECOMMENDATION = {
-    "strategy": "ngram",
-    "strategy_label": "n-gram / prompt lookup",
-    "num_draft_tokens": 4,
-    "engine": "vllm",
-    "expected_speedup": {
-        "value": 2.0,
-        "low": 1.5,
-        "high": 2.6,
-        "alpha": 0.7,
-        "tau": 3.2,
-        "batch": 2,
-        "acceptance_source": "prior",
-        "cost_ratio": 0.0,
-        "cycle_cost": 1.1,
-    },
-    "fallback": [
-        {
-            "trigger": {"metric": "alpha", "op": "<", "value": 0.6},
-            "condition": "alpha < 0.6",
-            "action": "drop N to 3",
-            "next_num_draft_tokens": 3,
-        },
-        {
-            "trigger": {"metric": "speedup", "op": "<", "value": 1.0},
-            "condition": "speedup < 1",
-            "action": "turn speculation off",
-            "next_strategy": "none",
-        },
+def saved_answer(concurrency: int = 2, **figures: float) -> dict:
+    """A real `specpick recommend --json` answer (n-gram on a summarization deployment), with the predicted figures
+    and fallback plan these tests measure against."""
+    rec = plan(PlannerInputs(verifier="llama-3.1-8b", workload="summarization", concurrency=concurrency, method="ngram",
+                             engine="vllm")).model_dump(mode="json")
+    rec["num_draft_tokens"] = 4
+    rec["expected_speedup"].update({"value": 2.0, "low": 1.5, "high": 2.6, "alpha": 0.7, "tau": 3.2, **figures})
+    rec["fallback"] = [
+        {"trigger": {"metric": "alpha", "op": "<", "value": 0.6}, "condition": "alpha < 0.6",
+         "action": "drop N to 3", "next_num_draft_tokens": 3},
+        {"trigger": {"metric": "speedup", "op": "<", "value": 1.0}, "condition": "speedup < 1",
+         "action": "turn speculation off", "next_strategy": "none"},
         {"trigger": None, "condition": "", "action": "pin the engine version"},
-    ],
-    "inputs": {"verifier": "x", "workload": "summarization", "concurrency": 2},
-    "measurement_plan": {"ignored": True},
-}
+    ]
+    return rec
+
+
+RECOMMENDATION = saved_answer()
 
 
 def test_compare_fires_the_matching_fallback() -> None:
@@ -256,11 +243,17 @@ def test_compare_fires_the_matching_fallback() -> None:
     assert cmp.summary == "below prediction; fallback: alpha < 0.6 -> drop N to 3"
 
 
-def test_compare_tolerates_a_trigger_metric_it_does_not_measure() -> None:
-    rec = {**RECOMMENDATION, "fallback": [{"trigger": {"metric": "gpu_util", "op": ">", "value": 0.9}, "action": "x"}]}
-    (step,) = compare(Expectation.model_validate(rec), {"alpha": 0.7}).fallback
-    assert not step.fired and step.measured is None
-    assert step.condition == "gpu_util > 0.9 (a metric this tool does not measure)"
+def test_every_trigger_metric_of_the_contract_is_measured() -> None:
+    # A fallback step on a metric the tool cannot measure would never fire: the contract and the tool must agree.
+    assert set(TRIGGER_METRICS) <= set(MEASURED_METRICS)
+
+
+def test_a_saved_answer_from_the_contract_loads_and_extra_fields_are_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps({**RECOMMENDATION, "a_field_a_later_release_adds": 1}))
+    exp = load_expectation(path)
+    assert (exp.strategy, exp.num_draft_tokens, exp.inputs.workload, exp.inputs.concurrency) == (
+        "ngram", 4, "summarization", 2)
 
 
 def test_compare_without_speedup_is_not_a_failure() -> None:
@@ -275,13 +268,10 @@ def test_compare_without_speedup_is_not_a_failure() -> None:
     [
         (None, NotFoundError, "does not exist"),
         ("not json", InputError, "is not JSON"),
-        ('{"strategy": "ngram"}', InputError, "expected_speedup: Field required"),
-        (
-            '{"strategy": "ngram", "expected_speedup": {"value": 2}, "fallback": [{"trigger": {"metric": "alpha", '
-            '"op": "=<", "value": 1}, "action": "x"}]}',
-            InputError,
-            "fallback.0.trigger.op",
-        ),
+        ('{"strategy": "ngram"}', InputError, "strategy_label: Field required"),
+        (json.dumps({**RECOMMENDATION, "fallback": [{"trigger": {"metric": "alpha", "op": "=<", "value": 1},
+                                                     "condition": "", "action": "x"}]}),
+         InputError, "fallback.0.trigger.op"),
     ],
 )
 def test_bad_expect_file(tmp_path: Path, content: str | None, error: type, fragment: str) -> None:

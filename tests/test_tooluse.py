@@ -96,9 +96,13 @@ def test_large_results_are_truncated_with_a_note(monkeypatch):
 
 
 def test_a_real_registry_tool_runs_and_rejects_bad_input():
-    ok = tooluse.execute("vram_fit", {"verifier": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100-SXM", "gpus": 2})
+    args = {"verifier": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100-SXM", "gpus": 2}
+    ok = tooluse.execute("vram_fit", args)
     assert not ok.is_error, ok.content
-    assert json.loads(ok.content)["fits"] in (True, False)
+    # The tool result is the function's own answer, serialised (nothing dropped or reworded on the way to the model).
+    from specpick.tools.commands.vram import VramInput, vram_fit
+
+    assert json.loads(ok.content) == vram_fit(VramInput(**args)).model_dump(mode="json")
     bad = tooluse.execute("vram_fit", {"verifier": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100-SXM",
                                        "gpus": "two"})
     assert bad.is_error and "argument 'gpus'" in bad.content

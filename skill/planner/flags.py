@@ -158,6 +158,7 @@ def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         out.append(_f("acceptance_drifts", "info", "published acceptance is not always reproduced by current "
                       "engine versions: pin the version and measure tau", "vllm#26191"))
     out += _derived_verifier_flags(ctx, chosen)
+    out += _head_fitness_flags(ctx, chosen)
     if ctx.verifier.gated == "yes" or (chosen.draft is not None and chosen.draft.gated == "yes"):
         out.append(_f("gated_model", "info", "a model here is gated on the Hub: accept its licence and set "
                       "HF_TOKEN on the serving host", "catalog (gated column)"))
@@ -177,6 +178,28 @@ def _derived_verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         return []
     return [_f("verifier_modified", "warn", f"{fit.detail}. Expected effect: {fit.effect}. Action: {fit.action}",
                "tools/data/training_evidence.csv " + ", ".join(fit.evidence))]
+
+
+# Head-fitness findings recommend raises beside the derived-verifier and quantized-verifier flags (which it words
+# itself): the trained context length and a newer head, each with its cited effect and action.
+_FITNESS_FLAG = {"context": "head_context_exceeded", "superseded": "head_superseded"}
+
+
+def _head_fitness_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
+    """The published head against this deployment: context past its trained length, a newer head published."""
+    from specpick.tools.training.fitness import head_fitness
+
+    head = chosen.head
+    if head is None or chosen.needs_training:
+        return []
+    # A head whose trained length is not published is compared with 8K, said so in the flag (train-plan's rule).
+    rows = head_fitness(head=head.head_repo_id, base=ctx.verifier.repo_id, verifier=ctx.verifier.repo_id,
+                        change="none", adapters=None, quantization=None, rotated=False,
+                        context_p90=ctx.context_tokens,
+                        trained_context=head.trained_context_tokens, thinking=None, system_prompt=None,
+                        superseded_by=head.superseded_by)
+    return [_f(_FITNESS_FLAG[r.check], "warn", f"{r.detail}. Expected effect: {r.effect}. Action: {r.action}",
+               "tools/data/training_evidence.csv " + ", ".join(r.evidence)) for r in rows if r.check in _FITNESS_FLAG]
 
 
 def tokenizer_flags(chosen: Candidate) -> list[Flag]:

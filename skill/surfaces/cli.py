@@ -6,6 +6,9 @@ generated from their pydantic input models; the other verbs (``chat``, ``ask``,
 ``add_arguments`` / ``run`` pair in ``COMMANDS``. Only the invoked verb's
 modules are imported, so ``specpick --help`` stays instant.
 
+This module composes every verb, ``eval`` included, so it is the top layer: it sits above ``evals/`` (which
+drives the surfaces below it), and nothing else in ``skill/surfaces`` imports it (``tests/test_layers.py``).
+
 Errors: a ``PickerError`` prints ``error: <one line>`` on stderr and exits with
 its code (see ``specpick exit-codes``); Ctrl-C exits 130; anything else is a
 bug, reported with exit code 1.
@@ -14,10 +17,10 @@ bug, reported with exit code 1.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
+from types import ModuleType
 from typing import Any, Callable, NoReturn, Sequence
 
 from specpick.skill.surfaces.registry import BY_CLI, TOOLS, ToolSpec
@@ -26,14 +29,44 @@ from specpick.tools.sanitize import clean, clean_line, json_for_terminal
 
 PROG = "specpick"
 
-# verb -> (module with add_arguments(parser) and run(args) -> int, one-line summary)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "chat": ("specpick.skill.surfaces.chat", "talk it through with Claude (or a guided interview without a key)"),
-    "ask": ("specpick.skill.surfaces.chat", "one-shot question to Claude for scripts and harnesses (--json)"),
-    "mcp": ("specpick.skill.surfaces.mcp", "serve the tools over MCP (stdio)"),
-    "eval": ("specpick.evals.cli", "grade recommendations against the eval cases"),
-    "measure": ("specpick.skill.surfaces.measure_cli", "measure acceptance and speedup on a live engine or a local model"),
-    "tune": ("specpick.skill.surfaces.tune_cli", "sweep draft length x concurrency on your prompts; emit the schedule"),
+def _chat() -> ModuleType:
+    from specpick.skill.surfaces import chat
+
+    return chat
+
+
+def _mcp() -> ModuleType:
+    from specpick.skill.surfaces import mcp
+
+    return mcp
+
+
+def _eval() -> ModuleType:
+    from specpick.evals import cli
+
+    return cli
+
+
+def _measure() -> ModuleType:
+    from specpick.skill.surfaces import measure_cli
+
+    return measure_cli
+
+
+def _tune() -> ModuleType:
+    from specpick.skill.surfaces import tune_cli
+
+    return tune_cli
+
+
+# verb -> (imports the module with add_arguments(parser, verb) and run(args, verb) -> int, one-line summary)
+COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
+    "chat": (_chat, "talk it through with Claude (or a guided interview without a key)"),
+    "ask": (_chat, "one-shot question to Claude for scripts and harnesses (--json)"),
+    "mcp": (_mcp, "serve the tools over MCP (stdio)"),
+    "eval": (_eval, "grade recommendations against the eval cases"),
+    "measure": (_measure, "measure acceptance and speedup on a live engine or a local model"),
+    "tune": (_tune, "sweep draft length x concurrency on your prompts; emit the schedule"),
 }
 
 
@@ -109,7 +142,7 @@ def _run_tool(tool: ToolSpec, argv: Sequence[str]) -> int:
 
 
 def _run_command(verb: str, argv: Sequence[str]) -> int:
-    module = importlib.import_module(COMMANDS[verb][0])
+    module = COMMANDS[verb][0]()
     parser = _Parser(prog=f"{PROG} {verb}", description=COMMANDS[verb][1])
     module.add_arguments(parser, verb)
     args = parser.parse_args(argv)

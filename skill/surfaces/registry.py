@@ -1,21 +1,28 @@
 """One registry of tools: the CLI verbs, the Anthropic tool schemas and the MCP tools come from it.
 
-Each entry names a pure function ``func(inp: InputModel) -> ResultModel`` and
-its pydantic input model by import path, so that listing the tools (for
-``specpick --help``) imports nothing heavy; the function's module is imported
-only when the tool runs.
+Each entry has a binder: a function whose ``import`` statements fetch the pure function
+``func(inp: InputModel) -> ResultModel``, its pydantic input model and its renderer. Listing the tools (for
+``specpick --help``) calls no binder and imports nothing heavy; a tool's modules load only when it runs. The
+imports are real statements (not strings), so ``tests/test_layers.py`` sees every dependency.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from specpick.tools.errors import InputError, format_validation_error
 
 if TYPE_CHECKING:  # pydantic loads with the first input model: `specpick --help` lists tools without it
     from pydantic import BaseModel
+
+
+class ToolParts(NamedTuple):
+    """What a binder returns: the pure function, its input model, and its text renderer (None: JSON dump)."""
+
+    func: Callable[[Any], BaseModel]
+    input_model: type[BaseModel]
+    render: Callable[[Any], str] | None
 
 
 @dataclass(frozen=True)
@@ -27,27 +34,23 @@ class ToolSpec:
         cli: CLI verb (``specpick <cli>``).
         summary: one line for ``specpick --help``.
         description: what the tool does and when to call it (goes to the model).
-        target: ``"module:function"`` of the pure function.
-        input_model: ``"module:Class"`` of its pydantic input model.
-        render: ``"module:function"`` turning the result into human text (None: YAML-like dump).
+        bind: imports and returns the tool's parts (function, input model, renderer).
     """
 
     name: str
     cli: str
     summary: str
     description: str
-    target: str
-    input_model: str
-    render: str | None = None
+    bind: Callable[[], ToolParts]
 
     def load_input_model(self) -> type[BaseModel]:
-        return _load(self.input_model)
+        return self.bind().input_model
 
-    def load_func(self) -> Callable[[BaseModel], BaseModel]:
-        return _load(self.target)
+    def load_func(self) -> Callable[[Any], BaseModel]:
+        return self.bind().func
 
     def load_render(self) -> Callable[[Any], str] | None:
-        return _load(self.render) if self.render else None
+        return self.bind().render
 
     def validate(self, arguments: dict[str, Any], *, caller: str = "cli") -> BaseModel:
         """Build the input model, turning pydantic errors into one-line InputErrors.
@@ -87,9 +90,92 @@ class ToolSpec:
         return self.load_func()(self.validate(arguments, caller=caller))
 
 
-def _load(path: str) -> Any:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+# Binders: each imports its tool's modules when the tool runs (start-up stays free of pydantic models).
+def _recommend() -> ToolParts:
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.render import to_markdown
+    from specpick.skill.schema import PlannerInputs
+
+    return ToolParts(plan, PlannerInputs, to_markdown)
+
+
+def _speedup() -> ToolParts:
+    from specpick.tools.commands import speedup
+
+    return ToolParts(speedup.estimate_speedup, speedup.SpeedupInput, speedup.render_text)
+
+
+def _vram() -> ToolParts:
+    from specpick.tools.commands import vram
+
+    return ToolParts(vram.vram_fit, vram.VramInput, vram.render_text)
+
+
+def _params() -> ToolParts:
+    from specpick.tools.commands import params
+
+    return ToolParts(params.params_tool, params.ParamsInput, params.render_text)
+
+
+def _tokenizers() -> ToolParts:
+    from specpick.tools.commands import tokenizers
+
+    return ToolParts(tokenizers.tokenizers_tool, tokenizers.TokenizersInput, tokenizers.render_text)
+
+
+def _head_check() -> ToolParts:
+    from specpick.tools.commands import head_check
+
+    return ToolParts(head_check.head_check_tool, head_check.HeadCheckInput, head_check.render_text)
+
+
+def _engine_config() -> ToolParts:
+    from specpick.tools.checks.engine_config import EngineConfigInput
+    from specpick.tools.commands import engine_config
+
+    return ToolParts(engine_config.engine_config_tool, EngineConfigInput, engine_config.render_text)
+
+
+def _model_info() -> ToolParts:
+    from specpick.tools.commands import lookup
+
+    return ToolParts(lookup.model_info, lookup.ModelInfoInput, lookup.render_model_info)
+
+
+def _list_models() -> ToolParts:
+    from specpick.tools.commands import lookup
+
+    return ToolParts(lookup.list_models, lookup.ListInput, lookup.render_models)
+
+
+def _list_gpus() -> ToolParts:
+    from specpick.tools.commands import lookup
+
+    return ToolParts(lookup.list_gpus, lookup.ListInput, lookup.render_gpus)
+
+
+def _list_heads() -> ToolParts:
+    from specpick.tools.commands import lookup
+
+    return ToolParts(lookup.list_heads, lookup.ListInput, lookup.render_heads)
+
+
+def _train_plan() -> ToolParts:
+    from specpick.tools.commands import train_plan
+
+    return ToolParts(train_plan.train_plan_tool, train_plan.TrainPlanInput, train_plan.render_text)
+
+
+def _calibrate() -> ToolParts:
+    from specpick.tools.commands import calibrate
+
+    return ToolParts(calibrate.calibrate_tool, calibrate.CalibrateInput, calibrate.render_text)
+
+
+def _catalog() -> ToolParts:
+    from specpick.tools.commands import catalog
+
+    return ToolParts(catalog.catalog_tool, catalog.CatalogInput, catalog.render_text)
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -103,9 +189,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "acceptance assumption, compatibility checks, fallback plan, measurement plan and the exact engine "
             "configuration. Deterministic; uses the embedded catalog (and the Hub with live=true)."
         ),
-        target="specpick.skill.planner.plan:plan",
-        input_model="specpick.skill.schema:PlannerInputs",
-        render="specpick.skill.render:to_markdown",
+        bind=_recommend,
     ),
     ToolSpec(
         name="speedup",
@@ -117,9 +201,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "alpha or tau is given. Returns speedup, tau, alpha, cost ratio, best draft length and the "
             "concurrency above which speculation stops paying."
         ),
-        target="specpick.tools.commands.speedup:estimate_speedup",
-        input_model="specpick.tools.commands.speedup:SpeedupInput",
-        render="specpick.tools.commands.speedup:render_text",
+        bind=_speedup,
     ),
     ToolSpec(
         name="vram_fit",
@@ -131,18 +213,14 @@ TOOLS: tuple[ToolSpec, ...] = (
             "engine's memory reservation and tensor parallelism. Returns fits, headroom and the largest "
             "concurrency x context that fits."
         ),
-        target="specpick.tools.commands.vram:vram_fit",
-        input_model="specpick.tools.commands.vram:VramInput",
-        render="specpick.tools.commands.vram:render_text",
+        bind=_vram,
     ),
     ToolSpec(
         name="param_count",
         cli="params",
         summary="parameter count from architecture (dense, MoE total vs active, tied embeddings)",
         description="Count a model's parameters from its architecture: total, active per token (MoE), embedding.",
-        target="specpick.tools.commands.params:params_tool",
-        input_model="specpick.tools.commands.params:ParamsInput",
-        render="specpick.tools.commands.params:render_text",
+        bind=_params,
     ),
     ToolSpec(
         name="compare_tokenizers",
@@ -153,9 +231,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "tokens, config vocab_size padded differently), same_vocab_different_specials, or different (with "
             "how many ids agree). Uses the catalog offline; reads the Hub's tokenizer files when live."
         ),
-        target="specpick.tools.commands.tokenizers:tokenizers_tool",
-        input_model="specpick.tools.commands.tokenizers:TokenizersInput",
-        render="specpick.tools.commands.tokenizers:render_text",
+        bind=_tokenizers,
     ),
     ToolSpec(
         name="head_check",
@@ -166,9 +242,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "(speculators_config.verifier, EAGLE fields, hidden sizes, num_nextn_predict_layers) and compares it "
             "with the verifier's. Falls back to the catalog of published heads offline."
         ),
-        target="specpick.tools.commands.head_check:head_check_tool",
-        input_model="specpick.tools.commands.head_check:HeadCheckInput",
-        render="specpick.tools.commands.head_check:render_text",
+        bind=_head_check,
     ),
     ToolSpec(
         name="train_plan",
@@ -182,9 +256,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "economics gate from the speedup cost model. Returns cited reasons, expected tau and speedup ranges, "
             "data size, GPU-hours and runnable SpecForge / speculators / Model Optimizer commands."
         ),
-        target="specpick.tools.commands.train_plan:train_plan_tool",
-        input_model="specpick.tools.commands.train_plan:TrainPlanInput",
-        render="specpick.tools.commands.train_plan:render_text",
+        bind=_train_plan,
     ),
     ToolSpec(
         name="engine_config",
@@ -196,54 +268,42 @@ TOOLS: tuple[ToolSpec, ...] = (
             "transformers generate kwargs, for the engine release given. all_engines=true spells the same "
             "setting (N, tree, per-batch schedule, disable threshold) for every engine."
         ),
-        target="specpick.tools.commands.engine_config:engine_config_tool",
-        input_model="specpick.tools.checks.engine_config:EngineConfigInput",
-        render="specpick.tools.commands.engine_config:render_text",
+        bind=_engine_config,
     ),
     ToolSpec(
         name="model_info",
         cli="model",
         summary="architecture facts of one model (catalog, or Hub with --live)",
         description="Look up a model's architecture, parameter count, tokenizer family and published heads.",
-        target="specpick.tools.commands.lookup:model_info",
-        input_model="specpick.tools.commands.lookup:ModelInfoInput",
-        render="specpick.tools.commands.lookup:render_model_info",
+        bind=_model_info,
     ),
     ToolSpec(
         name="list_models",
         cli="models",
         summary="list catalog models",
         description="List the embedded catalog's models (optionally filtered by a substring).",
-        target="specpick.tools.commands.lookup:list_models",
-        input_model="specpick.tools.commands.lookup:ListInput",
-        render="specpick.tools.commands.lookup:render_models",
+        bind=_list_models,
     ),
     ToolSpec(
         name="list_gpus",
         cli="gpus",
         summary="list catalog GPUs",
         description="List the catalog's GPUs with memory, bandwidth and TFLOPS (optionally filtered).",
-        target="specpick.tools.commands.lookup:list_gpus",
-        input_model="specpick.tools.commands.lookup:ListInput",
-        render="specpick.tools.commands.lookup:render_gpus",
+        bind=_list_gpus,
     ),
     ToolSpec(
         name="list_heads",
         cli="heads",
         summary="list published speculative heads (EAGLE, EAGLE-3, Medusa, MTP, MLPSpeculator)",
         description="List published speculative heads and the verifier each was trained for (filter by verifier).",
-        target="specpick.tools.commands.lookup:list_heads",
-        input_model="specpick.tools.commands.lookup:ListInput",
-        render="specpick.tools.commands.lookup:render_heads",
+        bind=_list_heads,
     ),
     ToolSpec(
         name="calibrate",
         cli="calibrate",
         summary="check the speedup model against published measurements (median error, bias)",
         description="Run the speedup model over published measurements; report median absolute % error and bias.",
-        target="specpick.tools.commands.calibrate:calibrate_tool",
-        input_model="specpick.tools.commands.calibrate:CalibrateInput",
-        render="specpick.tools.commands.calibrate:render_text",
+        bind=_calibrate,
     ),
     ToolSpec(
         name="catalog",
@@ -255,9 +315,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Hugging Face Hub (by publisher and speculator search terms, bounded), read their config.json and "
             "safetensors headers, link each head to its verifier, and write the overlay every tool then uses."
         ),
-        target="specpick.tools.commands.catalog:catalog_tool",
-        input_model="specpick.tools.commands.catalog:CatalogInput",
-        render="specpick.tools.commands.catalog:render_text",
+        bind=_catalog,
     ),
 )
 

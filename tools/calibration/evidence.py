@@ -10,32 +10,16 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from pydantic import BaseModel, Field
-
+from specpick.tools.answer import MeasuredSpeedup
 from specpick.tools.calibration.engine_rows import engine_measurements_text, engine_row
 from specpick.tools.calibration.engine_specs import resolve_engine_verifier, verifier_name
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.published import read_cells
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.catalog.tables import normalize_name
 from specpick.tools.vocab import ENGINE_LABEL
 
 MAX_SHOWN = 5
-
-
-class MeasuredSpeedup(BaseModel):
-    """One engine row measured on the verifier with the method, as its source states it."""
-
-    row_id: str = Field(description="the row's id in tools/data/engine_measurements.csv ({source_id}/{n})")
-    speedup: float = Field(description="measured speedup over plain decoding")
-    engine: str
-    engine_version: str
-    hardware: str = Field(description="hardware cell as the source states it")
-    batch: str = Field(description="batch / concurrency cell as the source states it")
-    concurrency: int | None = Field(None, description="the batch / concurrency the row was measured at, when stated")
-    config: str = Field(description="draft shape cell as the source states it")
-    draft: str = Field(description="the head or draft model the row measured")
-    tau: float | None = Field(None, description="measured mean accepted tokens per verify step, when stated")
-    source: str
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +33,7 @@ def _cell_key(cell: str) -> str:
     return normalize_name(verifier_name(cell))
 
 
-@lru_cache(maxsize=256)
+@knowledge_cache("evidence.cell_repo")  # resolved in the catalog: a reload forgets it
 def _cell_repo(cell: str) -> str | None:
     spec, _ = resolve_engine_verifier(cell)
     return spec.repo_id if spec is not None else None

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from functools import cache
 
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.published import PublishedRow
@@ -105,7 +105,7 @@ def _h800() -> GpuSpec:
                                    "NVLink cut to 400 GB/s (public export-variant listings)"})
 
 
-@cache
+@knowledge_cache("calibration.model_by_key")  # a catalog model: a reload forgets it
 def model_by_key(key: str) -> ModelSpec:
     return STAND_INS[key] if key in STAND_INS else get_catalog().model(key)
 

@@ -17,15 +17,23 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from specpick.tools.catalog.overlay_location import DISABLE_ENV, overlay_disabled, overlay_path  # noqa: F401 (re-export)
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 
-if TYPE_CHECKING:  # tables imports this module lazily; no import cycle at run time
-    from specpick.tools.catalog.tables import Catalog
+
+
+class Catalog(Protocol):
+    """What merging needs of ``tables.Catalog`` (named by shape: tables imports this module, not the reverse)."""
+
+    models: list[ModelSpec]
+    heads: list[HeadSpec]
+
+    def add_rows(self, models: list[ModelSpec], heads: list[HeadSpec]) -> None: ...
+
 
 OVERLAY_FORMAT = 1
 # A refresh bounded by the update's total cap (2,000 repos) stays far below this; anything larger is not ours.

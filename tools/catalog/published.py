@@ -21,6 +21,7 @@ from importlib import resources
 
 from pydantic import BaseModel
 
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.row_ids import SEPARATOR, source_ordinal_ids
 
 # Paper method name -> (our Method, variant): tools/data/method_aliases.csv, table "published". Variants keep
@@ -231,7 +232,7 @@ def read_2026_cells() -> list[dict[str, str]]:
     return read_cells(text)
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("published.rows")
 def load_published() -> tuple[PublishedRow, ...]:
     """All published rows, parsed (cached)."""
     text = resources.files("specpick.tools").joinpath("data", "published_measurements.csv").read_text("utf-8")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import csv
 import difflib
 import re
-from functools import lru_cache
 from importlib import resources
 
 from specpick.tools.errors import NotFoundError, close_matches_hint
+from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.catalog.overlay_location import overlay_present
 from specpick.tools.catalog.specs import DraftPairing, EngineSupport, GpuSpec, HeadSpec, ModelSpec, version_key
 
@@ -230,9 +230,14 @@ class Catalog:
                 self._model_index.setdefault(normalize_name(key), m)
 
 
-@lru_cache(maxsize=1)
 def get_catalog() -> Catalog:
-    """The process-wide catalog (parsed once, about 10 ms), with the user's Hub overlay merged when present."""
+    """The process's catalog (parsed once, about 10 ms), with the user's Hub overlay merged when present; kept on
+    ``knowledge()``, so ``knowledge().reload()`` (``specpick catalog update``) makes the next call read both again."""
+    return knowledge().shared("catalog", build_catalog)
+
+
+def build_catalog() -> Catalog:
+    """The embedded catalog with the user's Hub overlay merged (a fresh object each call)."""
     catalog = Catalog()
     # Most installs have no overlay file: only then is the module that validates and merges it worth importing.
     if overlay_present():

@@ -11,10 +11,11 @@ The emitters quote and serialise anyway (``shlex.quote``, ``yaml.safe_dump``, ``
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from specpick.tools.answer import EngineConfig, EngineTranslation  # noqa: F401  (re-export: declared in the contract)
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.hub.repo_ids import validate_repo_id
@@ -160,30 +161,3 @@ class EngineConfigInput(BaseModel):
                 ranges.append((last + 1, off - 1, ranges[-1][2]))
             ranges.append((off, self.max_batch_size, 0))
         return ranges
-
-
-class EngineConfig(BaseModel):
-    """Exact runtime configuration for one engine."""
-
-    engine: Engine
-    engine_version: str = Field(description="engine version the option names were read from")
-    format: Literal["cli-json", "cli-flags", "yaml", "python-kwargs", "none"]
-    config: str = Field(description="the option text itself: JSON, flags, YAML or kwargs")
-    launch_command: str
-    argv: list[str] = Field(default_factory=list, description="the launch command as the argument vector the "
-                                                              "shell passes on (empty for Python kwargs)")
-    notes: list[str] = Field(default_factory=list)
-    translations: list["EngineTranslation"] = Field(
-        default_factory=list, description="the same setting for the other engines (empty unless asked for)")
-
-
-class EngineTranslation(BaseModel):
-    """The same speculative setting on another engine, or why that engine cannot run it."""
-
-    engine: Engine
-    runs: bool
-    reason: str = Field("", description="why not, when the engine cannot run the setting")
-    config: EngineConfig | None = None
-
-
-EngineConfig.model_rebuild()

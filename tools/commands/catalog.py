@@ -21,6 +21,7 @@ from typing import Any, Callable, Literal, NoReturn
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specpick.tools.catalog import overlay as ov
+from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.validation import EngineVersion
 from specpick.tools.vocab import Engine
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
@@ -322,6 +323,7 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
         ov.write_overlay(overlay)
     except OSError as exc:
         _keep_refresh(overlay, exc)
+    knowledge().reload()  # this process (a long-running mcp or chat) answers from the new rows from now on
     return overlay
 
 

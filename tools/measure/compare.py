@@ -1,13 +1,14 @@
 """``--expect FILE``: compare measured figures with a saved recommendation and apply its fallback plan.
 
-The file is the ``specpick recommend --json`` output (``skill/schema.py``
-``Recommendation``). This module reads only the fields it needs and ignores
-the rest, so it keeps working as the schema grows:
+The file is the ``specpick recommend --json`` output, read with the answer contract itself (``tools/answer.py``
+``Answer``: the recommendation without the planner's input checks, which a saved answer has passed already). Fields
+added to the contract later carry defaults and unknown fields are ignored, so a file saved by an earlier release
+still loads. The comparison uses:
 
 * ``strategy``, ``num_draft_tokens``
 * ``expected_speedup.{value, low, high, alpha, tau, batch}``
 * ``fallback[].{trigger.{metric, op, value}, condition, action, next_strategy, next_num_draft_tokens}``
-* ``inputs.{workload, concurrency}`` (optional: default workload / concurrency for the run)
+* ``inputs.{workload, concurrency}`` (default workload / concurrency for the run)
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import operator
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from specpick.tools.answer import Answer, FallbackStep
 from specpick.tools.errors import InputError, NotFoundError, format_validation_error
 
 # Measured alpha / tau within this fraction of the prediction count as "as predicted".
@@ -27,53 +29,13 @@ from specpick.tools.errors import InputError, NotFoundError, format_validation_e
 REL_TOLERANCE = 0.10
 MAX_EXPECT_BYTES = 4 * 2**20
 
-# Trigger metrics this tool measures (skill/schema.py Trigger.metric). A recommendation naming another metric
-# still loads: its step is listed as not evaluated, so the schema can grow without breaking --expect.
+# Trigger metrics (tools/answer.py TriggerMetric) this tool measures. A step on a metric outside this list is
+# listed as not evaluated (tests/test_measure_run.py checks every contract metric is in it).
 MEASURED_METRICS = ("alpha", "tau", "speedup", "concurrency", "tpot_ms_p50", "ttft_ms_p50", "throughput_ratio")
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
-
-class _Tolerant(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class ExpectedTrigger(_Tolerant):
-    metric: str
-    op: Literal["<", "<=", ">", ">="]
-    value: float
-
-
-class ExpectedStep(_Tolerant):
-    trigger: ExpectedTrigger | None = None
-    condition: str = ""
-    action: str
-    next_strategy: str | None = None
-    next_num_draft_tokens: int | None = None
-
-
-class ExpectedSpeedup(_Tolerant):
-    value: float
-    low: float | None = None
-    high: float | None = None
-    alpha: float | None = None
-    tau: float | None = None
-    batch: int | None = None
-
-
-class ExpectedInputs(_Tolerant):
-    verifier: str | None = None
-    workload: str | None = None
-    concurrency: int | None = None
-
-
-class Expectation(_Tolerant):
-    """The fields of a ``Recommendation`` that measurement is checked against."""
-
-    strategy: str
-    num_draft_tokens: int | None = None
-    expected_speedup: ExpectedSpeedup
-    fallback: list[ExpectedStep] = Field(default_factory=list)
-    inputs: ExpectedInputs | None = None
+# What ``--expect`` holds: a saved answer (the name the measure modules use for it).
+Expectation = Answer
 
 
 def load_expectation(path: Path) -> Expectation:
@@ -158,7 +120,7 @@ def _check(
     return Check(metric=metric, expected=expected, measured=measured, low=lo, high=hi, verdict=verdict, note=note)
 
 
-def _fallback(step: ExpectedStep, measured: dict[str, float | None]) -> FallbackResult:
+def _fallback(step: FallbackStep, measured: dict[str, float | None]) -> FallbackResult:
     res = FallbackResult(
         condition=step.condition,
         action=step.action,

@@ -22,11 +22,12 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from importlib import resources
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.errors import PickerError
 from specpick.tools.methods import methods_where
 from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tree_tau
@@ -101,7 +102,7 @@ def _i(v: str) -> int | None:
     return int(float(v)) if v.strip() else None
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("priors.rows")
 def load_prior_rows() -> tuple[PriorRow, ...]:
     text = resources.files("specpick.tools").joinpath("data", "acceptance_priors.csv").read_text("utf-8")
     out = []
@@ -144,7 +145,7 @@ def family_key(family: str) -> str:
     return family.split(" (")[0].strip().lower()
 
 
-@cache
+@knowledge_cache("priors.row_family")  # reads the catalog: a reload forgets it
 def row_family(verifier_model: str) -> str:
     """The catalog family of a prior row's verifier cell ('' when the catalog does not know the model)."""
     from specpick.tools.catalog.tables import get_catalog  # lazy: only MTP priors need it

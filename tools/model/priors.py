@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.errors import InputError
 from specpick.tools.methods import REGISTRY, is_method, method_record
@@ -218,7 +218,7 @@ MIN_ENGINE_SOURCES = 2  # engine sources needed to override the papers' rows of 
 REFERENCE_CHAIN = 3  # shape at which engine and paper acceptance are compared (the engines' common default)
 
 
-@lru_cache(maxsize=256)
+@knowledge_cache("priors.engine_discount")  # row decays read the catalog's families
 def engine_discount(method: str, exclude: frozenset[str] = frozenset()) -> tuple[float, int]:
     """(engine (tau-1) / paper (tau-1) of ``method``, capped at 1, and the engine rows it rests on), both at a chain
     of 3 on chat, from the rows outside ``exclude`` (a leave-one-source-out run must not learn it from the left-out
@@ -425,7 +425,7 @@ def _family_rows(rows: list[PriorRow], method: str, verifier_family: str, assump
     return rows
 
 
-@lru_cache(maxsize=512)
+@knowledge_cache("priors.rows_for")  # row decays read the catalog's families
 def _rows_for(method: str, variant: str, exclude_sources: frozenset[str], workload: str, harness_class: str | None,
               engine: str | None, verifier_family: str = ""
               ) -> tuple[list[PriorRow], str, float, tuple[float, ...], tuple[str, ...]]:

@@ -9,9 +9,9 @@ parties' rows up by it. Who ran a row: ``tools/catalog/authorship.py``.
 from __future__ import annotations
 
 import statistics
-from functools import lru_cache
 
 from specpick.tools.catalog.authorship import by_authors
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.published import measurement_sources
 from specpick.tools.model.prior_rows import PriorRow, RowTarget, load_prior_rows, row_shape, row_taus, source_median
 from specpick.tools.vocab import EAGLE_METHODS, Runner
@@ -34,7 +34,7 @@ def _runner_group(method: str) -> str:
     return "eagle" if method in EAGLE_METHODS else method
 
 
-@lru_cache(maxsize=64)
+@knowledge_cache("priors.runner_comparisons")  # MTP rows' decays read the catalog's families
 def _runner_comparisons(exclude: frozenset[str]) -> tuple[dict[str, tuple[float, ...]], frozenset[str]]:
     """(per third-party source, its rows' tau-1 over the authors' for the same method, variant and workload;
     the method groups those comparisons cover), from the papers'-harness rows outside ``exclude``."""

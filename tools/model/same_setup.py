@@ -31,6 +31,7 @@ from __future__ import annotations
 import statistics
 from functools import lru_cache
 
+from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, \
     measurement_sources
@@ -60,8 +61,11 @@ def _paper_rows() -> tuple[PublishedRow, ...]:
                  and not r.speedup_is_range and not r.acceptance_is_range)
 
 
-def _rows(exclude: frozenset[str]) -> list[PublishedRow]:
-    return [r for r in _paper_rows() if not measurement_sources(r.row_id, r.source_id) & exclude]
+def _rows(exclude: frozenset[str]) -> tuple[PublishedRow, ...]:
+    """The pair rows of the view leaving ``exclude`` out (kept on that view: a reload or another view rebuilds)."""
+    view = knowledge().without(exclude)
+    return view.derived("same_setup.rows", lambda: tuple(
+        r for r in _paper_rows() if view.keeps(measurement_sources(r.row_id, r.source_id))))
 
 
 def _median_over_sources(by_source: dict[str, list[float]]) -> tuple[float, tuple[str, ...]]:

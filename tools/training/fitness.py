@@ -83,7 +83,7 @@ def head_fitness(*, head: str | None, base: str, verifier: str, change: str, ada
         limit = trained_context or 8192
         if context_p90 > limit:
             known = f"trained at {trained_context}" if trained_context else "trained length unknown (8K assumed)"
-            rows.append(Fitness("context", f"p90 context {context_p90} > head {known}",
+            rows.append(Fitness("context", f"context {context_p90} tokens > head {known}",
                                 "EAGLE-3 fell from 2.30 at 2K to 1.69 at 8K and ~1.09 from 16K; a draft sliding "
                                 "window held 1.52-1.63 (F17)", "a draft sliding window, suffix decoding for input-"
                                 "copying work (F21), or retrain at your length (F20)", cite("F17", "F21", "F20")))

@@ -158,7 +158,7 @@ def run_tune(inp: TuneInput, progress: ProgressFn | None = None) -> TuneReport:
     if inp.plot_dir is not None:
         from specpick.tools.tune.plot import write_plot
 
-        report.plots = [write_plot(report, inp.plot_dir)]
+        report.plots = [write_plot(report.points, report.method, report.engine, inp.plot_dir)]
     return report
 
 
