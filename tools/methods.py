@@ -159,6 +159,12 @@ class MethodRecord:
         return self.loads in ("head_repo", "verifier_layers", "drafter_repo")
 
     @property
+    def in_verifier_checkpoint(self) -> bool:
+        """Its draft layers ship inside the verifier's own checkpoint (MTP), so the verifier either has them or the
+        method needs a drafter published in a repository of its own."""
+        return self.loads == "verifier_layers"
+
+    @property
     def separate_repo(self) -> bool:
         """Its engine configuration names a second repository (a head, a drafter or a draft model)."""
         return self.loads in ("head_repo", "drafter_repo", "draft_lm")

@@ -123,7 +123,7 @@ def pick_head_engine(ctx: PlanContext, method: str) -> str | None:
     if ctx.engine_explicit or engine is None or method not in HEAD_METHOD_FOR:
         return engine
     wanted = HEAD_METHOD_FOR[method]
-    if method == "mtp" and ctx.verifier.mtp_layers > 0:
+    if method_record(method).in_verifier_checkpoint and ctx.verifier.mtp_layers > 0:
         return engine  # built-in layers: every engine that runs MTP loads them from the verifier's checkpoint
     if published_heads(ctx.verifier.repo_id, wanted, engine):
         return engine
@@ -209,7 +209,7 @@ def _fit_words(ctx: PlanContext) -> str:
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     cat = get_catalog()
     wanted = HEAD_METHOD_FOR[method]
-    if method == "mtp":
+    if method_record(method).in_verifier_checkpoint:
         mtp_heads = published_heads(ctx.verifier.repo_id, "mtp", engine)
         if ctx.verifier.mtp_layers <= 0:
             separate = [h for h in mtp_heads if h.head_repo_id.lower() != ctx.verifier.repo_id.lower()]
