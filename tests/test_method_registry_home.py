@@ -25,7 +25,7 @@ COMPARISONS_ALLOWED: dict[str, tuple[int, str]] = {
     "tools/checks/engine_emitters.py": (4, "a method's own vLLM options (DSpark sampling, draft TP, n-gram, suffix)"),
     "tools/commands/engine_config.py": (3, "flags that exist for one method only (prompt lookup, TRT-LLM EAGLE-3)"),
     "evals/evaluators/configcheck.py": (7, "the grader re-reads one method's own engine options"),
-    "evals/mutants.py": (6, "a mutant swaps the chosen method's key for another method's spelling"),
+    "evals/mutants.py": (5, "a mutant swaps the chosen method's key for another method's spelling; draft pool"),
     # Data rows and config files: the comparison reads what a row or a config.json calls itself.
     "tools/model/prior_rules.py": (3, "rules fitted on one method's published rows (EAGLE-1 chains, MTP blockwise)"),
     "tools/checks/heads.py": (6, "config.json model_type spellings and MTP's in-checkpoint layers"),
