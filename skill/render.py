@@ -44,7 +44,7 @@ def to_markdown(rec: Recommendation) -> str:
     out += ["", f"Configuration ({ENGINE_LABEL[cfg.engine]}, option names as of {cfg.engine_version}):", ""]
     if cfg.config:
         out += [f"```{_FENCE[cfg.format]}", cfg.config.rstrip(), "```", ""]
-    out += ["```bash", cfg.launch_command, "```"]
+    out += ["```bash", *cfg.setup_commands, cfg.launch_command, "```"]
     out += [f"- note: {n}" for n in cfg.notes]
     if cfg.translations:
         out += ["", "The same setting on other engines:"]

@@ -10,6 +10,7 @@ placeholder, with spaces and redirection characters) are quoted.
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import shutil
 import subprocess
@@ -99,8 +100,19 @@ def test_pasted_command_runs_only_the_engine_with_our_argv(engine, method, stub_
     assert sorted(p.name for p in work.iterdir()) == ["argv.bin"]
     if method in SEPARATE_REPO_METHODS and engine == "vllm":
         assert json.loads(received[-1])["model"] == draft  # the JSON survived the shell intact
-    elif method in SEPARATE_REPO_METHODS and engine in ("sglang", "llamacpp"):
+    elif method in SEPARATE_REPO_METHODS and engine == "sglang":
         assert draft in received
+    elif method in SEPARATE_REPO_METHODS and engine == "llamacpp":
+        # llama-server loads GGUF only: a safetensors draft is downloaded and converted first, and the launch
+        # loads the converted file (-md); a placeholder head goes to -md as written, for the user to replace.
+        loaded = received[received.index("-md") + 1]
+        if draft == PLACEHOLDER:
+            assert loaded == draft
+        else:
+            setup = [shlex.split(c) for c in cfg.setup_commands]
+            assert ["hf", "download", draft, "--local-dir", draft.split("/")[1]] in setup
+            assert any("--outfile" in c and c[c.index("--outfile") + 1] == loaded or c[0] == "llama-quantize"
+                       and c[2] == loaded for c in setup)
     if cfg.format == "yaml":
         doc = yaml.safe_load(cfg.config)
         assert list(doc) == ["speculative_config"]

@@ -158,12 +158,13 @@ def test_engine_version_gates_a_method():
 
 
 def test_llamacpp_flags_use_the_current_names():
-    c = cfg(engine="llamacpp", method="draft_model", draft_model="meta-llama/Llama-3.2-1B-Instruct",
-            num_draft_tokens=6)
-    assert c.argv == ["llama-server", "-hf", V, "--spec-type", "draft-simple", "--spec-draft-hf",
-                      "meta-llama/Llama-3.2-1B-Instruct", "--spec-draft-ngl", "all", "--spec-draft-n-max", "6"]
+    # -hf/--spec-draft-hf take GGUF repos (README @00dc805): the GGUF builds the user names are what is loaded.
+    gguf, draft = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", "bartowski/Llama-3.2-1B-Instruct-GGUF:Q8_0"
+    c = cfg(engine="llamacpp", method="draft_model", draft_model=draft, num_draft_tokens=6, gguf_source=gguf)
+    assert c.argv == ["llama-server", "-hf", gguf, "--spec-type", "draft-simple", "--spec-draft-hf",
+                      draft, "--spec-draft-ngl", "all", "--spec-draft-n-max", "6"]
     assert "--draft-max" not in c.argv  # removed in current builds (llama-server README @00dc805)
-    mtp = cfg(engine="llamacpp", method="mtp", num_draft_tokens=2)
+    mtp = cfg(engine="llamacpp", method="mtp", num_draft_tokens=2, gguf_source=gguf)
     assert mtp.argv[3:] == ["--spec-type", "draft-mtp", "--spec-draft-n-max", "2"]
     with pytest.raises(InputError, match="does not run eagle2"):
         cfg(engine="llamacpp", method="eagle2", draft_model=HEAD)

@@ -95,6 +95,8 @@ class EngineConfig(BaseModel):
     argv: list[str] = Field(default_factory=list, description="the launch command as the argument vector the "
                                                               "shell passes on (empty for Python kwargs)")
     notes: list[str] = Field(default_factory=list)
+    setup_commands: list[str] = Field(default_factory=list, description="shell lines to run before the launch "
+                                                                        "(llama.cpp: convert safetensors to GGUF)")
     translations: list["EngineTranslation"] = Field(
         default_factory=list, description="the same setting for the other engines (empty unless asked for)")
 

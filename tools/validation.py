@@ -62,12 +62,13 @@ def _one_line(v: str) -> str:
     return v.strip()
 
 
-_ENGINE_VERSION = re.compile(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?")
+# llama.cpp releases are build tags (b6000, github.com/ggml-org/llama.cpp/releases).
+_ENGINE_VERSION = re.compile(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?|b\d{3,6}")
 
 
 def _engine_version(v: str) -> str:
     if not _ENGINE_VERSION.fullmatch(v):
-        raise ValueError(f"{v[:40]!r} is not a release number such as 0.16.0 or 1.4.0rc1")
+        raise ValueError(f"{v[:40]!r} is not a release number such as 0.16.0, 1.4.0rc1 or a llama.cpp build b6000")
     return v
 
 

@@ -92,8 +92,8 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     inp, s, out = ctx.inp, chosen.strategy, []
     if s in TRAINED_HEAD_METHODS:
         out.append(_f("eagle_needs_internals", "info", "the head reads the verifier's hidden states: it runs "
-                      "inside vLLM, SGLang or TensorRT-LLM, not through plain transformers generate()",
-                      f"{SEED} (always flag)"))
+                      f"inside {_engines_running(s)}, not through plain transformers generate()",
+                      f"{SEED} (always flag); engine_support.csv"))
     if s == "medusa":
         out.append(_f("medusa_data_cost", "warn", "Medusa heads need a supervised fine-tune on the verifier's own "
                       "outputs for your prompts; generating that data is often the largest cost"
@@ -243,8 +243,9 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
     heads = [c for c in candidates if c.strategy in TRAINED_HEAD_METHODS]
     if heads and all(c.rejected_for == "engine" for c in heads):
         out.append(_f("eagle_needs_internals", "warn", f"EAGLE, Medusa and MTP read the verifier's hidden states; "
-                      f"{inp.engine} does not expose them, so those heads are out here: serve with vLLM, SGLang or "
-                      "TensorRT-LLM to use them", f"{SEED} (always flag); engine_support.csv"))
+                      f"{inp.engine} does not expose them, so those heads are out here: serve with "
+                      f"{_engines_running(*{c.strategy for c in heads})} to use them",
+                      f"{SEED} (always flag); engine_support.csv"))
     asked_medusa = inp.method == "medusa" or (ctx.head is not None and ctx.head.method == "medusa")
     medusa = next((c for c in candidates if c.strategy == "medusa"), None)
     if medusa is not None and (asked_medusa and medusa.rejected_for == "engine" or
@@ -267,3 +268,13 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
         out.append(_f("mtp_not_available", "fail", f"{ctx.verifier.repo_id} ships no MTP layers",
                       "models.csv (num_nextn_predict_layers)"))
     return out
+
+
+def _engines_running(*methods: str) -> str:
+    """The engines whose support row runs any of ``methods`` (engine_support.csv), in words."""
+    from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.vocab import ENGINE_LABEL
+
+    names = sorted({ENGINE_LABEL[r.engine] for r in get_catalog().engine_support
+                    if r.method in methods and r.support != "no" and r.engine != "transformers"})
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else (names[0] if names else "no engine")

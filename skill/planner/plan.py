@@ -280,7 +280,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         tensor_parallel=ctx.gpus, **_schedule_fields(disable_at, ranges),
         engine_version=inp.engine_version if ctx.engine_explicit else None,
         draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
-        **_ngram_window(ctx, chosen),
+        **_ngram_window(ctx, chosen), **_llamacpp_fields(ctx, chosen, base_fit),
     )
     # Every recommendation carries the same setting for the other engines (or why they cannot run it).
     engine_config = build_engine_config(cfg_in.model_copy(update={"all_engines": True}))
@@ -308,6 +308,23 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         defaults_used=ctx.defaults_used, alternatives=alts, facts_source=ctx.facts_source,
         sources=sorted({f.source for f in flags}),
     )
+
+
+def _llamacpp_fields(ctx: PlanContext, chosen: Candidate, fit: VramResult) -> dict[str, object]:
+    """How llama-server loads this verifier (the GGUF the user named), its slots and its GPU layers."""
+    if chosen.engine != "llamacpp":
+        return {}
+    from specpick.tools.checks.llamacpp_emit import offload_fields
+    from specpick.tools.hub.gguf_ref import is_gguf_name
+
+    spec = ctx.verifier
+    out: dict[str, object] = {"gguf_source": ctx.inp.verifier if is_gguf_name(ctx.inp.verifier) else None,
+                              "gguf_quant": ctx.dep.verifier.quantization_given,
+                              "parallel_slots": ctx.concurrency}
+    out.update(offload_fields(fit.fits, fit.usable_gib_per_gpu * fit.gpus, fit.verifier_weights_gib * fit.gpus,
+                              (fit.runtime_overhead_gib + fit.kv_gib + fit.draft_weights_gib) * fit.gpus,
+                              spec.num_layers, bool(spec.num_experts)))
+    return out
 
 
 def _pays_text(e) -> str:  # type: ignore[no-untyped-def]

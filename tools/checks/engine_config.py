@@ -11,6 +11,7 @@ from __future__ import annotations
 from specpick.tools.catalog.specs import EngineSupport
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_emitters import EMITTERS, plain_launch, sglang_tree
+from specpick.tools.checks.llamacpp_emit import plain_argv as llamacpp_plain_argv
 from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput, EngineTranslation
 from specpick.tools.errors import InputError
 from specpick.tools.methods import is_method
@@ -70,9 +71,10 @@ def build_engine_config(inp: EngineConfigInput) -> EngineConfig:
 def _one(inp: EngineConfigInput) -> EngineConfig:
     if not is_method(inp.method):  # strategy "none": speculation off
         argv, launch = plain_launch(inp)
+        setup = llamacpp_plain_argv(inp)[1] if inp.engine == "llamacpp" else []
         return EngineConfig(engine=inp.engine, engine_version=_version(inp.engine, inp.engine_version),
                             format="none", config="", launch_command=launch, argv=argv,
-                            notes=["speculative decoding off"])
+                            notes=["speculative decoding off"], setup_commands=setup)
     version, support_notes = _require_support(inp.engine, inp.method, inp.engine_version)
     out = EMITTERS[inp.engine](inp, version)
     return out.model_copy(update={"notes": support_notes + out.notes})

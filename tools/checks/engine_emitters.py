@@ -19,6 +19,7 @@ import yaml
 
 from specpick.tools.catalog.specs import version_key
 from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
+from specpick.tools.checks.llamacpp_emit import llamacpp, plain_argv as llamacpp_plain_argv
 from specpick.tools.errors import InputError
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS
@@ -215,32 +216,6 @@ def trtllm(inp: EngineConfigInput, version: str) -> EngineConfig:
                         launch_command=shell_join(argv), argv=argv, notes=notes)
 
 
-def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
-    notes = ["-hf/-hfd take GGUF repositories (e.g. <org>/<model>-GGUF[:quant]); pass the GGUF repos of the "
-             "verifier and the drafter"]
-    rec = method_record(inp.method)
-    spec_type = rec.engine_names("llamacpp")[0]
-    flags = ["--spec-type", spec_type]
-    # MTP layers ship inside the verifier; so does a drafter named as the verifier itself
-    if inp.draft_model and rec.loads != "verifier_layers" and inp.draft_model != inp.verifier:
-        # -hfd/--spec-draft-hf: the drafter's GGUF repo; the draft runs fully on the GPU (-ngld all).
-        flags += ["--spec-draft-hf", inp.draft_model, "--spec-draft-ngl", "all"]
-    flags += ["--spec-draft-n-max", str(inp.num_draft_tokens)]
-    if spec_type == "ngram-simple":
-        flags += ["--spec-ngram-simple-size-n", str(inp.prompt_lookup_max)]
-    notes.append("flags as of build @00dc805: builds from 2025 spelled the draft length --draft-max/--draft-min")
-    if inp.tree_top_k > 1:
-        notes.append("llama.cpp drafts a chain only: the tree's depth is used as the chain length")
-    if inp.full_schedule() or inp.acceptance_threshold is not None:
-        notes.append("llama.cpp has no per-batch draft length or disable threshold; --spec-draft-p-min stops a "
-                     "draft early when the drafter is unsure")
-    if inp.tensor_parallel > 1:
-        notes.append("llama.cpp splits layers across GPUs (--split-mode layer), not tensor parallel")
-    argv = ["llama-server", "-hf", inp.verifier, *flags]
-    return EngineConfig(engine="llamacpp", engine_version=version, format="cli-flags", config=shell_join(flags),
-                        launch_command=shell_join(argv), argv=argv, notes=notes)
-
-
 def transformers(inp: EngineConfigInput, version: str) -> EngineConfig:
     notes = ["assisted generation runs batch size 1 only ('assisted generate is only supported for batch_size = 1')"]
     if inp.tree_top_k > 1 or inp.full_schedule():
@@ -266,7 +241,7 @@ def plain_launch(inp: EngineConfigInput) -> tuple[list[str], str]:
         "sglang": ["python3", "-m", "sglang.launch_server", "--model-path", inp.verifier, "--tp",
                    str(inp.tensor_parallel)],
         "trtllm": ["trtllm-serve", inp.verifier, "--tp_size", str(inp.tensor_parallel)],
-        "llamacpp": ["llama-server", "-hf", inp.verifier],
+        "llamacpp": llamacpp_plain_argv(inp)[0],
         "transformers": [],
     }[inp.engine]
     return argv, (shell_join(argv) if argv else "model.generate(**inputs)")

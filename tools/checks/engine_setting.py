@@ -85,6 +85,15 @@ class EngineConfigInput(BaseModel):
     engine_version: EngineVersion | None = Field(None, description="engine release to emit for, e.g. 0.16.0 "
                                                  "(default: the newest build we track)")
     all_engines: bool = Field(False, description="also print the same setting for every other engine")
+    # llama.cpp only (tools/checks/llamacpp_emit.py): how llama-server loads the verifier and where its layers go.
+    gguf_source: str | None = Field(None, description="the .gguf path or GGUF repo[:QUANT] the user named")
+    gguf_quant: str | None = Field(None, description="GGUF file type to convert a safetensors verifier to")
+    gpu_layers: Annotated[int, Field(ge=0, le=1024)] | None = Field(
+        None, description="layers on the GPU when the weights do not fit (-ngl); None: all")
+    n_cpu_moe: Annotated[int, Field(ge=1, le=1024)] | None = Field(
+        None, description="MoE layers whose experts stay in system RAM (--n-cpu-moe)")
+    parallel_slots: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = Field(
+        None, description="llama-server --parallel (one slot per concurrent user)")
 
     @field_validator("num_draft_tokens", "tree_top_k", "tensor_parallel", "prompt_lookup_min", "prompt_lookup_max")
     @classmethod
@@ -98,12 +107,34 @@ class EngineConfigInput(BaseModel):
     @field_validator("verifier")
     @classmethod
     def _verifier_id(cls, v: str) -> str:
+        from specpick.tools.hub.gguf_ref import is_gguf_name
+
+        if is_gguf_name(v) and "\n" not in v:  # the resolver maps a GGUF build to its base model
+            return cls._gguf_source(v) or v
         return resolve_repo_id(v, "--verifier")
 
     @field_validator("draft_model")
     @classmethod
     def _draft_id(cls, v: str | None) -> str | None:
+        from specpick.tools.hub.gguf_ref import is_gguf_name
+
+        if v is not None and is_gguf_name(v) and "\n" not in v:  # a GGUF draft for llama.cpp (-md / -hfd)
+            return cls._gguf_source(v)
         return None if v is None else resolve_repo_id(v, "--draft-model")
+
+    @field_validator("gguf_source")
+    @classmethod
+    def _gguf_source(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        if len(v) > 4096 or any(ord(c) < 32 for c in v):
+            raise ValueError("the GGUF path or repo must be one line of at most 4096 characters")
+        if not v.lower().endswith(".gguf"):
+            try:
+                validate_repo_id(v.split(":", 1)[0])
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
+        return v
 
     @field_validator("batch_schedule")
     @classmethod

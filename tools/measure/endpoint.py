@@ -1,11 +1,12 @@
-"""Load generation against an OpenAI-compatible server (vLLM, SGLang), with streaming timings.
+"""Load generation against an OpenAI-compatible server (vLLM, SGLang, llama-server), with streaming timings.
 
 Each request streams (``stream: true`` with ``stream_options.include_usage``)
 so the client sees when the first token arrives (TTFT) and when the last one
 does; the final usage chunk gives the completion token count, so time per
 output token is ``(t_last - t_first) / (completion_tokens - 1)`` whatever the
 engine packs into one chunk. vLLM adds per-request speculative figures to
-that chunk when started with ``--per-request-spec-decode-metrics``; they are
+that chunk when started with ``--per-request-spec-decode-metrics``; llama-server
+puts a ``timings`` object there with ``draft_n`` / ``draft_n_accepted``; both are
 kept when present.
 
 Requests run closed-loop on ``concurrency`` threads (a thread pool rather than
@@ -52,11 +53,21 @@ class RequestSpec(BaseModel):
     acceptance_histogram: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1025)
 
 
+class LlamaTimings(BaseModel):
+    """llama-server's per-response speculative counts: the ``timings`` object of its last stream chunk
+    (tools/server/README.md @00dc805: "timings: Hash of timing information about the completion"; llama-server
+    adds ``draft_n`` and ``draft_n_accepted`` when a draft ran)."""
+
+    draft_n: int = Field(ge=0, le=10_000_000)
+    draft_n_accepted: int = Field(ge=0, le=10_000_000)
+
+
 class RequestRecord(Timing):
     """Timings of one streamed request, with vLLM's per-request speculative figures when it sends them."""
 
     prompt_tokens: int | None = None
     spec: RequestSpec | None = None
+    llama: LlamaTimings | None = None  # llama-server's per-response draft counts
 
 
 MAX_URL_CHARS = 2048
@@ -209,6 +220,17 @@ def _parse_spec(chunk: dict[str, Any]) -> RequestSpec | None:
         return None  # an engine version with other fields: the counters still give the figures
 
 
+def _parse_llama_timings(chunk: dict[str, Any]) -> LlamaTimings | None:
+    timings = chunk.get("timings")
+    if not isinstance(timings, dict) or "draft_n" not in timings:
+        return None  # no draft ran (or not llama-server)
+    try:
+        return LlamaTimings.model_validate(timings, strict=True)
+    except ValueError as exc:
+        raise RemoteDataError(f"llama-server timings are not token counts: draft_n={timings.get('draft_n')!r}, "
+                              f"draft_n_accepted={timings.get('draft_n_accepted')!r}") from exc
+
+
 def stream_request(
     client: Any, root: str, model: str, item: PromptItem, api: Api, max_tokens: int, temperature: float
 ) -> RequestRecord:
@@ -231,6 +253,7 @@ def stream_request(
     last: float | None = None
     usage: dict[str, Any] | None = None
     spec: RequestSpec | None = None
+    llama: LlamaTimings | None = None
     pieces: list[str] = []
     try:
         with client.stream("POST", root + path, json=body) as resp:
@@ -266,6 +289,7 @@ def stream_request(
                 if chunk.get("usage"):
                     usage = chunk["usage"]
                 spec = _parse_spec(chunk) or spec
+                llama = _parse_llama_timings(chunk) or llama
     except httpx2.TimeoutException as exc:
         raise _timeout_error(root, f"{item.origin} in time") from exc
     except httpx2.TransportError as exc:
@@ -283,6 +307,7 @@ def stream_request(
         tokens=tokens,
         prompt_tokens=prompt_tokens,
         spec=spec,
+        llama=llama,
         text="".join(pieces),
     )
 

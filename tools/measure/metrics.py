@@ -156,7 +156,8 @@ def spec_snapshot(samples: list[Sample], model: str | None = None) -> SpecSnapsh
 class Acceptance(BaseModel):
     """Acceptance figures over one measured interval, with where they came from."""
 
-    source: Literal["vllm-counters", "vllm-per-request", "sglang-gauges", "transformers", "ngram-simulation"]
+    source: Literal["vllm-counters", "vllm-per-request", "sglang-gauges", "transformers", "ngram-simulation",
+                    "llamacpp-timings"]
     alpha: float | None = Field(None, description="accepted / drafted tokens")
     tau: float | None = Field(None, description="mean accepted length per draft, bonus token included")
     per_position: list[float] = Field(default_factory=list, description="P(position i accepted) per draft")
@@ -273,6 +274,36 @@ def acceptance_from_counts(
         num_drafts=round(drafts),
         num_draft_tokens=round(draft_tokens),
         num_accepted_tokens=round(accepted),
+    )
+
+
+def acceptance_from_llama_timings(pairs: list[tuple[int, int]], num_draft_tokens: int | None) -> Acceptance:
+    """alpha (and tau, given N) from llama-server's per-response (draft_n, draft_n_accepted) pairs.
+
+    The responses do not count drafts (verify steps), so tau takes every draft as N tokens long: drafts =
+    draft_n / N, tau = 1 + accepted / drafts. That holds while --spec-draft-p-min stays at its default 0
+    (README @00dc805) and overstates tau when drafts stop early; without N, tau is left out.
+
+    Raises:
+        RemoteDataError: more accepted than drafted in a response.
+    """
+    drafted = sum(d for d, _ in pairs)
+    accepted = sum(a for _, a in pairs)
+    for d, a in pairs:
+        if a > d:
+            raise RemoteDataError(f"llama-server reports draft_n_accepted = {a} > draft_n = {d} in one response: "
+                                  "more accepted than drafted is impossible; check the server build and rerun")
+    if drafted == 0:
+        return Acceptance(source="llamacpp-timings", num_draft_tokens=0, num_accepted_tokens=0,
+                          note="no drafts were proposed, so alpha and tau are undefined")
+    drafts = drafted / num_draft_tokens if num_draft_tokens else None
+    return Acceptance(
+        source="llamacpp-timings", alpha=accepted / drafted,
+        tau=1.0 + accepted / drafts if drafts else None,
+        num_drafts=round(drafts) if drafts else None, num_draft_tokens=drafted, num_accepted_tokens=accepted,
+        note="summed from llama-server's per-response timings (draft_n, draft_n_accepted)"
+             + (f"; tau takes every draft as N={num_draft_tokens} tokens (drafts are not counted)"
+                if num_draft_tokens else "; tau needs the draft length: pass --num-draft-tokens"),
     )
 
 

@@ -19,12 +19,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from specpick.tools.errors import InputError, ServiceError, format_validation_error
+from specpick.tools.errors import InputError, RemoteDataError, ServiceError, format_validation_error
 from specpick.tools.measure import compare as cmp
 from specpick.tools.measure import endpoint as ep
 from specpick.tools.measure.classes import RequestFigures, class_of, copy_overlap, split_by_class
 from specpick.tools.measure.metrics import (
-    Acceptance, SpecSnapshot, acceptance_from_counts, check_accepted_within_output, spec_delta, spec_snapshot,
+    Acceptance, SpecSnapshot, acceptance_from_counts, acceptance_from_llama_timings, check_accepted_within_output,
+    spec_delta, spec_snapshot,
 )
 from specpick.tools.sanitize import redact
 from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
@@ -174,17 +175,39 @@ def request_figures(item: PromptItem, spec: ep.RequestRecord, base: ep.RequestRe
         per_pos = [sum(hist[j] for j in range(i + 1, len(hist))) for i in range(max(0, len(hist) - 1))]
         drafts, draft_tokens = spec.spec.num_spec_steps, spec.spec.num_draft_tokens
         accepted = spec.spec.num_accepted_draft_tokens
+    elif spec.llama is not None:  # llama-server: draft tokens and accepted ones, no draft count
+        draft_tokens, accepted = spec.llama.draft_n, spec.llama.draft_n_accepted
     return RequestFigures(origin=item.origin, prompt_class=name, classified_by=how, copy_overlap=overlap,
                           spec_decode_ms=spec.decode_ms, spec_tokens=spec.tokens,
                           base_decode_ms=base.decode_ms if base else None, base_tokens=base.tokens if base else None,
                           drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, accepted_per_position=per_pos)
 
 
+def _expected_n(inp: MeasureInput) -> int | None:
+    return cmp.load_expectation(inp.expect).num_draft_tokens if inp.expect else None
+
+
+def _llama_probe(client: object, root: str, model: str, inp: MeasureInput) -> bool:
+    """True when one short request comes back with llama-server's draft counts (timings.draft_n)."""
+    probe = PromptItem(prompt="Count from one to twenty.", origin="probe")
+    try:
+        return ep.stream_request(client, root, model, probe, inp.api, 32, 0.0).llama is not None
+    except (ServiceError, RemoteDataError):
+        return False  # not a llama-server answering completions: the caller reports the missing metrics
+
+
+def _llama_acceptance(recs: list[ep.RequestRecord], n: int | None,
+                      report: MeasureReport | None = None) -> Acceptance:
+    """Acceptance from llama-server's per-response timings: this batch's, or (with ``report``) every batch's."""
+    pairs = [(r.llama.draft_n, r.llama.draft_n_accepted) for r in recs if r.llama is not None]
+    if report is not None:
+        pairs = [(q.draft_tokens, q.accepted) for res in report.results for q in res.requests]
+    return acceptance_from_llama_timings(pairs, n)
+
+
 def _snapshot(client: object, root: str, model: str) -> SpecSnapshot | None:
     samples = ep.fetch_metrics(client, root)
-    if samples is None:
-        raise ServiceError(f"{root} has no /metrics page: measure needs vLLM or SGLang with Prometheus metrics on")
-    return spec_snapshot(samples, model)
+    return None if samples is None else spec_snapshot(samples, model)  # None: llama-server reports per response
 
 
 class _Ticker:
@@ -235,11 +258,11 @@ def _run_endpoint(
     with ep.make_client(inp.timeout_s, max(concurrencies)) as client:
         model = ep.resolve_served_model(client, root, inp.model)
         first = _snapshot(client, root, model)
-        if first is None:
+        if first is None and not _llama_probe(client, root, model, inp):
             raise ServiceError(
-                f"{root} exposes no speculative-decoding metrics (vllm:spec_decode_*, sglang:spec_accept_*): start it "
-                "with speculation on (vLLM --speculative-config, SGLang --speculative-algorithm) or pass it as "
-                "--baseline-endpoint"
+                f"{root} exposes no speculative-decoding metrics (vllm:spec_decode_*, sglang:spec_accept_*, "
+                "llama-server timings.draft_n): start it with speculation on (vLLM --speculative-config, SGLang "
+                "--speculative-algorithm, llama-server --spec-type) or pass it as --baseline-endpoint"
             )
         base_model = ""
         if base_root:
@@ -251,7 +274,7 @@ def _run_endpoint(
                     f"the baseline {base_root} also reports speculative metrics: is speculation off?"
                 )
         # The report is printed and saved: a password in the URL's userinfo is redacted there (requests keep it).
-        report.engine, report.model = first.engine, model
+        report.engine, report.model = (first.engine if first else "llamacpp"), model
         report.endpoint, report.baseline_endpoint = redact(root), redact(base_root) if base_root else None
         batches = {c: [items[i % len(items)] for i in range(max(len(items), c))] for c in concurrencies}
         ticker = _Ticker(sum(len(b) for b in batches.values()) * (2 if base_root else 1), progress)
@@ -267,7 +290,8 @@ def _run_endpoint(
             before = _snapshot(client, root, model)
             spec, recs = _timed_batch(client, root, model, batch, c, inp, "speculative", ticker)
             after = _snapshot(client, root, model)
-            batch_acceptance = spec_delta(before, after)
+            batch_acceptance = (spec_delta(before, after) if before and after
+                                else _llama_acceptance(recs, inp.num_draft_tokens or _expected_n(inp)))
             check_accepted_within_output(batch_acceptance, sum(r.tokens for r in recs),
                                          f"{redact(root)} at concurrency {c}")
             res = ConcurrencyResult(
@@ -285,12 +309,18 @@ def _run_endpoint(
             res.per_class = split_by_class(res.requests)
             report.results.append(res)
         end_snap = _snapshot(client, root, model)
-    report.acceptance = spec_delta(start_snap, end_snap)
+    if start_snap is None or end_snap is None:  # llama-server: the sum of every batch's responses
+        report.acceptance = _llama_acceptance([], inp.num_draft_tokens or _expected_n(inp), report)
+        report.assumptions.append("llama-server: alpha = sum of draft_n_accepted / sum of draft_n over the "
+                                  "responses' timings (no server-wide counters are read)")
+    else:
+        report.acceptance = spec_delta(start_snap, end_snap)
     report.assumptions += [
-        "alpha = d(accepted)/d(draft tokens), tau = 1 + d(accepted)/d(drafts), per-position = "
-        "d(accepted at i)/d(drafts), from the engine's counters read before and after each batch "
-        "(SGLang: its gauges after the run); the counters are server-wide, so the server should carry no other "
-        "traffic while it is measured",
+        *([] if report.acceptance.source == "llamacpp-timings" else [
+            "alpha = d(accepted)/d(draft tokens), tau = 1 + d(accepted)/d(drafts), per-position = "
+            "d(accepted at i)/d(drafts), from the engine's counters read before and after each batch "
+            "(SGLang: its gauges after the run); the counters are server-wide, so the server should carry no other "
+            "traffic while it is measured"]),
         "closed-loop load: each concurrency keeps C requests in flight over max(C, prompts) requests",
         "the same prompts are sent at every concurrency: an engine with prefix caching serves later prefills "
         "from cache, so TTFT after the first concurrency is optimistic (decode figures are unaffected)",
@@ -303,7 +333,8 @@ def _run_endpoint(
             "tokens in one pass can round differently in bf16/fp16, which flips near-ties; many differences, or "
             "different model settings on the two servers, deserve a look"
         )
-    if first.engine == "vllm" and any(r.acceptance and r.acceptance.num_drafts == 0 for r in report.results):
+    if first is not None and first.engine == "vllm" and any(r.acceptance and r.acceptance.num_drafts == 0
+                                                             for r in report.results):
         report.warnings.append("some batches proposed no drafts: the prompts give n-gram drafting nothing to copy")
 
 
