@@ -35,9 +35,6 @@ VLLM_MTP_ALIASES = frozenset({
 # Recipe models that generate text but are not in the snapshot, and why (a row needs a config.json source).
 NO_CONFIG_SOURCE = "no config.json source read for this snapshot: architecture fields would be invented"
 RECIPE_GAPS: dict[str, str] = {
-    # Its config is public (Kimi Delta Attention, latent MoE), but as a catalog verifier it would admit two engine
-    # rows (VLLM-BLOG-K3-2026) into the engine fit and move the committed calibration: left for a refit.
-    "moonshotai/Kimi-K3": "held back: would move the engine calibration (VLLM-BLOG-K3-2026 rows join the fit)",
     "JetBrains/Mellum2-12B-A2.5B-Instruct": NO_CONFIG_SOURCE,
     "JetBrains/Mellum2-12B-A2.5B-Thinking": NO_CONFIG_SOURCE,
     "LiquidAI/LFM2.5-1.2B-Base": NO_CONFIG_SOURCE,
@@ -50,9 +47,13 @@ RECIPE_GAPS: dict[str, str] = {
     "LiquidAI/LFM2.5-8B-A1B": NO_CONFIG_SOURCE,
     "MiniMaxAI/MiniMax-M2.7": NO_CONFIG_SOURCE,
     "arcee-ai/Trinity-Large-Thinking": NO_CONFIG_SOURCE,
-    "deepseek-ai/DeepSeek-V4-Flash": NO_CONFIG_SOURCE,
-    "deepseek-ai/DeepSeek-V4-Pro": NO_CONFIG_SOURCE,
-    "dots-studio/dots3-note-prev": NO_CONFIG_SOURCE,
+    "deepseek-ai/DeepSeek-V4-Flash": (
+        "config sourced, but its compressed shared-KV attention (CSA/HCA) is not modelled: memory answers "
+        "would be several times too pessimistic"),
+    "deepseek-ai/DeepSeek-V4-Pro": (
+        "config sourced, but its compressed shared-KV attention (CSA/HCA) is not modelled: memory answers "
+        "would be several times too pessimistic"),
+    "dots-studio/dots3-note-prev": "no config source found (the recipe states 288B/17B, hybrid DSA and SWA, MTP only)",
     "google/diffusiongemma-26B-A4B-it": NO_CONFIG_SOURCE,
     "google/translategemma-27b-it": NO_CONFIG_SOURCE,
     "ibm-granite/granite-3.2-2b-instruct": NO_CONFIG_SOURCE,
@@ -60,24 +61,28 @@ RECIPE_GAPS: dict[str, str] = {
     "inclusionAI/Ling-2.6-flash": NO_CONFIG_SOURCE,
     "inclusionAI/Ling-3.0-flash": NO_CONFIG_SOURCE,
     "inclusionAI/Ring-2.6-1T": NO_CONFIG_SOURCE,
-    "internlm/Intern-S2-Preview": NO_CONFIG_SOURCE,
     "meta-llama/Llama-3.2-1B": NO_CONFIG_SOURCE,
-    "meta-models/Muse-Glimmer-30B": NO_CONFIG_SOURCE,
-    "mindlab-research/Macaron-V1-Coding-Venti": NO_CONFIG_SOURCE,
-    "mistralai/Mistral-Small-4-119B-2603": NO_CONFIG_SOURCE,
+    "mistralai/Mistral-Small-4-119B-2603": (
+        "partial sources only (36 MLA layers, kv_lora 256, q_lora 1024, qk 64+64, 128 experts top-4 + 1 "
+        "shared, ctx 262144): hidden size, vocab and expert width not found"),
     "moonshotai/Kimi-Linear-48B-A3B-Instruct": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16": NO_CONFIG_SOURCE,
-    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": NO_CONFIG_SOURCE,
-    "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16": NO_CONFIG_SOURCE,
+    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": (
+        "no config source found (the recipe states 550B/55B hybrid Transformer-Mamba MoE only)"),
     "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16": NO_CONFIG_SOURCE,
     "openbmb/MiniCPM5-1B": NO_CONFIG_SOURCE,
     "pfnet/plamo-2-translate": NO_CONFIG_SOURCE,
     "pfnet/plamo-3-nict-31b-base": NO_CONFIG_SOURCE,
     "poolside/Laguna-M.1": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.5-Flash": NO_CONFIG_SOURCE,
-    "stepfun-ai/Step-3.7-Flash": NO_CONFIG_SOURCE,
-    "thinkingmachines/Inkling-NVFP4": NO_CONFIG_SOURCE,
-    "thinkingmachines/Inkling-Small-NVFP4": NO_CONFIG_SOURCE,
+    "stepfun-ai/Step-3.7-Flash": (
+        "no config source found (the recipe states 198B/11B, hybrid SWA/global attention, 3 MTP layers only)"),
+    "thinkingmachines/Inkling-NVFP4": (
+        "no config source found (public code holds toy Inkling configs only; relative attention and short "
+        "convolutions)"),
+    "thinkingmachines/Inkling-Small-NVFP4": (
+        "no config source found (public code holds toy Inkling configs only; relative attention and short "
+        "convolutions)"),
     "zai-org/GLM-OCR": NO_CONFIG_SOURCE,
     "zai-org/glm-4-9b-hf": NO_CONFIG_SOURCE,
 }
@@ -183,9 +188,17 @@ def _window_models() -> dict[str, str]:
     return out
 
 
-# Parallel drafters whose chat acceptance is borrowed from other families' drafters:
-# skill/planner/candidates.py leaves them to --method, since a borrowed estimate is not comparable with measured ones.
-NOT_CHOSEN_UNASKED = frozenset({"poolside/Laguna-S-2.1", "poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2"})
+# Parallel drafters whose chat acceptance is borrowed (from other families' drafters, or from other workloads' rows)
+# are held back to --method (skill/planner/candidates.py), except where the model's own vLLM recipe serves that drafter
+# by default (skill/planner/recipe_path.py): then they are answered unasked, the borrowing stated and the range
+# running down to no gain. These five are such models (their acceptance rows are other families' or workloads').
+RECIPE_PATH_UNASKED = frozenset({"poolside/Laguna-S-2.1", "poolside/Laguna-XS-2.1", "poolside/Laguna-XS.2",
+                                 "moonshotai/Kimi-K3", "meta-models/Muse-Glimmer-30B"})
+
+
+def _served_methods(repo_id: str) -> set[str]:
+    methods = {r["method"] or "mtp" for r in recipe_rows() if r["model_id"] == repo_id and r["speculative_config"]}
+    return {"mtp" if m in VLLM_MTP_ALIASES else m for m in methods}
 
 
 def _default_draft(repo_id: str) -> str:
@@ -203,7 +216,7 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
     window = _window_models()
     covered = {m: method for m, method in window.items() if catalog.find_model(m) is not None}
     wrong: dict[str, str] = {}
-    not_chosen: list[str] = []
+    other_mode: dict[str, str] = {}
     for repo_id, method in covered.items():
         size_b = catalog.find_model(repo_id).params_total_b or 0.0
         # The hardware the recipes serve these on: one 8x H200 node above 40B, FP8 when BF16 does not fit it, two or
@@ -212,19 +225,24 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
         gpus = 1 if size_b <= 40 else next(n for n in (8, 16, 32) if size_b * (1 if fp8 else 2) <= n * 141 * 0.8)
         extra = {"quantization": "fp8"} if fp8 else {}
         answer = plan(PlannerInputs(verifier=repo_id, workload="chat", gpu="H200", gpus=gpus, **extra))
-        if answer.strategy != method and repo_id in NOT_CHOSEN_UNASKED:
-            # The planner does not pick a parallel drafter on acceptance measured on other families' drafters; asked
-            # for the method, it must answer with the recipe's drafter.
-            answer = plan(PlannerInputs(verifier=repo_id, workload="chat", gpu="H200", gpus=gpus, method=method, **extra))
-            ok = answer.strategy == method and answer.draft_model == _default_draft(repo_id)
-            not_chosen.append(repo_id)
-            if not ok:
-                wrong[repo_id] = f"{answer.strategy} {answer.draft_model} with --method (recipe: {method})"
+        if answer.strategy != method and answer.strategy in _served_methods(repo_id):
+            # Another mode the same recipe serves (Nemotron-3.5-Lightning: MTP beside the default DSpark, which the
+            # model prices at a loss on a 3B-active verifier): counted apart, not as the recipe's method.
+            other_mode[repo_id] = f"{answer.strategy} (recipe default: {method})"
         elif answer.strategy != method:
             wrong[repo_id] = f"{answer.strategy} (recipe: {method})"
+        elif repo_id in RECIPE_PATH_UNASKED:
+            est = answer.expected_speedup
+            stated = [a for a in est.assumptions if "own vLLM recipe serves this drafter" in a]
+            if answer.draft_model != _default_draft(repo_id) or not stated or est.low > 1.0:
+                wrong[repo_id] = f"{answer.draft_model}, low {est.low}, recipe assumption stated: {bool(stated)}"
+    missing = sorted(set(window) - set(covered))
     with capsys.disabled():
         print(f"\nrecipe models 2026-04..09 with a speculative config: {len(window)}; in the snapshot "
-              f"{len(covered)}; offline answer names the recipe's method for {len(covered) - len(wrong) - len(not_chosen)}"
-              f" unasked, {len(not_chosen)} more when asked for it ({', '.join(not_chosen)})")
+              f"{len(covered)}; offline answer names the recipe's default method unasked for "
+              f"{len(covered) - len(wrong) - len(other_mode)} ({len(RECIPE_PATH_UNASKED)} on the recipe's word), "
+              f"another mode the recipe serves for {len(other_mode)} ({other_mode}); missing: {', '.join(missing)}")
     assert len(window) >= 40
     assert not wrong, wrong
+    # The count issue 27 measured: raise it as models join the snapshot (the target is 90% of the window).
+    assert len(covered) - len(wrong) - len(other_mode) >= 32

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from specpick.skill.planner.context import MODEL_BASED_MEASURED, PlanContext
+from specpick.skill.planner.recipe_path import recipe_default_row, recipe_note, widen_for_recipe
 from specpick.skill.schema import Flag, TreeParams
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
@@ -65,6 +66,9 @@ class Candidate:
     rejected_drafts: list[str] = field(default_factory=list)  # draft_model: drafts ruled out, with reasons
     # (speedup, N) at the length tuning will give it, once computed (skill/planner/ranking.py ranking_point)
     ranking_point: tuple[float, int | None] | None = None
+    # Set when the candidate is offered unasked on its engine recipe's word despite borrowed acceptance
+    # (skill/planner/recipe_path.py): every estimate of it states this and runs down to no gain.
+    recipe_assumption: str | None = None
 
     @property
     def speedup(self) -> float:
@@ -176,7 +180,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
         return measured_estimate(req, ctx.dep.evidence, lambda r: tuned_estimate(
             r, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(r))
     result = tuned_estimate(req, num_draft_tokens=num_draft_tokens, tree=shape) if tuned else estimate_for_specs(req)
-    return result
+    return widen_for_recipe(result, cand.recipe_assumption) if cand.recipe_assumption else result
 
 
 def is_measured(ctx: PlanContext, cand: Candidate) -> bool:
@@ -461,6 +465,10 @@ def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec
            f"its acceptance rests on one source ({', '.join(prior.source_ids)})"
            if len(prior.source_ids) < MIN_SOURCES_FOR_NEW_METHODS else
            f"its acceptance was measured on other models' drafters, not {verifier.family}'s")
+    drafter = cand.head.head_repo_id if cand.head is not None else cand.draft_repo
+    if (row := recipe_default_row(verifier, cand.strategy, drafter)) is not None:
+        note = recipe_note(why, row)  # kept unasked on the recipe's word: stated, and down to no gain
+        return replace(cand, estimate=widen_for_recipe(cand.estimate, note), recipe_assumption=note)
     return replace(cand, feasible=False, rejected_for="thin_evidence", reason=(
         f"{cand.reason}; not chosen on its own: {why}, so its {cand.estimate.speedup:.2f}x is not "
         f"comparable with better-measured methods (ask for it with --method {cand.strategy})"))

@@ -199,6 +199,8 @@ def row_use(row: EngineRow, *, include_held_out: bool = False) -> tuple[Use, Cal
     unless ``include_held_out``: only the report's own held-out section asks for it."""
     if row.held_out and not include_held_out:
         return "skipped", HELD_OUT_REASON
+    if (reason := row.excluded_reason) is not None:
+        return "skipped", f"held out of the gates: {reason}"
     case = resolve_case(row)
     if isinstance(case, str):
         return "skipped", case

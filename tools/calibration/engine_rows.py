@@ -26,6 +26,10 @@ OTHER_RUN_TAG = "[acceptance from another run]"
 # llama.cpp with the compiled-decoder constants, which no llama.cpp row was fitted on; letting the rows in would
 # move the CI gates and the committed global fits (tools/calibration/fit.py) without a model for them.
 HELD_OUT_TAG = "[held out: llama.cpp, no fitted cost model yet]"
+# Any other "[held out: <reason>]" tag keeps a row out of every gate, fit and prior with that reason, and out of the
+# llama.cpp section too (which reports only HELD_OUT_TAG rows): rows a catalog addition would otherwise pull into the
+# committed fit (VLLM-BLOG-K3-2026 names Kimi-K3; letting them in is a refit, not a catalog change).
+HELD_OUT_PREFIX = "[held out: "
 # A row that is not (yet) an acceptance prior (scripts/build_priors.py skips it): rows appended after the priors were
 # last built, so adding them moves no committed prior; dropping the tag and rebuilding the priors is a model change.
 NOT_A_PRIOR_TAG = "[not an acceptance prior yet]"
@@ -49,9 +53,16 @@ class EngineRow(PublishedRow):
         return HELD_OUT_TAG in self.notes
 
     @property
+    def excluded_reason(self) -> str | None:
+        """The reason of a ``[held out: ...]`` tag other than ``HELD_OUT_TAG`` (the row enters no gate, fit, prior
+        or section), or None."""
+        m = re.search(re.escape(HELD_OUT_PREFIX) + r"([^\]]+)\]", self.notes.replace(HELD_OUT_TAG, ""))
+        return m.group(1).strip() if m else None
+
+    @property
     def prior_candidate(self) -> bool:
         """The row may become an acceptance prior (see ``NOT_A_PRIOR_TAG``)."""
-        return NOT_A_PRIOR_TAG not in self.notes
+        return NOT_A_PRIOR_TAG not in self.notes and self.excluded_reason is None
 
 
 # The sources' own workload words (the `workload=` hint of each row's notes) -> our workloads. Synthetic
