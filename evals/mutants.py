@@ -136,10 +136,12 @@ def _real_warning(fid: str, message: str, case: Case, rec: Recommendation) -> bo
 def _other_repo(rec: Recommendation) -> str | None:
     """A published head (or draft) of the same method, trained for another verifier family."""
     from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.methods import is_method, method_record
 
     verifier = rec.inputs.verifier.lower().split("/")[-1]
     family = re.split(r"[-_.]", verifier)[0]
-    method = rec.strategy if rec.strategy != "eagle2" else "eagle"
+    # The catalog's heads of the kind this method loads (EAGLE-2 loads EAGLE-1 heads).
+    method = (method_record(rec.strategy).head_kind if is_method(rec.strategy) else None) or rec.strategy
     pool = [h.head_repo_id for h in get_catalog().heads
             if h.method == method and family not in h.verifier_repo_id.lower()
             and h.head_repo_id.lower() != (rec.draft_model or "").lower()]

@@ -86,6 +86,25 @@ class MethodRecord:
             spellings the engine also accepts for it (sources: vLLM ``SpeculativeConfig.method``; SGLang
             ``--speculative-algorithm``; TensorRT-LLM ``decoding_type``; llama-server ``--spec-type`` @00dc805 —
             docs/references/). An engine missing here has no configuration key for the method.
+        answer_label: how a recommendation's headline and rationale name it (``label`` is the short form used
+            inside sentences).
+        engine_preference: the engines the planner tries for it, best first, when the user names none (the
+            engines that run it, ordered by how well: tools/data/engine_support.csv; vLLM first where it loads it).
+        gguf_converted: llama.cpp loads its published drafters after conversion to GGUF (engine_support.csv
+            llamacpp rows), so a llama.cpp deployment may take a head published for another runtime.
+        batch_scheduled: engines schedule its chain draft length by batch size (vLLM/SGLang/TensorRT-LLM draft
+            length per batch, skill/planner/schedule.py); trees and copy caps are left alone.
+        blocking_flags: compatibility flags that rule the method out wherever they are raised at warn or fail
+            (each flag's own definition says so: skill/planner/flags.py).
+        speculators_type: ``speculators --speculator-type`` accepts it (tools/training/schema.py), so the
+            speculators training recipe emits it by name.
+        speculators_model_type: the ``speculators_model_type`` a speculators-format head config of this method
+            states (github:vllm-project/speculators configs), where that config names the method itself.
+        native_format: the checkpoint format its authors' own heads ship in (heads.csv ``format``: SafeAILab's
+            EAGLE layout also for EAGLE-3 and P-EAGLE heads, FasterDecoding's Medusa, z-lab's DFlash, AMD's PARD,
+            MTP layers inside the verifier); None when it has no heads of its own.
+        planner_reason: why the planner keeps a model-free method as a candidate (it has no head or draft to
+            name).
     """
 
     name: str
@@ -115,6 +134,15 @@ class MethodRecord:
     engine_runs_as: tuple[tuple[str, str], ...] = ()
     engine_own_variants: tuple[tuple[str, str], ...] = ()
     engine_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    answer_label: str = ""
+    engine_preference: tuple[str, ...] = ()
+    planner_reason: str = ""
+    gguf_converted: bool = False
+    batch_scheduled: bool = False
+    blocking_flags: tuple[str, ...] = ()
+    speculators_type: bool = False
+    speculators_model_type: str | None = None
+    native_format: str | None = None
 
     def engine_key(self, engine: str) -> str | None:
         """The key ``engine`` takes for this method in its configuration (None: the engine has none)."""
@@ -129,6 +157,12 @@ class MethodRecord:
     def verifier_bound(self) -> bool:
         """Trained against this exact verifier (a head, the model's own MTP layers, or a hidden-state drafter)."""
         return self.loads in ("head_repo", "verifier_layers", "drafter_repo")
+
+    @property
+    def in_verifier_checkpoint(self) -> bool:
+        """Its draft layers ship inside the verifier's own checkpoint (MTP), so the verifier either has them or the
+        method needs a drafter published in a repository of its own."""
+        return self.loads == "verifier_layers"
 
     @property
     def separate_repo(self) -> bool:
@@ -171,13 +205,18 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  paper_chain=(5, "HF assisted generation num_assistant_tokens=5 at the time (ENGINES.md, "
                                  "transformers); assumed for the EAGLE papers' SpS baseline"),
                  engine_keys=(("vllm", ("draft_model",)), ("sglang", ("STANDALONE",)), ("trtllm", ("DraftTarget",)),
-                              ("llamacpp", ("draft-simple",)))),
+                              ("llamacpp", ("draft-simple",))),
+                 batch_scheduled=True,
+                 answer_label="Draft model", engine_preference=("vllm", "sglang", "trtllm", "transformers")),
     MethodRecord("eagle", "EAGLE-1", "head", "head_repo", "static_tree", head_kind="eagle", max_sweep_draft_len=8,
                  chain_decay="always", autoregressive_head=True,
                  # mc_sim_7b_63 in SafeAILab/EAGLE: 25 nodes + root, max depth 5, first level top-4
                  paper_tree=(5, 4, 26, "EAGLE-1 static tree mc_sim_7b_63 (github:SafeAILab/EAGLE@08dc06c "
                                        "eagle/model/choices.py)"),
-                 engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
+                 engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",))),
+                 batch_scheduled=True, speculators_model_type="eagle",
+                 native_format="eagle",
+                 answer_label="EAGLE", engine_preference=("vllm", "sglang", "trtllm")),
     # HASS trains EAGLE-2's head with harmonized objectives and decodes with EAGLE-2's dynamic tree (Zhang et al.
     # 2024, arXiv 2408.15766, sec. 4).
     MethodRecord("eagle2", "EAGLE-2", "head", "head_repo", "dynamic_tree", head_kind="eagle", max_sweep_draft_len=8,
@@ -188,26 +227,39 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  # tree: tools/data/engine_support.csv vllm/eagle2, vLLM PR #20401), so an EAGLE-2 head on vLLM
                  # accepts what EAGLE does there, not what the EAGLE-2 paper's dynamic tree did.
                  engine_runs_as=(("vllm", "eagle"),),
-                 engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",)))),
+                 engine_keys=(("vllm", ("eagle",)), ("sglang", ("EAGLE",)), ("trtllm", ("Eagle",))),
+                 answer_label="EAGLE-2", engine_preference=("sglang", "trtllm")),
     MethodRecord("eagle3", "EAGLE-3", "head", "head_repo", "dynamic_tree", head_kind="eagle3",
                  max_sweep_draft_len=8, chain_decay="engines", autoregressive_head=True,
                  paper_tree=(7, 10, 60, "EAGLE-3 repo defaults total_token=60, depth=7, top_k=10 (assumed for "
                                         "the paper)"),
                  engine_keys=(("vllm", ("eagle3",)), ("sglang", ("EAGLE3",)), ("trtllm", ("Eagle3", "Eagle")),
-                              ("llamacpp", ("draft-eagle3",)))),
+                              ("llamacpp", ("draft-eagle3",))),
+                 gguf_converted=True, batch_scheduled=True, speculators_type=True, speculators_model_type="eagle3",
+                 native_format="eagle",
+                 answer_label="EAGLE-3", engine_preference=("vllm", "sglang", "trtllm")),
     # Medusa-2 trains the same heads jointly with the backbone and decodes with the same tree (Cai et al. 2024,
     # arXiv 2401.10774, sec. 2.3).
     MethodRecord("medusa", "Medusa", "head", "head_repo", "static_tree", head_kind="medusa", chain_decay="always",
                  head_per_position=True, same_shape_variants=("medusa-2",),
                  paper_tree=(4, 10, 64, "Medusa tree mc_sim_7b_63: 63 nodes + root, depth 4, top-10 "
                                         "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
-                 engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",)))),
+                 engine_keys=(("vllm", ("medusa",)), ("trtllm", ("Medusa",))),
+                 speculators_model_type="medusa",
+                 native_format="medusa",
+                 answer_label="Medusa", engine_preference=("vllm", "trtllm")),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
                  max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
                  engine_keys=(("vllm", ("mtp",)), ("sglang", ("NEXTN", "EAGLE")), ("trtllm", ("MTP",)),
-                              ("llamacpp", ("draft-mtp",)))),
+                              ("llamacpp", ("draft-mtp",))),
+                 batch_scheduled=True, speculators_type=True, blocking_flags=("mtp_not_available",),
+                 native_format="mtp",
+                 answer_label="MTP", engine_preference=("vllm", "sglang", "trtllm")),
     MethodRecord("lookahead", "lookahead", "model_free", "nothing", "pool", measured_tau=True,
-                 engine_keys=(("trtllm", ("Lookahead",)),)),
+                 engine_keys=(("trtllm", ("Lookahead",)),),
+                 answer_label="Lookahead", engine_preference=("trtllm",),
+                 planner_reason=("Jacobi iteration with an n-gram pool; no extra weights (TensorRT-LLM TRT-engine "
+                                 "backend)")),
     MethodRecord("ngram", "n-gram (prompt lookup)", "model_free", "nothing", "chain", copy_based=True,
                  paper_chain=(10, "prompt lookup num_pred_tokens=10 (PLD-RAW config)"),
                  # TensorRT-LLM's NGram drafter keeps one n-gram pool for all requests by default
@@ -220,7 +272,10 @@ REGISTRY: tuple[MethodRecord, ...] = (
                                                  "prompt lookup"),),
                  engine_keys=(("vllm", ("ngram",)), ("sglang", ("NGRAM",)), ("trtllm", ("NGram",)),
                               ("llamacpp", ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod",
-                                            "ngram-cache")))),
+                                            "ngram-cache"))),
+                 batch_scheduled=True, blocking_flags=("low_overlap_ngram",),
+                 answer_label="N-gram (prompt lookup)", engine_preference=("vllm", "sglang", "trtllm", "transformers"),
+                 planner_reason=("copies continuations of n-grams already in the context; no extra weights")),
     # Suffix decoding drafts from the prompt and earlier outputs, as prompt lookup does from the prompt; REST (the only
     # other suffix-matching rows) drafts from an external corpus (The Stack, UltraChat), whose matches a production
     # suffix cache does not have. So prompt-lookup rows are the conservative base.
@@ -229,7 +284,10 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  borrow_note="no published suffix-decoding acceptance in our data: prompt-lookup (n-gram) rows used, "
                              "since both draft from text already seen; suffix can do better on repetitive agentic "
                              "traffic, where its cache of earlier outputs matches more (measure it)",
-                 engine_keys=(("vllm", ("suffix",)),)),
+                 engine_keys=(("vllm", ("suffix",)),),
+                 answer_label="Suffix decoding", engine_preference=("vllm",),
+                 planner_reason=("suffix-tree speculation over the prompt and earlier outputs (Arctic Inference); "
+                                 "pays on repetitive and agentic traffic")),
     # DFlash drafters: 5 decoder layers (SpecForge configs/qwen3-8b-dflash.json, H=4096), over a block of the anchor
     # and N mask positions in one non-causal forward.
     MethodRecord("dflash", "DFlash", "head", "drafter_repo", "chain", head_kind="dflash", parallel_draft=True,
@@ -237,7 +295,10 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  paper_chain=(15, "z-lab -b16 drafters draft a block of 16 = anchor + 15 tokens (z-lab/dflash README; "
                                   "SGLang --speculative-num-draft-tokens 16)"),
                  engine_keys=(("vllm", ("dflash",)), ("sglang", ("DFLASH",)), ("trtllm", ("DFlash",)),
-                              ("llamacpp", ("draft-dflash",)))),
+                              ("llamacpp", ("draft-dflash",))),
+                 gguf_converted=True, speculators_type=True, speculators_model_type="dflash",
+                 native_format="dflash",
+                 answer_label="DFlash (block-diffusion drafter)", engine_preference=("vllm", "sglang", "trtllm")),
     # DSpark (DeepSeek, DeepSpec; vLLM PR #46995): a DFlash-style block backbone drafts every position in one
     # forward, a low-rank Markov head then samples the block left to right (intra-block dependency) and a
     # confidence head can cut it short. Its drafter ships in the verifier's checkpoint (DeepSeek-V4 ``mtp.*``) or
@@ -250,17 +311,23 @@ REGISTRY: tuple[MethodRecord, ...] = (
     MethodRecord("dspark", "DSpark", "head", "drafter_repo", "chain", head_kind="dspark", parallel_draft=True,
                  start_draft_len=7, max_sweep_draft_len=7, parallel_draft_layers=5,
                  engine_keys=(("vllm", ("dspark",)), ("sglang", ("DSPARK",)), ("trtllm", ("DSpark",)),
-                              ("llamacpp", ("draft-dspark",)))),
+                              ("llamacpp", ("draft-dspark",))),
+                 answer_label="DSpark (block drafter + Markov head)", engine_preference=("vllm", "sglang", "trtllm")),
     # vLLM runs P-EAGLE as an EAGLE-3 head with parallel_drafting (>= 0.16.0, PR #32887). P-EAGLE drafters: 4
     # decoder layers over N mask positions in one pass (amazon/gpt-oss-120b-p-eagle card, heads_new.csv).
     MethodRecord("peagle", "P-EAGLE", "head", "drafter_repo", "chain", head_kind="peagle", parallel_draft=True,
                  start_draft_len=7, max_sweep_draft_len=8, parallel_draft_layers=4,
-                 engine_keys=(("vllm", ("eagle3",)),)),
+                 engine_keys=(("vllm", ("eagle3",)),),
+                 speculators_type=True,
+                 native_format="eagle",
+                 answer_label="P-EAGLE (parallel-drafting EAGLE-3)", engine_preference=("vllm",)),
     # vLLM runs PARD as a draft model with parallel_drafting (>= 0.16.0, PR #32887).
     MethodRecord("pard", "PARD", "draft", "draft_lm", "chain", parallel_draft=True, start_draft_len=12,
                  max_sweep_draft_len=12,
                  paper_chain=(12, "vLLM parallel_draft_model doc example num_speculative_tokens=12 (assumed for the "
-                                  "PARD rows)"), engine_keys=(("vllm", ("draft_model",)), ("trtllm", ("PARD",)))),
+                                  "PARD rows)"), engine_keys=(("vllm", ("draft_model",)), ("trtllm", ("PARD",))),
+                 native_format="pard",
+                 answer_label="PARD (parallel draft model)", engine_preference=("vllm", "trtllm")),
 )
 # EAGLE-3.1 (arXiv 2605.09992) is not a method of its own: its heads load through the EAGLE-3 keys of every
 # engine (vLLM method eagle3, SGLang EAGLE3, TensorRT-LLM Eagle3), so it is an eagle3 head.

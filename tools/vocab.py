@@ -10,7 +10,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BeforeValidator
 
-from specpick.tools.methods import METHOD_NAMES, REGISTRY, methods_where
+from specpick.tools.methods import METHOD_NAMES, REGISTRY, method_record, methods_where
 
 # The methods and their families are derived from the method registry (tools/methods.py), their one home.
 Method = Literal[METHOD_NAMES]  # type: ignore[valid-type]
@@ -20,7 +20,9 @@ STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 # Named views of the registry kept for their many readers (each is one attribute test on the records).
 # EAGLE heads (one decoder layer on the verifier's hidden states; EAGLE-2 is EAGLE-1 weights + dynamic tree).
-EAGLE_METHODS: frozenset[str] = frozenset(r.name for r in REGISTRY if r.head_kind in ("eagle", "eagle3"))
+EAGLE_METHODS: frozenset[str] = methods_where(autoregressive_head=True, loads="head_repo")
+# The catalog head kinds those heads ship as (a head config's kind; EAGLE-2 loads EAGLE-1 heads).
+EAGLE_HEAD_KINDS: frozenset[str] = frozenset(method_record(m).head_kind or m for m in EAGLE_METHODS)
 # Parallel drafters: one draft forward proposes all N tokens, so their draft cost barely grows with N.
 PARALLEL_DRAFT_METHODS: frozenset[str] = methods_where(parallel_draft=True)
 # Drafters that read this verifier's hidden states, in a repository of their own (PARD is not: one PARD draft

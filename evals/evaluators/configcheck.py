@@ -21,20 +21,23 @@ from typing import Any
 
 import yaml
 
+from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
-VLLM_METHOD = {"draft_model": "draft_model", "eagle": "eagle", "eagle2": "eagle", "eagle3": "eagle3",
-               "medusa": "medusa", "mtp": "mtp", "ngram": "ngram", "suffix": "suffix", "dflash": "dflash",
-               "peagle": "eagle3", "pard": "draft_model"}
-VLLM_PARALLEL_DRAFTING = frozenset({"peagle", "pard"})
-SGLANG_ALGO = {"draft_model": {"STANDALONE"}, "eagle": {"EAGLE"}, "eagle2": {"EAGLE"}, "eagle3": {"EAGLE3"},
-               "mtp": {"NEXTN", "EAGLE"}, "ngram": {"NGRAM"}, "dflash": {"DFLASH"}}
-TRT_DECODING = {"draft_model": {"DraftTarget"}, "eagle3": {"Eagle3", "Eagle"}, "mtp": {"MTP"}, "ngram": {"NGram"},
-                "eagle": {"Eagle"}, "eagle2": {"Eagle"}, "medusa": {"Medusa"}, "lookahead": {"Lookahead"},
-                "dflash": {"DFlash"}, "pard": {"PARD"}}
-LLAMACPP_SPEC_TYPE = {"draft_model": {"draft-simple"}, "eagle3": {"draft-eagle3"}, "mtp": {"draft-mtp"},
-                      "dflash": {"draft-dflash"},
-                      "ngram": {"ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache"}}
+# How each engine spells each method: the registry's engine_names (each cited there to the engine's own config
+# class or flag). A method an engine has no spelling for is one it does not run.
+VLLM_METHOD: dict[str, str] = {r.name: key for r in REGISTRY if (key := r.engine_key("vllm")) is not None}
+# Run as another vLLM method with parallel_drafting (vLLM >= 0.16.0, PR #32887).
+VLLM_PARALLEL_DRAFTING = frozenset(r.name for r in REGISTRY if r.parallel_draft and VLLM_METHOD.get(r.name, r.name)
+                                   != r.name)
+SGLANG_ALGO: dict[str, set[str]] = {r.name: set(r.engine_names("sglang")) for r in REGISTRY
+                                    if r.engine_names("sglang")}
+TRT_DECODING: dict[str, set[str]] = {r.name: set(r.engine_names("trtllm")) for r in REGISTRY
+                                     if r.engine_names("trtllm")}
+LLAMACPP_SPEC_TYPE: dict[str, set[str]] = {r.name: set(r.engine_names("llamacpp")) for r in REGISTRY
+                                           if r.engine_names("llamacpp")}
+# Methods llama-server runs from a draft GGUF of their own: draft models, and heads converted to GGUF.
+LLAMACPP_NEEDS_DRAFT = frozenset(r.name for r in REGISTRY if r.loads == "draft_lm" or r.gguf_converted)
 LLAMACPP_DRAFT_FLAGS = ("model-draft", "spec-draft-model", "spec-draft-hf", "md", "hfd")
 LLAMACPP_REMOVED = ("draft-max", "draft-min", "draft", "draft-n")
 # The vocabulary is shared; the rules below are re-read from the engines, not taken from the emitter.
@@ -289,7 +292,7 @@ def _llamacpp(strategy: str, flags: dict[str, Any], n: int | None) -> list[str]:
     removed = [f for f in LLAMACPP_REMOVED if f in flags]
     if removed:
         out.append(f"removed flags {removed}: current builds take --spec-draft-n-max / --spec-draft-n-min")
-    if strategy in ("draft_model", "eagle3", "dflash") and not any(f in flags for f in LLAMACPP_DRAFT_FLAGS):
+    if strategy in LLAMACPP_NEEDS_DRAFT and not any(f in flags for f in LLAMACPP_DRAFT_FLAGS):
         out.append(f"{strategy} needs a draft GGUF (-md/--model-draft or -hfd/--spec-draft-hf)")
     k = _int(flags.get("spec-draft-n-max", ""))
     if n is not None and k is not None and k != n:

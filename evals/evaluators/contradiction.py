@@ -23,14 +23,12 @@ from __future__ import annotations
 
 from specpick.evals.evaluators.base import CheckResult, GradeContext, check_result
 from specpick.skill.schema import Recommendation
+from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import COPY_METHODS, TREE_METHODS
 
 NAME = "contradiction"
 # Flags that rule a method out wherever they are raised at warn or fail (the flag's own definition says so).
-METHOD_BLOCKERS: dict[str, frozenset[str]] = {
-    "ngram": frozenset({"low_overlap_ngram"}),
-    "mtp": frozenset({"mtp_not_available"}),
-}
+METHOD_BLOCKERS: dict[str, frozenset[str]] = {r.name: frozenset(r.blocking_flags) for r in REGISTRY if r.blocking_flags}
 # Flags about a specific draft or head repo: a contradiction only when that repo is the one chosen.
 REPO_BLOCKERS = frozenset({"tokenizer_mismatch", "head_for_other_verifier", "transformers_padded_vocab"})
 # Deployment flags that, at severity fail, say speculation breaks here: speculation must then be off.

@@ -18,38 +18,23 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.deploy.drafts import head_runtime_filter, published_heads
 from specpick.tools.deploy.lengths import published_start_length
-from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
+from specpick.tools.methods import CANDIDATE_ORDER, REGISTRY, method_record
+from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
 if TYPE_CHECKING:  # imported lazily at run time: offline `recommend` must start fast
     from specpick.tools.checks.tokenizers import TokenizerVerdict
     from specpick.tools.checks.vram import VramResult
     from specpick.tools.model.estimate import SpeedupResult
 
-# Engine tried first per method when the user did not name one (the one that runs it best).
-ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {
-    "eagle3": ("vllm", "sglang", "trtllm"),
-    "eagle2": ("sglang", "trtllm"),
-    "eagle": ("vllm", "sglang", "trtllm"),
-    "medusa": ("vllm", "trtllm"),
-    "mtp": ("vllm", "sglang", "trtllm"),
-    "draft_model": ("vllm", "sglang", "trtllm", "transformers"),
-    "ngram": ("vllm", "sglang", "trtllm", "transformers"),
-    "suffix": ("vllm",),
-    "lookahead": ("trtllm",),
-    # 2026 parallel drafters: vLLM loads all three (>= 0.16 / ~0.19), SGLang DFlash, TRT-LLM PARD/DFlash.
-    "dflash": ("vllm", "sglang", "trtllm"),
-    # DSpark: vLLM method "dspark" (PR #46995), SGLang DSPARK, TRT-LLM DSparkDecodingConfig (engine_support.csv).
-    "dspark": ("vllm", "sglang", "trtllm"),
-    "peagle": ("vllm",),
-    "pard": ("vllm", "trtllm"),
-}
+# Engine tried first per method when the user did not name one (the one that runs it best): the registry's
+# engine_preference.
+ENGINE_PREFERENCE: dict[str, tuple[str, ...]] = {r.name: r.engine_preference for r in REGISTRY}
 # The planner's candidate list, in the order ties are broken.
-ALL_METHODS: tuple[str, ...] = ("eagle3", "eagle2", "eagle", "medusa", "mtp", "dspark", "dflash", "peagle",
-                                "draft_model", "pard", "ngram", "suffix", "lookahead")
+ALL_METHODS: tuple[str, ...] = CANDIDATE_ORDER
 # Below this verifier size a separate draft model does not pay (vllm#15025; seed: "1B for 70B typical").
 SMALL_VERIFIER_B = 4.0
-HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp",
-                   "dflash": "dflash", "dspark": "dspark", "peagle": "peagle"}
+# The catalog head kind each method loads (EAGLE-2 runs EAGLE-1 heads), for the methods that load a head.
+HEAD_METHOD_FOR: dict[str, str] = {r.name: r.head_kind for r in REGISTRY if r.head_kind is not None}
 # Parallel drafters start at the length they were published with (the tuning sweep moves them); every other
 # method at the shared start (tools/deploy/lengths.py, the same as `speedup`).
 PARALLEL_START_LENGTH = {m: n for m in PARALLEL_DRAFT_METHODS if (n := published_start_length(m)) is not None}
@@ -142,7 +127,7 @@ def pick_head_engine(ctx: PlanContext, method: str) -> str | None:
     if ctx.engine_explicit or engine is None or method not in HEAD_METHOD_FOR:
         return engine
     wanted = HEAD_METHOD_FOR[method]
-    if method == "mtp" and ctx.verifier.mtp_layers > 0:
+    if method_record(method).in_verifier_checkpoint and ctx.verifier.mtp_layers > 0:
         return engine  # built-in layers: every engine that runs MTP loads them from the verifier's checkpoint
     if published_heads(ctx.verifier.repo_id, wanted, engine):
         return engine
@@ -228,7 +213,7 @@ def _fit_words(ctx: PlanContext) -> str:
 def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     cat = get_catalog()
     wanted = HEAD_METHOD_FOR[method]
-    if method == "mtp":
+    if method_record(method).in_verifier_checkpoint:
         mtp_heads = published_heads(ctx.verifier.repo_id, "mtp", engine)
         if ctx.verifier.mtp_layers <= 0:
             separate = [h for h in mtp_heads if h.head_repo_id.lower() != ctx.verifier.repo_id.lower()]
@@ -290,7 +275,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         cand = Candidate(method, engine, True, f"no published {method} head for {ctx.verifier.repo_id}: train one "
                          "(SpecForge / speculators for EAGLE-3, the Medusa recipe for Medusa)", needs_training=True,
                          draft_repo=f"<your {method} head for {ctx.verifier.repo_id}>")
-        if method in ("eagle", "eagle2", "eagle3"):
+        if method in EAGLE_METHODS:
             from specpick.tools.training.summary import trained_option_line
 
             cand.notes.append(trained_option_line(ctx.verifier, ctx.gpu, served_id=ctx.dep.verifier.served_repo_id,
@@ -424,13 +409,9 @@ def _pard_candidate(ctx: PlanContext, engine: str) -> Candidate:
 
 def _model_free_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     grounded = ctx.inp.workload in INPUT_GROUNDED_WORKLOADS
-    reason = {
-        "ngram": "copies continuations of n-grams already in the context; no extra weights"
-                 + ("" if grounded else " (little to copy on this workload)"),
-        "suffix": "suffix-tree speculation over the prompt and earlier outputs (Arctic Inference); pays on "
-                  "repetitive and agentic traffic",
-        "lookahead": "Jacobi iteration with an n-gram pool; no extra weights (TensorRT-LLM TRT-engine backend)",
-    }[method]
+    reason = method_record(method).planner_reason
+    if method == "ngram" and not grounded:  # prompt lookup copies from the prompt only
+        reason += " (little to copy on this workload)"
     return Candidate(method, engine, True, reason)
 
 

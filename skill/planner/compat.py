@@ -12,6 +12,7 @@ from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import CompatCheck, Flag
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import EngineSupport
+from specpick.tools.methods import is_method, method_record
 from specpick.tools.vocab import ENGINE_LABEL, MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
 
 # Tags of engine_support.csv ``breaks_with`` that the inputs cannot tell (engine flags we do not ask for).
@@ -64,10 +65,11 @@ def _head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
     derived = _derived_head_check(chosen, ctx) if s in TRAINED_HEAD_METHODS else None
     if derived is not None:
         return derived
-    if s == "mtp" and chosen.head is not None and chosen.draft_repo == chosen.head.head_repo_id:
+    built_in = is_method(s) and method_record(s).in_verifier_checkpoint
+    if built_in and chosen.head is not None and chosen.draft_repo == chosen.head.head_repo_id:
         return CompatCheck(name="head_match", verdict="pass", reason=f"MTP drafter {chosen.head.head_repo_id} was "
                            f"published for {chosen.head.verifier_repo_id}", source=chosen.head.source or "heads.csv")
-    if s == "mtp":
+    if built_in:
         return CompatCheck(name="head_match", verdict="pass", reason=f"built-in MTP layers of {ctx.verifier.repo_id} "
                            f"(num_nextn_predict_layers={ctx.verifier.mtp_layers})", source="catalog (models.csv)")
     if s not in TREE_HEAD_METHODS:

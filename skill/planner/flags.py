@@ -9,6 +9,7 @@ from __future__ import annotations
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import Flag
+from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
 
 SEED = "seed decision rules (docs/DECISION-RULES.md)"
@@ -101,7 +102,8 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     served = ctx.dep.verifier  # the user's --quantization, or the format a GGUF build declares
     fmt = served.quantization_given
     quantized = fmt is not None and served.bytes_per_param < 2.0 and fmt != ctx.verifier.dtype
-    if chosen.head is not None and s != "mtp" and chosen.head.trained_dtype == "bf16" and quantized:
+    if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and chosen.head.trained_dtype == "bf16"
+            and quantized):
         out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against the BF16 verifier; "
                       f"with the verifier in {fmt} acceptance can collapse (acceptance 0 and '!!!' "
                       "output reported): measure alpha before trusting the estimate",

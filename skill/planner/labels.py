@@ -1,8 +1,5 @@
-"""Display names of the strategies, as the answer and its rationale print them."""
+"""Display names of the strategies, as the answer and its rationale print them (the methods' from the registry)."""
 
-LABEL = {"draft_model": "Draft model", "eagle": "EAGLE", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3",
-         "medusa": "Medusa", "mtp": "MTP", "lookahead": "Lookahead", "ngram": "N-gram (prompt lookup)",
-         "suffix": "Suffix decoding", "dflash": "DFlash (block-diffusion drafter)",
-         "dspark": "DSpark (block drafter + Markov head)",
-         "peagle": "P-EAGLE (parallel-drafting EAGLE-3)", "pard": "PARD (parallel draft model)",
-         "none": "No speculative decoding"}
+from specpick.tools.methods import REGISTRY
+
+LABEL: dict[str, str] = {r.name: r.answer_label for r in REGISTRY} | {"none": "No speculative decoding"}

@@ -14,9 +14,10 @@ from specpick.skill.planner.candidates import Candidate, estimate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.planner.tuning import lengthening_yields, measured_alpha, seed_adjustment
 from specpick.skill.schema import TreeParams
+from specpick.tools.methods import methods_where
 
 # Methods whose engines schedule a chain draft length by batch size (trees and copy caps are left alone).
-SCHEDULED = frozenset({"draft_model", "eagle", "eagle3", "mtp", "ngram"})
+SCHEDULED: frozenset[str] = methods_where(batch_scheduled=True)
 
 
 def draft_schedule(ctx: PlanContext, c: Candidate) -> list[tuple[int, int, int]]:

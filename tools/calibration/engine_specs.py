@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from specpick.tools.catalog.published import method_aliases
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import NotFoundError
@@ -45,9 +46,6 @@ _HW = re.compile(r"^\s*(\d+)x\s+((?:GB|B|H|A|MI|V|L)\d+[A-Z]?(?:-NVL|-PCIe)?(?:\
 # Weight formats written in the verifier cell's parenthesis ("(FP8)", "(NVFP4)", "(FP4 MoE, bf16 attention)").
 _DTYPES: tuple[tuple[str, str], ...] = (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp4", "nvfp4"), ("fp8", "fp8"),
                                         ("bf16", "bf16"), ("fp16", "fp16"))
-# Engine-row method cells -> our method (those the published map does not spell the same way).
-ENGINE_METHODS: dict[str, str] = {"mtp": "mtp", "draft_model": "draft_model", "ngram": "ngram", "suffix": "suffix",
-                                  "dflash": "dflash", "p-eagle": "peagle", "pard": "pard"}
 # Methods outside tools/vocab.Method that engine sources measure: counted, not modelled (none today).
 NOT_MODELLED_YET: frozenset[str] = frozenset()
 # Benchmarks of the engine sources -> workload (the published map covers MT-Bench, HumanEval, GSM8K, CNN/DM).
@@ -122,7 +120,9 @@ def resolve_engine_draft(draft_cell: str) -> ModelSpec | None:
 
 def engine_method(raw: str) -> str | None:
     """Our method for an engine-row method cell that the published map does not know (None: not ours)."""
-    return ENGINE_METHODS.get(raw.strip().lower())
+    # Engine-row method cells -> our method: tools/data/method_aliases.csv, table "engine".
+    mapped = method_aliases("engine").get(raw.strip().lower())
+    return mapped[0] if mapped else None
 
 
 def engine_workload(task: str) -> str | None:

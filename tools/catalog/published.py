@@ -24,33 +24,19 @@ from pydantic import BaseModel
 from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.row_ids import SEPARATOR, source_ordinal_ids
 
-# Paper method name -> (our Method, variant). Variants keep different heads/training apart from the
-# canonical method in the priors (HASS is an EAGLE-2-style tree with a better-trained head, Hydra/Clover
-# are Medusa-style heads, REST is retrieval-based drafting like suffix decoding).
-METHOD_MAP: dict[str, tuple[str, str]] = {
-    "lookahead": ("lookahead", ""),
-    "medusa-1": ("medusa", ""),
-    "medusa-2": ("medusa", "medusa-2"),
-    "eagle": ("eagle", ""),
-    "eagle-2": ("eagle2", ""),
-    "eagle-3": ("eagle3", ""),
-    "hass": ("eagle2", "hass"),
-    "vanilla draft model (sps)": ("draft_model", ""),
-    "vanilla draft model (speculative decoding)": ("draft_model", ""),
-    "distillspec": ("draft_model", "distillspec"),
-    "prompt lookup (pld)": ("ngram", ""),
-    "hydra": ("medusa", "hydra"),
-    "hydra++": ("medusa", "hydra++"),
-    "clover": ("medusa", "clover"),
-    "mtp self-speculative (blockwise)": ("mtp", "blockwise"),
-    "mtp (native)": ("mtp", ""),
-    "rest": ("suffix", "rest"),
-    # 2026 parallel drafters (rows in published_2026.csv)
-    "dflash": ("dflash", ""),
-    "dspark": ("dspark", ""),
-    "p-eagle (parallel-drafting eagle-3)": ("peagle", ""),
-    "pard": ("pard", ""),
-}
+# Paper method name -> (our Method, variant): tools/data/method_aliases.csv, table "published". Variants keep
+# different heads/training apart from the canonical method in the priors (HASS is an EAGLE-2-style tree with a
+# better-trained head, Hydra/Clover are Medusa-style heads, REST is retrieval-based drafting like suffix decoding).
+
+
+@lru_cache(maxsize=None)
+def method_aliases(table: str) -> dict[str, tuple[str, str]]:
+    """Source spelling of a method (lower case) -> (our method, variant), for the rows of ``table``
+    ("published": paper and repo rows; "engine": engine rows the published spellings do not cover)."""
+    text = resources.files("specpick.tools").joinpath("data", "method_aliases.csv").read_text("utf-8")
+    return {r["alias"]: (r["method"], r["variant"]) for r in csv.DictReader(text.splitlines()) if r["table"] == table}
+
+
 # Methods outside our vocabulary, with the reason they are not modelled.
 UNMODELLED: dict[str, str] = {
     "lenient speculative sampling (lossy if l<1)": "lossy variant, speedup computed from a formula",
@@ -201,7 +187,7 @@ def map_workload(task: str) -> str | None:
 
 
 def map_method(raw: str) -> tuple[str | None, str]:
-    return METHOD_MAP.get(raw.strip().lower(), (None, ""))
+    return method_aliases("published").get(raw.strip().lower(), (None, ""))
 
 
 def row_from_cells(row_id: str, r: dict[str, str]) -> PublishedRow:

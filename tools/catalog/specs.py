@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import BreakTag
 
 FactSource = Literal["catalog", "hub", "hub-cache", "user", "overlay"]
@@ -136,10 +137,16 @@ class GpuSpec(BaseModel):
         raise ValueError(f"{self.key} has no TFLOPS figure")
 
 
-# The names tools/vocab.py uses for the methods (dflash, peagle, pard are newer head/draft methods).
-HeadMethod = Literal["eagle", "eagle3", "medusa", "mlp_speculator", "mtp", "dflash", "dspark", "peagle", "pard",
-                     "draft_model"]
-HeadFormat = Literal["", "eagle", "speculators", "dflash", "medusa", "mlp_speculator", "mtp", "pard", "hf"]
+# The catalog's head kinds (tools/methods.py head_kind, plus IBM's MLPSpeculator, not a method of ours) and the
+# draft models that heads.csv lists beside them.
+HEAD_METHODS: tuple[str, ...] = tuple(dict.fromkeys(
+    [*(r.head_kind for r in REGISTRY if r.head_kind), "mlp_speculator",
+     *(r.name for r in REGISTRY if r.loads == "draft_lm")]))
+HeadMethod = Literal[HEAD_METHODS]  # type: ignore[valid-type]
+# Checkpoint formats: the methods' own (registry native_format), speculators, IBM's, plain HF, or not stated.
+HEAD_FORMATS: tuple[str, ...] = ("", *dict.fromkeys(r.native_format for r in REGISTRY if r.native_format),
+                                 "speculators", "mlp_speculator", "hf")
+HeadFormat = Literal[HEAD_FORMATS]  # type: ignore[valid-type]
 
 
 class HeadSpec(BaseModel):

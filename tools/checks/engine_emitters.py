@@ -22,9 +22,12 @@ from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
 from specpick.tools.checks.llamacpp_emit import llamacpp, plain_argv as llamacpp_plain_argv
 from specpick.tools.errors import InputError
 from specpick.tools.methods import method_record
+from specpick.tools.vocab import EAGLE_METHODS
 
 # vLLM's per-batch-size schedule key arrived with PR #32374 (present by 0.24.0; UNVERIFIED for 0.23).
 VLLM_SCHEDULE_MIN_VERSION = "0.24.0"
+# vLLM's EAGLE head methods (how vLLM spells the EAGLE heads; P-EAGLE runs as one of them).
+VLLM_EAGLE_KEYS: frozenset[str] = frozenset(k for m in EAGLE_METHODS if (k := method_record(m).engine_key("vllm")))
 # TensorRT-LLM draft_len_schedule / max_concurrency: earliest API reference seen is 1.3.0rc29 (PR #10860).
 TRTLLM_SCHEDULE_MIN_VERSION = "1.3.0rc29"
 # SGLang adaptive steps (PR #21599): EMA of tau picks among pre-captured num_steps tiers; EAGLE-family (the
@@ -67,7 +70,7 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
     if key == "draft_model":
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
-    elif key in ("eagle", "eagle3") and inp.tensor_parallel > 1:
+    elif key in VLLM_EAGLE_KEYS and inp.tensor_parallel > 1:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
     if inp.tree_top_k > 1:
         # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):

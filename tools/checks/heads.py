@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.errors import NotFoundError, UnavailableError, close_matches_hint
 from specpick.tools.catalog.specs import HeadMethod, ModelSpec
-from specpick.tools.vocab import Verdict
+from specpick.tools.vocab import EAGLE_HEAD_KINDS, Verdict
 
 # The catalog's head methods (one home: tools/catalog/specs.py) plus "unknown" for a config we cannot read.
 HeadKind = Literal[HeadMethod, "unknown"]
@@ -57,7 +57,7 @@ class HeadCheck(BaseModel):
 def detect_method(config: dict[str, Any], head_repo_id: str) -> HeadKind:
     """Which kind of head a config.json describes."""
     kind = str(config.get("speculators_model_type") or "").lower()
-    if kind in ("eagle", "eagle3", "mlp_speculator"):
+    if kind in EAGLE_HEAD_KINDS or kind == "mlp_speculator":
         return kind  # type: ignore[return-value]
     archs = " ".join(config.get("architectures") or []).lower()
     model_type = str(config.get("model_type", "")).lower()

@@ -23,7 +23,7 @@ import re
 import shlex
 
 from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
-from specpick.tools.methods import method_record
+from specpick.tools.methods import REGISTRY, method_record
 
 # Newest build known to predate PR #22397 / #22964 (b7815, 2026-01-23) and oldest known to postdate them (b9626-era).
 LAST_BUILD_BEFORE_SPEC_RENAME = 7815
@@ -31,7 +31,8 @@ FIRST_BUILD_AFTER_SPEC_RENAME = 9626
 # convert_hf_to_gguf.py --outtype choices it writes itself; anything else goes through llama-quantize.
 CONVERTER_OUTTYPES = frozenset({"f32", "f16", "bf16", "q8_0"})
 _BUILD_RE = re.compile(r"^b(\d{3,6})$")
-_METHOD_FROM_PR_22964 = frozenset({"eagle3", "mtp", "dflash", "dspark"})
+# llama-server's drafters that read the verifier's hidden states (EAGLE-3, MTP, DFlash, DSpark) came with PR #22964.
+_METHOD_FROM_PR_22964 = frozenset(r.name for r in REGISTRY if r.verifier_bound and r.engine_key("llamacpp"))
 
 
 def spec_type(method: str) -> str:
@@ -105,7 +106,8 @@ def _drafter(inp: EngineConfigInput, old: bool) -> tuple[list[str], list[str]]:
         return [*words, "-ngld" if old else "--spec-draft-ngl", gpu_all], []
     if draft.startswith("<"):  # a head still to be trained: the user converts it once it exists
         return ["-md", draft, "-ngld" if old else "--spec-draft-ngl", gpu_all], []
-    target = _stem(inp.verifier) if inp.method in ("eagle3", "dflash", "dspark") else None
+    # A head or drafter trained on the verifier converts against the verifier's own config.
+    target = _stem(inp.verifier) if method_record(inp.method).verifier_bound else None
     quant = "q8_0" if inp.method == "draft_model" else "bf16"
     lines, out = conversion_steps(draft, quant, target_dir=target)
     if target and is_gguf_source(inp.gguf_source):

@@ -15,10 +15,15 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import NO_DRAFT, DraftWeights, KvLoad, VramResult, fit_specs
 from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
 from specpick.tools.deployment import Hardware
+from specpick.tools.methods import REGISTRY
 from specpick.tools.validation import valid_tp_sizes
 
-# The catalog's head method for each strategy (EAGLE-2 runs EAGLE-1 heads with a dynamic tree).
-HEAD_METHOD_FOR = {"eagle3": "eagle3", "eagle2": "eagle", "eagle": "eagle", "medusa": "medusa", "mtp": "mtp"}
+# The catalog's head method for each strategy that loads a head (EAGLE-2 runs EAGLE-1 heads with a dynamic tree);
+# drafters in their own repos are sized as drafters, not heads.
+HEAD_METHOD_FOR: dict[str, str] = {r.name: r.head_kind for r in REGISTRY
+                                   if r.head_kind is not None and r.loads in ("head_repo", "verifier_layers")}
+# Heads whose weights sit in a repository of their own (MTP layers ship inside the verifier and are counted with it).
+OWN_REPO_HEADS: frozenset[str] = frozenset(r.name for r in REGISTRY if r.loads == "head_repo")
 PUBLISHER_RANK = {"official": 0, "vendor": 1, "community": 2}
 
 
@@ -50,12 +55,12 @@ def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, dr
     unknown head size is left out and said so. The draft is counted in ``draft.quantization`` (its own format) and
     only for method draft_model.
     """
-    head_b = head.head_params_b if head is not None and method in HEAD_METHOD_FOR and method != "mtp" else None
+    head_b = head.head_params_b if head is not None and method in OWN_REPO_HEADS else None
     head_b = draft.head_params_b if draft.head_params_b is not None else head_b
     weights = replace(draft, spec=draft.spec if method == "draft_model" else None, head_params_b=head_b)
     fit = fit_specs(verifier, hw, draft=weights, kv=replace(kv, kv_cache_dtype=sizable_kv_dtype(kv.kv_cache_dtype)),
                     quantization=quantization, engine=engine)
-    if head is not None and head_b is None and method in HEAD_METHOD_FOR and method != "mtp":
+    if head is not None and head_b is None and method in OWN_REPO_HEADS:
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
     elif head_b is not None and head is not None:
         fit.assumptions.append(f"head weights: {head.head_repo_id} ({head_b:g}B, catalog heads.csv)")

@@ -25,6 +25,7 @@ from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.validation import EngineVersion
 from specpick.tools.vocab import Engine
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
+from specpick.tools.methods import CANDIDATE_ORDER, method_record
 from specpick.tools.errors import (
     HubAccessError,
     InputError,
@@ -40,7 +41,10 @@ from specpick.tools.errors import (
 HEAD_PUBLISHERS = ("yuhuili", "z-lab", "FasterDecoding", "ibm-fms", "AngelSlim", "Tengyunw")
 HEAD_PUBLISHER_SEARCHES = (("RedHatAI", "speculator"), ("nvidia", "eagle"), ("lmsys", "eagle"), ("amd", "eagle"))
 MODEL_PUBLISHERS = ("meta-llama", "Qwen", "deepseek-ai", "zai-org", "moonshotai", "google", "mistralai")
-HEAD_SEARCHES = ("speculator", "eagle3", "eagle", "medusa", "dflash")
+# Head searches: the speculators keyword, then every method a speculators head config names (registry order of
+# the planner's candidates).
+HEAD_SEARCHES: tuple[str, ...] = ("speculator",
+                                 *(m for m in CANDIDATE_ORDER if method_record(m).speculators_model_type))
 
 
 def listing_queries() -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from specpick.tools.checks.heads import HeadCheck, HeadFinding
 from specpick.tools.errors import InputError
 from specpick.tools.validation import DraftTokens, ModelName
-from specpick.tools.vocab import VerifierChange
+from specpick.tools.vocab import EAGLE_HEAD_KINDS, VerifierChange
 
 
 class HeadCheckInput(BaseModel):
@@ -88,7 +88,7 @@ def _draft_length(inp: HeadCheckInput, result: HeadCheck) -> HeadCheck:
     n = inp.num_draft_tokens
     if n is None or any(f.check == "draft length" for f in result.findings):
         return result
-    if result.method in ("eagle", "eagle3"):
+    if result.method in EAGLE_HEAD_KINDS:
         finding = HeadFinding(check="draft length", verdict="info", detail=(
             f"N={n}: an EAGLE head drafts one token per step from its own output, so any N loads; "
             "acceptance falls with depth (measure it, `specpick measure`)"))

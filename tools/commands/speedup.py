@@ -38,6 +38,7 @@ from specpick.tools.validation import (
     check_tree_shape,
 )
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
+from specpick.tools.methods import method_record
 from specpick.tools.vocab import (
     DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, VerifierChange, Workload,
 )
@@ -226,7 +227,7 @@ def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
             why = s.notes or s.source if s.support == "no" else f"from {s.min_version} on"
             raise InputError(f"{inp.engine}{at} does not run method {inp.method} ({why}); "
                              "pick another engine, release or method")
-    if inp.method == "mtp" and verifier.mtp_layers == 0:
+    if method_record(inp.method).in_verifier_checkpoint and verifier.mtp_layers == 0:
         raise InputError(f"{verifier.repo_id} has no multi-token-prediction layers; choose another method")
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.methods import methods_where
 
 # transplant-vocab retokenises a small model to the verifier's vocabulary (drafts.csv, heads.csv notes): the
 # draft's token map is the verifier's.
@@ -139,7 +140,7 @@ def head_runtime_filter(engine: str | None, method: str) -> str | None:
 
 
 # Methods whose published drafters llama.cpp loads after conversion to GGUF (engine_support.csv llamacpp rows).
-GGUF_CONVERTIBLE = ("eagle3", "dflash")
+GGUF_CONVERTIBLE: frozenset[str] = methods_where(gguf_converted=True)
 
 
 def best_published_head(verifier_repo_id: str, method: str, engine: str | None = None) -> HeadSpec | None:

@@ -18,7 +18,7 @@ from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.deploy.measured_file import MeasuredFigures
 from specpick.tools.deployment import Deployment, Drafter, Evidence
 from specpick.tools.errors import InputError
-from specpick.tools.methods import is_method
+from specpick.tools.methods import REGISTRY, is_method, methods_where
 from specpick.tools.vocab import METHODS
 
 if TYPE_CHECKING:
@@ -28,9 +28,12 @@ if TYPE_CHECKING:
 MEASURED_N_MAX = 64
 # Methods without a draft length to state (lookahead's window is set by its own W/N/G).
 NO_DRAFT_LENGTH = frozenset({"lookahead"})
-# Methods whose tau is not bounded by N + 1 per chain (suffix drafts a tree of matches up to its cap).
-UNBOUNDED_TAU = frozenset({"suffix", "lookahead"})
-HEAD_METHOD = {"eagle": "eagle", "eagle3": "eagle3", "medusa": "medusa", "mtp": "mtp"}
+# Methods whose tau is not bounded by N + 1 per chain: variable-length drafts (suffix drafts a tree of matches up to
+# its cap, lookahead verifies an n-gram pool).
+UNBOUNDED_TAU: frozenset[str] = methods_where(measured_tau=True)
+# Catalog head kind -> the method that loads it as its own head (an EAGLE-1 head is method eagle, not eagle2).
+HEAD_METHOD: dict[str, str] = {r.head_kind: r.name for r in REGISTRY if r.head_kind == r.name
+                               and r.loads in ("head_repo", "verifier_layers")}
 
 
 def _method(q_method: str | None, measured_method: str | None, file_method: str | None,

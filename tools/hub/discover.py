@@ -26,6 +26,8 @@ from pydantic import BaseModel
 
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.errors import InputError
+from specpick.tools.methods import REGISTRY
+from specpick.tools.vocab import EAGLE_HEAD_KINDS
 
 # Deeper nesting than any real config (speculators configs reach depth 4) means the file is not a config.
 # Parsed-config bound (the byte-level parser guard is bounds.MAX_JSON_DEPTH, far looser): a config, not any JSON.
@@ -34,10 +36,13 @@ MAX_CONFIG_DEPTH = 12
 # ~1.5-12B. A count above this is not a head; 2e12 is above every published model.
 MAX_HEAD_PARAMS = 50e9
 MAX_MODEL_PARAMS = 2e12
-_SPECULATORS_TYPES = {"eagle3": "eagle3", "eagle": "eagle", "dflash": "dflash", "mlp_speculator": "mlp_speculator",
-                      "medusa": "medusa"}
-_DETAIL = {"eagle3": "EAGLE-3", "eagle": "EAGLE-1", "medusa": "Medusa", "mlp_speculator": "MLPSpeculator",
-           "dflash": "DFlash", "mtp": "MTP (built-in)"}
+# speculators_model_type -> catalog head method: the registry's speculators_model_type, plus IBM's MLPSpeculator
+# (a catalog head kind that is not one of our methods).
+_SPECULATORS_TYPES: dict[str, str] = {r.speculators_model_type: r.head_kind or r.name for r in REGISTRY
+                                      if r.speculators_model_type} | {"mlp_speculator": "mlp_speculator"}
+# Head kind -> how a discovered head's detail names it (the registry's label; MTP is built into the verifier).
+_DETAIL: dict[str, str] = ({r.name: r.label for r in REGISTRY if r.speculators_model_type}
+                           | {"mlp_speculator": "MLPSpeculator", "mtp": "MTP (built-in)"})
 # Namespaces whose heads are the method authors' own (official) or an inference vendor's (vendor), as in
 # heads.csv's publisher column; everyone else is community.
 OFFICIAL = {"yuhuili", "fasterdecoding", "deepseek-ai", "z-lab", "zai-org", "moonshotai", "qwen", "meta-llama"}
@@ -181,7 +186,7 @@ def head_params_b(repo_id: str, by_dtype: dict[str, int] | None) -> float | None
 def build_head(repo_id: str, facts: HeadFacts, verifier: ModelSpec, params_b: float | None, runtimes: list[str],
                source: str) -> HeadSpec | Skip:
     """The catalog row for a head whose verifier the catalog knows, after cross-checks with that verifier."""
-    if facts.method in ("eagle", "eagle3") and facts.hidden_size and facts.hidden_size != verifier.hidden_size:
+    if facts.method in EAGLE_HEAD_KINDS and facts.hidden_size and facts.hidden_size != verifier.hidden_size:
         return Skip(repo_id=repo_id, reason="verifier-mismatch",
                     detail=f"hidden_size {facts.hidden_size} != {verifier.repo_id}'s {verifier.hidden_size}")
     note = "exact count from the safetensors headers" if params_b is not None else "size unknown (no safetensors)"

@@ -21,21 +21,14 @@ from functools import lru_cache
 from pydantic import BaseModel, Field
 
 from specpick.tools.model.acceptance import (
-    EAGLE1_TREE_DEPTH, EAGLE1_TREE_TOKENS, chain_to_tree_factor, expected_tokens,
+    EAGLE1_TREE_DEPTH, chain_to_tree_factor, expected_tokens,
 )
 from specpick.tools.catalog.published import PublishedRow, config_int, load_published
 from specpick.tools.methods import REGISTRY, methods_where
 from specpick.tools.vocab import METHOD_FAMILY
 
 # Tree shapes the sources used when a row does not say (depth, top-k, verify tokens incl. root).
-TREE_DEFAULTS: dict[str, tuple[int, int, int, str]] = {
-    "eagle": (EAGLE1_TREE_DEPTH, 4, EAGLE1_TREE_TOKENS,
-              "EAGLE-1 static tree mc_sim_7b_63 (github:SafeAILab/EAGLE@08dc06c eagle/model/choices.py)"),
-    "eagle2": (6, 10, 60, "EAGLE-2 paper tree: depth 6, top-10, 60 tokens (row config of EAGLE2-FIG/HASS)"),
-    "eagle3": (7, 10, 60, "EAGLE-3 repo defaults total_token=60, depth=7, top_k=10 (assumed for the paper)"),
-    "medusa": (4, 10, 64, "Medusa tree mc_sim_7b_63: 63 nodes + root, depth 4, top-10 "
-               "(github:FasterDecoding/Medusa@5e98053 medusa/model/medusa_choices.py)"),
-}
+TREE_DEFAULTS: dict[str, tuple[int, int, int, str]] = {r.name: r.paper_tree for r in REGISTRY if r.paper_tree}
 
 
 def tree_for(method: str, config: str) -> tuple[int, int, int, str]:

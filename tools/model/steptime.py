@@ -36,6 +36,8 @@ from specpick.tools.model.cost_inputs import Hardware, Precision, Runtime, StepL
 from specpick.tools.model.overhead import MOE_16BIT_NOTE, RuntimeOverhead
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.methods import REGISTRY
+from specpick.tools.vocab import EAGLE_HEAD_KINDS
 
 Bound = Literal["memory", "compute", "host"]
 
@@ -273,7 +275,10 @@ def _dtype_for(bpp: float) -> str:
 
 
 # --- draft heads ------------------------------------------------------------------------------------
-HeadKind = Literal["eagle", "eagle3", "medusa", "mtp"]
+# Heads costed one step at a time: the registry's head kinds of every head that is not a parallel drafter.
+HEAD_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.head_kind for r in REGISTRY
+                                                  if r.head_kind and not r.parallel_draft))
+HeadKind = Literal[HEAD_KINDS]  # type: ignore[valid-type]
 # EAGLE-3 drafts over a reduced vocabulary: github:SafeAILab/EAGLE eagle/traineagle3/config.json
 # (draft_vocab_size 32000), also the catalog's head notes ("lm_head over 32000 draft vocab").
 EAGLE3_DRAFT_VOCAB = 32000
@@ -298,8 +303,6 @@ def _layer_params(m: ModelSpec, tokens: int, tokens_per_seq: int, reuse: float) 
 def _head_params(kind: HeadKind, verifier: ModelSpec, layer: float, num_heads: int) -> float:
     """Weights one step of a ``kind`` head reads (see ``head_step_time``)."""
     h, v = verifier.hidden_size, verifier.vocab_size
-    if kind in ("eagle", "mtp"):
-        return layer + 2 * h * h + h * v
     if kind == "eagle3":
         q_kv_width = verifier.num_attention_heads * verifier.head_dim + 2 * verifier.num_kv_heads * verifier.head_dim
         return layer + h * q_kv_width + 3 * h * h + h * min(v, EAGLE3_DRAFT_VOCAB)
@@ -307,12 +310,14 @@ def _head_params(kind: HeadKind, verifier: ModelSpec, layer: float, num_heads: i
         if num_heads < 1:
             raise InputError("Medusa needs at least one head")
         return num_heads * (h * h + h * v)
+    if kind in HEAD_KINDS:  # EAGLE-1/2 and MTP: one decoder layer + fc(2H->H) + the verifier's LM head
+        return layer + 2 * h * h + h * v
     raise InputError(f"unknown head kind '{kind}'")  # pragma: no cover - Literal guards the callers
 
 
 def _head_layer(kind: HeadKind, verifier: ModelSpec, load: StepLoad, reuse: float) -> tuple[float, float | None]:
     """(weights of the head's decoder layer, experts it touches per layer: None for a dense layer)."""
-    if verifier.is_moe and kind in ("eagle", "eagle3"):
+    if verifier.is_moe and kind in EAGLE_HEAD_KINDS:
         # EAGLE heads for MoE verifiers are dense layers of the expert width (EAGLE-mixtral head 0.28B).
         width = verifier.intermediate_size or verifier.moe_intermediate_size
         return count_params(verifier).attention_b * 1e9 / verifier.num_layers + 3.0 * verifier.hidden_size * width, None

@@ -24,10 +24,12 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from specpick.tools.methods import methods_where
 from specpick.tools.training.rules import DataPlan
 
 Tool = str  # "specforge" | "speculators" | "modelopt"
-SPECULATORS_TYPES = ("eagle3", "dflash", "peagle", "mtp")  # speculators --speculator-type choices we emit (schema.py)
+# speculators --speculator-type choices we emit (schema.py): the registry's speculators_type.
+SPECULATORS_TYPES: frozenset[str] = methods_where(speculators_type=True)
 
 # (substring of the verifier's catalog repo id, lower case) -> (SpecForge example config, draft config, template)
 _SPECFORGE_FAMILIES: tuple[tuple[str, str, str, str], ...] = (
