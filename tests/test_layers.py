@@ -27,7 +27,7 @@ TOPS = ("tools", "skill", "evals")
 # may import each other (still without cycles).
 LAYERS: dict[str, int] = {
     "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.answer": 0,
-    "tools.sanitize": 0,
+    "tools.sanitize": 0, "tools.bootstrap": 0,
     "tools.catalog": 1, "tools.deployment": 1,
     "tools.arch": 2,
     "tools.hub": 3,

@@ -9,18 +9,14 @@ of tau over the measurement's prompts (the same resampling `specpick tune` uses:
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specpick.tools.bootstrap import bootstrap_interval
 from specpick.tools.errors import InputError, NotFoundError
 
-# The same resampling as tools/tune/predict.py (bootstrap over requests, 80% two-sided interval).
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_SEED = 20261201
-INTERVAL_QUANTILES = (0.10, 0.90)
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a measure report of thousands of prompts is a few MB
 
 
@@ -52,14 +48,7 @@ def pooled_tau(requests: Sequence[tuple[int, int]]) -> float | None:
 
 def tau_interval(requests: Sequence[tuple[int, int]]) -> tuple[float | None, float | None]:
     """80% bootstrap interval of the pooled tau over requests (None with fewer than two requests that drafted)."""
-    usable = [r for r in requests if r[0] > 0]
-    if len(usable) < 2:
-        return None, None
-    rng = random.Random(BOOTSTRAP_SEED)
-    values = sorted(t for t in (pooled_tau([rng.choice(usable) for _ in usable])
-                                for _ in range(BOOTSTRAP_RESAMPLES)) if t is not None)
-    lo_q, hi_q = INTERVAL_QUANTILES
-    return values[int(lo_q * (len(values) - 1))], values[int(hi_q * (len(values) - 1))]
+    return bootstrap_interval([r for r in requests if r[0] > 0], pooled_tau)
 
 
 def _bad(path: Path, why: str) -> InputError:

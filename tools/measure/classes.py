@@ -9,23 +9,19 @@ the advice can be "on for this class, off for that one" where the interval says 
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.bootstrap import bootstrap_interval
 from specpick.tools.measure.metrics import Acceptance, acceptance_from_counts
 
 # Design choices, stated in the report's assumptions: a word 4-gram is long enough that a chance match between
 # prompt and output is rare in prose and code, and "most of the output" is half of its words.
 COPY_NGRAM_WORDS = 4
 COPY_OVERLAP_MIN = 0.5
-# Bootstrap: resamples of the class's requests for the 80% interval of its speedup (seeded: reports repeat).
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_SEED = 20261201
-INTERVAL_QUANTILES = (0.10, 0.90)
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 Decision = Literal["on", "off", "within noise"]
@@ -98,15 +94,7 @@ def _speedup(rows: Sequence[RequestFigures]) -> float | None:
 
 def speedup_interval(rows: Sequence[RequestFigures]) -> tuple[float | None, float | None]:
     """80% bootstrap interval of the class speedup over its requests (None with fewer than two requests)."""
-    if len(rows) < 2:
-        return None, None
-    rng = random.Random(BOOTSTRAP_SEED)
-    values = sorted(v for v in (_speedup([rng.choice(rows) for _ in rows]) for _ in range(BOOTSTRAP_RESAMPLES))
-                    if v is not None)
-    if not values:
-        return None, None
-    lo_q, hi_q = INTERVAL_QUANTILES
-    return values[int(lo_q * (len(values) - 1))], values[int(hi_q * (len(values) - 1))]
+    return bootstrap_interval(rows, _speedup)
 
 
 def decide(low: float | None, high: float | None) -> Decision | None:

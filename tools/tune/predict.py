@@ -15,13 +15,11 @@ the same while decoding is memory-bound; on a compute-bound host it does not, an
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_SEED = 20261201
-INTERVAL_QUANTILES = (0.10, 0.90)
+from specpick.tools.bootstrap import bootstrap_interval
+
 
 
 @dataclass(frozen=True)
@@ -89,14 +87,7 @@ def pooled_tau(counts: Sequence[StepCounts]) -> float | None:
 
 def tau_interval(counts: Sequence[StepCounts]) -> tuple[float | None, float | None]:
     """80% bootstrap interval of the pooled tau over requests (None with fewer than two requests)."""
-    usable = [c for c in counts if c.steps]
-    if len(usable) < 2:
-        return None, None
-    rng = random.Random(BOOTSTRAP_SEED)
-    values = sorted(t for t in (pooled_tau([rng.choice(usable) for _ in usable])
-                                for _ in range(BOOTSTRAP_RESAMPLES)) if t is not None)
-    lo_q, hi_q = INTERVAL_QUANTILES
-    return values[int(lo_q * (len(values) - 1))], values[int(hi_q * (len(values) - 1))]
+    return bootstrap_interval([c for c in counts if c.steps], pooled_tau)
 
 
 def tokens_per_step(counts: Sequence[StepCounts], plain_steps: int) -> float | None:
