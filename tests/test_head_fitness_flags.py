@@ -68,3 +68,19 @@ def test_llamacpp_splits_layers_so_any_gpu_count_holds_a_model() -> None:
     assert rec.strategy  # answered
     with pytest.raises(InputError, match="tensor parallelism cannot shard"):
         plan(PlannerInputs(verifier="Qwen/Qwen3.8-27B", workload="chat", gpu="RTX 3060", gpus=3, engine="vllm"))
+
+
+def test_a_quantized_verifier_with_a_bf16_head_gets_the_cited_effect_and_action() -> None:
+    rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", method="eagle3",
+                             quantization="int4"))
+    flag = next(f for f in rec.flags if f.id == "quantized_verifier_bf16_head")
+    assert "Expected effect" in flag.message and "Action: keep the head in BF16" in flag.message
+    assert "F10" in flag.source
+
+
+def test_a_fine_tuned_verifier_never_gets_a_head_match_pass() -> None:
+    rec = plan(PlannerInputs(verifier="my-org/llama-ft", base_model="meta-llama/Llama-3.1-8B-Instruct",
+                             verifier_change="full-finetune", workload="chat", method="eagle3"))
+    assert "verifier_modified" in {f.id for f in rec.flags}
+    head = next(c for c in rec.compatibility if c.name == "head_match")
+    assert head.verdict != "pass"

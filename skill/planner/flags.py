@@ -6,11 +6,16 @@ check, a severity, a message saying what to do, and its source.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import Flag
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
+
+if TYPE_CHECKING:  # the training package is imported where a head is checked, not when the planner loads
+    from specpick.tools.training.fitness import Fitness
 
 SEED = "seed decision rules (docs/DECISION-RULES.md)"
 # KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).
@@ -104,10 +109,13 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     quantized = fmt is not None and served.bytes_per_param < 2.0 and fmt != ctx.verifier.dtype
     if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and chosen.head.trained_dtype == "bf16"
             and quantized):
+        fit = _precision_fitness(chosen.head.head_repo_id, ctx, fmt)
         out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against the BF16 verifier; "
                       f"with the verifier in {fmt} acceptance can collapse (acceptance 0 and '!!!' "
-                      "output reported): measure alpha before trusting the estimate",
-                      "vllm#9534; TensorRT-LLM#7842"))
+                      "output reported)" + (f". Expected effect: {fit.effect}. Action: {fit.action}" if fit else
+                                            ": measure alpha before trusting the estimate"),
+                      "vllm#9534; TensorRT-LLM#7842" + (
+                          f"; tools/data/training_evidence.csv {', '.join(fit.evidence)}" if fit else "")))
     if s in EAGLE_METHODS | {"mtp"} and inp.workload in ("agentic", "rag", "chat") and \
             inp.engine == "vllm" and chosen.engine == "vllm":
         out.append(_f("prefix_cache_eagle", "info", "vLLM's EAGLE/MTP path drops the last prefix-cache block "
@@ -180,6 +188,19 @@ def _derived_verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         return []
     return [_f("verifier_modified", "warn", f"{fit.detail}. Expected effect: {fit.effect}. Action: {fit.action}",
                "tools/data/training_evidence.csv " + ", ".join(fit.evidence))]
+
+
+def _precision_fitness(head: str, ctx: PlanContext, fmt: str) -> Fitness | None:
+    """train-plan's precision finding for a BF16 head on a quantized verifier (its cited effect and action)."""
+    from specpick.tools.training.fitness import head_fitness
+
+    # The fitness table speaks of the 4-bit and 8-bit families; a GGUF type is costed by its bits per weight.
+    family = "int4" if ctx.dep.verifier.bytes_per_param < 0.75 else "int8"
+    named = fmt if fmt in ("int4", "nvfp4", "mxfp4", "fp8", "int8") else family
+    rows = head_fitness(head=head, base=ctx.verifier.repo_id, verifier=ctx.verifier.repo_id, change="none",
+                        adapters=None, quantization=named, rotated=False, context_p90=None, trained_context=None,
+                        thinking=None, system_prompt=None)
+    return next((r for r in rows if r.check == "precision"), None)
 
 
 # Head-fitness findings recommend raises beside the derived-verifier and quantized-verifier flags (which it words
