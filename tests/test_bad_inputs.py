@@ -149,7 +149,8 @@ CASES: list[Bad] = [
     cfg("TP 3", 2, "Valid tensor-parallel sizes", **L70, tensor_parallel=3),
     # 3. an explicit request the deployment rules out is exit 2 with the reason, never a quiet "none"
     rec("method under beam", 2, "--method eagle3 cannot run here: beam search", method="eagle3", sampling="beam"),
-    rec("method under LoRA", 2, "cannot run here: serving LoRA", method="ngram", lora=True),
+    rec("method under pipeline parallel", 2, "cannot run here: pipeline parallel", method="ngram", pipeline_parallel=2,
+        gpus=2),
     rec("method under PP", 2, "cannot run here", method="eagle3", gpus=2, pipeline_parallel=2),
     rec("draft_model without second model", 2, "needs a second model", method="draft_model", second_model=False),
     rec("draft vs no second model", 2, "contradicts --no-second-model", draft="llama-3.2-1b", second_model=False),

@@ -76,13 +76,21 @@ def test_input_grounded_work_uses_ngram_or_suffix_without_other_options():
 @pytest.mark.parametrize("inputs,flag", [
     ({"sampling": "beam"}, "beam_search"),
     ({"pipeline_parallel": 2, "gpus": 2}, "pipeline_parallel"),
-    ({"lora": True}, "lora"),
 ])
 def test_blockers_turn_speculation_off(inputs, flag):
     r = rec(verifier="llama-3.1-8b", workload="chat", **inputs)
     assert r.strategy == "none" and flag in r.flag_ids()
     assert r.expected_speedup.value == 1.0 and r.engine_config.format == "none"
     assert any(f.id == flag and f.severity == "fail" for f in r.flags)
+
+
+def test_lora_serving_is_no_blocker_where_the_engine_runs_it():
+    """vLLM runs speculation with LoRA adapters since vllm#21068: engine_support.csv lists no lora breakage there."""
+    from specpick.tools.catalog.tables import get_catalog
+
+    assert not any("lora" in r.breaks_with for r in get_catalog().engine_support if r.engine == "vllm")
+    r = rec(verifier="llama-3.1-8b", workload="chat", engine="vllm", lora=True)
+    assert r.strategy != "none" and "lora" not in r.flag_ids()
 
 
 def test_verifier_that_does_not_fit_at_all_is_a_fail_with_options_not_a_quiet_substitution():

@@ -47,10 +47,9 @@ def blocker_flags(ctx: PlanContext) -> list[Flag]:
         out.append(_f("transformers_batch1", "fail", f"HF assisted generation runs batch size 1 only; at "
                       f"concurrency {ctx.concurrency} there is nothing to enable: move to vLLM or SGLang to speculate",
                       "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
-    if inp.lora:
-        out.append(_f("lora", "fail", "serving LoRA adapters with speculation fails (shape error) in vLLM; "
-                      "merge the adapter into the weights or serve without speculation",
-                      "vllm#4872; vLLM compatibility matrix (SD x LoRA)"))
+    # LoRA serving is no blocker of its own: vLLM runs speculation with LoRA adapters since vllm#21068 (V0's shape
+    # error, vllm#4872, is gone) and TensorRT-LLM since #12661. An engine release that still breaks with it says so
+    # in engine_support.csv ``breaks_with`` (compat's runtime_support check and engine_breaks_with flag read it).
     return out
 
 

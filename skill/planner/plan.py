@@ -43,7 +43,7 @@ from specpick.tools.checks.vram import VramResult
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it.
 MIN_WORTHWHILE_SPEEDUP = 1.1
 # Deployment facts that switch speculation off whatever the method (skill/planner/flags.py blocker_flags).
-BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "lora", "exotic_kv_quant", "transformers_batch1"})
+BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "exotic_kv_quant", "transformers_batch1"})
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
 # TRT-LLM versions we track have no per-batch switch to fall back on (ENGINES.md, TRT-LLM AUTO row).
 TRTLLM_AUTO_OFF_ABOVE = 32
