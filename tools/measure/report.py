@@ -172,6 +172,21 @@ class MeasureReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+def print_trailer(console: object, warnings: list[str], assumptions: list[str], plots: list[str]) -> None:
+    """The lines every measurement report ends with (measure and tune): warnings, assumptions, plot files."""
+    for line in warnings:
+        console.print(f"warning: {line}")  # type: ignore[attr-defined]
+    for line in assumptions:
+        console.print(f"assumption: {line}")  # type: ignore[attr-defined]
+    for path in plots:
+        console.print(f"plot: {path}")  # type: ignore[attr-defined]
+
+
+def format_or_dash(value: float | None, fmt: str = "{:.2f}") -> str:
+    """``fmt`` applied to ``value``, or "-" where nothing was measured."""
+    return _f(value, fmt)
+
+
 def _f(value: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if value is None else fmt.format(value)
 
@@ -262,12 +277,7 @@ def render_text(report: MeasureReport, width: int = 110) -> str:
             console.print(f"  simulated alpha {_f(acc.alpha, '{:.3f}')}, tau {_f(acc.tau, '{:.2f}')}")
     if report.comparison is not None:
         _render_comparison(console, report.comparison)
-    for line in report.warnings:
-        console.print(f"warning: {line}")
-    for line in report.assumptions:
-        console.print(f"assumption: {line}")
-    for path in report.plots:
-        console.print(f"plot: {path}")
+    print_trailer(console, report.warnings, report.assumptions, report.plots)
     return buf.getvalue()
 
 

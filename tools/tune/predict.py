@@ -6,7 +6,8 @@ every smaller N would have accepted. vLLM's per-request ``acceptance_histogram[j
 accepted exactly j drafts; each such step covered j accepted tokens and one token of the verifier's. Re-cutting
 that stretch into steps of at most n drafts gives the steps and accepted tokens a run at n would have had on the
 same text. The one thing the larger run cannot say is whether drafts past its own horizon would have been accepted:
-a step that accepted all N is cut as if the next draft had been rejected (conservative).
+for a step that accepted all N, the last measured position's conditional acceptance, P(accept N | accepted N-1),
+stands in for the chance that the stretch ran on (``horizon_acceptance``).
 
 Speed at a predicted N: tokens per step from the re-cut, times the measured step rate at the largest N, with the
 step cost taken as the same at both lengths unless a cost ratio is given (verifying n+1 or N+1 tokens costs about

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from io import StringIO
 
+from specpick.tools.measure.report import format_or_dash, print_trailer
 from specpick.tools.tune.run import TuneReport
-
-
-def _f(value: float | None, fmt: str) -> str:
-    return "-" if value is None else fmt.format(value)
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -27,11 +24,11 @@ def render_text(report: TuneReport, width: int = 120) -> str:
                 "classes"):
         t.add_column(col, justify="right")
     for p in report.points:
-        classes = ", ".join(f"{c.name} {_f(c.speedup, '{:.2f}x')} ({c.decision or '-'})" for c in p.per_class)
+        classes = ", ".join(f"{c.name} {format_or_dash(c.speedup, '{:.2f}x')} ({c.decision or '-'})" for c in p.per_class)
         t.add_row(str(p.num_draft_tokens), str(p.concurrency), "yes" if p.measured else "no",
-                  _f(p.tau_measured, "{:.2f}") + _interval(p.tau_measured_low, p.tau_measured_high),
-                  _f(p.tau_predicted, "{:.2f}") + _interval(p.tau_predicted_low, p.tau_predicted_high),
-                  _f(p.speedup_measured, "{:.2f}x"), _f(p.speedup_predicted, "{:.2f}x"), classes or "-")
+                  format_or_dash(p.tau_measured, "{:.2f}") + _interval(p.tau_measured_low, p.tau_measured_high),
+                  format_or_dash(p.tau_predicted, "{:.2f}") + _interval(p.tau_predicted_low, p.tau_predicted_high),
+                  format_or_dash(p.speedup_measured, "{:.2f}x"), format_or_dash(p.speedup_predicted, "{:.2f}x"), classes or "-")
     console.print(t)
     best = ", ".join(f"concurrency {c}: N={n or 'off'}" for c, n in report.best_n.items())
     console.print(f"best: {best}")
@@ -42,10 +39,5 @@ def render_text(report: TuneReport, width: int = 120) -> str:
         console.print(f"{cfg.engine} {cfg.engine_version}: {cfg.launch_command}")
         if cfg.format == "yaml":
             console.print(cfg.config.rstrip())
-    for line in report.warnings:
-        console.print(f"warning: {line}")
-    for line in report.assumptions:
-        console.print(f"assumption: {line}")
-    for path in report.plots:
-        console.print(f"plot: {path}")
+    print_trailer(console, report.warnings, report.assumptions, report.plots)
     return buf.getvalue()

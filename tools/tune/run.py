@@ -113,8 +113,8 @@ def _assumptions(inp: TuneInput, can_predict: bool) -> list[str]:
     ]
     if can_predict:
         notes.append("smaller N predicted by re-cutting the largest N's accepted runs into steps of N (drafts at a "
-                     "smaller N are prefixes of the larger N's); a step that accepted every draft is cut as if the "
-                     "next draft had been rejected (conservative); predicted speedup assumes the same step cost at "
+                     "smaller N are prefixes of the larger N's); past the largest N's horizon (a step that accepted "
+                     "every draft) the last measured position's conditional acceptance stands in; predicted speedup assumes the same step cost at "
                      "both lengths, which holds while decoding is memory-bound and not on a compute-bound host")
     return notes
 
