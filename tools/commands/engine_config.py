@@ -28,11 +28,10 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
         raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "
                          "(or pick the engine/method that uses it)")
     dep = resolve_deployment(deployment_query(inp))
-    from specpick.tools.hub.gguf_ref import is_gguf_name, resolve_gguf_base
+    from specpick.tools.hub.gguf_ref import is_gguf_name
 
     gguf = inp.gguf_source or (inp.verifier if is_gguf_name(inp.verifier) else None)
-    ref = resolve_gguf_base(gguf) if gguf else None
-    quant = inp.gguf_quant or dep.verifier.quantization_given or (ref[1].quantization if ref else None)
+    quant = inp.gguf_quant or dep.verifier.quantization_given
     cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.repo_id, "gguf_source": gguf,
                                                      "gguf_quant": quant}))
     # The release the option names are for is a default like any other: listed the way every verb lists it.
@@ -41,11 +40,8 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
 
 def deployment_query(inp: EngineConfigInput) -> DeploymentQuery:
     """The deployment `engine-config` emits for, in the resolver's terms (TP checked against the verifier's heads)."""
-    from specpick.tools.hub.gguf_ref import resolve_gguf_base
-
-    gguf = resolve_gguf_base(inp.verifier)  # a GGUF build: the catalog answers for the model it was made from
-    verifier = gguf[0] if gguf is not None else inp.verifier
-    return DeploymentQuery(verifier=verifier, gpus=inp.tensor_parallel, engine=inp.engine,
+    # A GGUF build: the resolver answers for the model it was made from (the one name rule of every verb).
+    return DeploymentQuery(verifier=inp.verifier, gpus=inp.tensor_parallel, engine=inp.engine,
                            engine_version=inp.engine_version, catalog_only=True, gpus_flag="--tensor-parallel",
                            # no context: engine-config sizes nothing (1 token passes every limit check)
                            workload=None, context_tokens=1, announce=frozenset())

@@ -92,7 +92,8 @@ def vram_fit(inp: VramInput) -> VramResult:
     result = memory_fit(dep, "draft_model" if draft is not None else "none", engine=inp.engine, draft=draft,
                         head_params_b=inp.head_params_b, draft_tp=inp.draft_tp,
                         head_format=inp.draft_quantization if inp.head_params_b is not None else None)
-    notes = [dep.drafter.note] if dep.drafter is not None and dep.drafter.note else []
+    # How the verifier's name resolved (a GGUF build: its base model and weight format), as recommend says it.
+    notes = list(dep.notes) + ([dep.drafter.note] if dep.drafter is not None and dep.drafter.note else [])
     return result.model_copy(update={"assumptions": notes + result.assumptions,
                                      "defaults_used": list(dep.defaults)})
 

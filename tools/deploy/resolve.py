@@ -125,11 +125,11 @@ def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None
     name = q.base_model or q.verifier
     notes = [f"{q.verifier}: architecture facts from its base model {q.base_model} (your id is the one served)"] \
         if q.base_model else []
-    if q.catalog_only:
-        return get_catalog().model(name), "catalog", notes, None
     from specpick.tools.hub.resolve import resolve_model_spec
 
-    resolved = resolve_model_spec(name, live=q.live)
+    # One name rule for every verb: a GGUF repo id (with :QUANT) or a local .gguf path resolves to its base model
+    # and weight format here, whether or not the verb may read the Hub.
+    resolved = resolve_model_spec(name, live=q.live and not q.catalog_only, catalog_only=q.catalog_only)
     return resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization
 
 
