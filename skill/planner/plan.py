@@ -329,16 +329,15 @@ def _llamacpp_fields(ctx: PlanContext, chosen: Candidate, fit: VramResult) -> di
     """How llama-server loads this verifier (the GGUF the user named), its slots and its GPU layers."""
     if chosen.engine != "llamacpp":
         return {}
-    from specpick.tools.checks.llamacpp_emit import offload_fields
     from specpick.tools.hub.gguf_ref import is_gguf_name
 
-    spec = ctx.verifier
     out: dict[str, object] = {"gguf_source": ctx.inp.verifier if is_gguf_name(ctx.inp.verifier) else None,
                               "gguf_quant": ctx.dep.verifier.quantization_given,
                               "parallel_slots": ctx.concurrency}
-    out.update(offload_fields(fit.fits, fit.usable_gib_per_gpu * fit.gpus, fit.verifier_weights_gib * fit.gpus,
-                              (fit.runtime_overhead_gib + fit.kv_gib + fit.draft_weights_gib) * fit.gpus,
-                              spec.num_layers, bool(spec.num_experts)))
+    # The memory check's layer split (tools/checks/offload.py): the chosen method's own, its draft takes room too.
+    fit = chosen.vram if chosen.vram is not None else fit
+    if fit.offload is not None and fit.offload.fits:
+        out.update({"gpu_layers": fit.offload.gpu_layers, "n_cpu_moe": fit.offload.n_cpu_moe})
     return out
 
 

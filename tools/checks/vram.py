@@ -27,6 +27,7 @@ from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import KV_DTYPE_BYTES, kv_bytes_per_sequence
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.checks.offload import Offload
 from specpick.tools.deployment import Hardware
 from specpick.tools.vocab import BYTES_PER_PARAM
 
@@ -71,6 +72,8 @@ class VramResult(BaseModel):
     max_context_at_concurrency: int = Field(description="context that fits at the requested concurrency (0: none)")
     verifier_alone_fits: bool
     weight_bytes_per_param: float
+    offload: Offload | None = Field(None, description="llama.cpp: the layers kept in system RAM when the weights "
+                                    "exceed the GPUs (tools/checks/offload.py); None: all on the GPUs")
     assumptions: list[str]
     defaults_used: list[str] = Field(default_factory=list, description="inputs that took a stated default "
                                      "(tools/deploy/resolve.py)")
@@ -79,6 +82,8 @@ class VramResult(BaseModel):
         """One line: the verdict at this context x concurrency, and what would fit instead."""
         where = f"{self.verifier} on {self.gpus}x {self.gpu} at {self.context_tokens} tokens x {self.concurrency} "
         where += "sequence" + ("s" if self.concurrency != 1 else "")
+        if self.offload is not None:
+            return f"{where}: {self.offload.verdict()}"
         if self.fits:
             return f"{where}: fits ({self.headroom_gib:+.1f} GiB per GPU)"
         if self.max_concurrency_at_context > 0 or self.max_context_at_concurrency > 0:
@@ -121,6 +126,9 @@ def reservation(engine: str | None, gpus: int, memory_gib: float, fixed_gib: flo
             f"TensorRT-LLM free_gpu_memory_fraction {f:g} of the memory left after weights (KvCacheConfig default)")
     if engine == "transformers":
         return memory_gib, "transformers: no memory reservation (the cache grows as it is used)"
+    if engine == "llamacpp":
+        return memory_gib, ("llama.cpp: no memory reservation fraction (it allocates the weights, the KV cache for "
+                            "-c and its compute buffers)")
     who = "vLLM" if engine == "vllm" else "engine not given: vLLM's"
     return memory_gib * DEFAULT_RESERVE_FRACTION, (f"{who} gpu_memory_utilization {DEFAULT_RESERVE_FRACTION:g} "
                                                    "(vllm/config/cache.py default)")

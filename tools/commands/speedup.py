@@ -309,7 +309,7 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > start + 1:
         raise InputError(f"--tau {inp.tau} is impossible with {start} draft tokens (at most {start + 1} per cycle)")
     req = estimate_request(dep, inp.method, engine=inp.engine, draft=draft, num_draft_tokens=n, measured=True,
-                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes))
+                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes), fit=fit)
     harness = harness_for(dep, inp.engine)
     result = tuned_estimate(req, num_draft_tokens=n or FIXED_DRAFT_LENGTH.get(inp.method),
                             tree=_user_tree(inp, harness))

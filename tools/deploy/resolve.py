@@ -20,7 +20,7 @@ from specpick.tools.catalog.specs import ModelSpec, version_key
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.deploy.drafts import find_known_draft, synthetic_draft
 from specpick.tools.deploy.measured_file import MeasuredFigures
-from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
+from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, HostMemory, ServedModel
 from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.overlap import overlap_setting_error
 from specpick.tools.model.workload_context import typical_context_tokens
@@ -75,6 +75,8 @@ class DeploymentQuery:
     measured_figures: MeasuredFigures | None = None  # `recommend --samples`: simulated on the user's pairs
     figures_source: str = ""
     reserve_fraction: float | None = None
+    host_memory_gib: float | None = None  # system RAM (llama.cpp partial offload); None: the stated default
+    host_bandwidth_gbps: float | None = None
     live: bool = False
     catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
     assumed_engine: str | None = None  # no engine named: whose defaults apply (`speedup`/`vram`: vLLM's)
@@ -297,7 +299,8 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
         verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
                              change=q.verifier_change,
                              adapters=q.adapters if q.verifier_change == "lora" else None), engine=engine,
-        hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction),
+        hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction,
+                          host=HostMemory(q.host_memory_gib, q.host_bandwidth_gbps)),
         workload=q.workload or "", context_tokens=context, concurrency=q.concurrency, temperature=temperature,
         sampling=sampling, kv_cache_dtype=q.kv_cache_dtype or "auto", drafter=drafter, evidence=_evidence(q, drafter),
         defaults=tuple(defaults), notes=tuple(notes + sampling_notes), facts_source=source,

@@ -137,6 +137,9 @@ class ForwardWork:
     experts_per_layer: float | None = None
     moe_layers: int = 0
     assumptions: tuple[str, ...] = ()
+    # Partial offload (llama.cpp): the layers in system RAM run after the GPU's, reading their weights at the host's
+    # bandwidth (tools/checks/offload.py); ``weight_bytes`` is then the GPU's share only.
+    host_read_ms: float = 0.0
 
 
 def _gaps_ms(work: ForwardWork, overhead: RuntimeOverhead) -> tuple[float, list[str]]:
@@ -195,7 +198,7 @@ def forward_time(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runti
     allreduce = _allreduce_ms(work, hw, load, runtime)
     host, fixed = _host_ms(work, overhead, extra_host_ms, draft_step)
     device = gpu_ms + allreduce
-    memory_ms, compute_ms = m_w + m_kv, c_g + c_a
+    memory_ms, compute_ms = m_w + m_kv + work.host_read_ms, c_g + c_a
     if host > device:
         bound: Bound = "host"
     else:
@@ -205,7 +208,7 @@ def forward_time(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runti
         context_tokens=load.context_tokens, weight_bytes=w, kv_bytes=kv, flops=gf + af,
         memory_ms=memory_ms, compute_ms=compute_ms, gpu_ms=gpu_ms, launch_overhead_ms=gaps,
         allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed,
-        total_ms=max(device, host) + fixed, bound=bound,
+        total_ms=max(device, host) + fixed + work.host_read_ms, bound=bound,
         experts_touched_per_layer=work.experts_per_layer, assumptions=notes,
     )
 
@@ -226,6 +229,17 @@ def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int, tokens_per
                               reuse=reuse)
     non_expert = decode_read - moe_layers * m.experts_per_token * expert
     return non_expert + moe_layers * touched * expert, touched
+
+
+def _offloaded(model: ModelSpec, hw: Hardware, weight_bytes: float) -> tuple[float, float]:
+    """(weight bytes the GPUs read, ms reading the rest from system RAM) for ``model`` under partial offload."""
+    read = hw.host_read
+    if read is None or read.repo_id != model.repo_id or read.offloaded_fraction <= 0:
+        return weight_bytes, 0.0
+    from specpick.tools.checks.offload import host_read_ms
+
+    host_bytes = weight_bytes * read.offloaded_fraction
+    return weight_bytes - host_bytes, host_read_ms(host_bytes, read.bandwidth_gbps)
 
 
 def step_time(model: ModelSpec, hw: Hardware, load: StepLoad, precision: Precision, runtime: Runtime, *,
@@ -257,8 +271,9 @@ def step_time(model: ModelSpec, hw: Hardware, load: StepLoad, precision: Precisi
                                                      constants.routing_reuse)
     else:
         weight_params = decode_read
+    weight_bytes, host_ms = _offloaded(model, hw, weight_params * precision.weight_bytes_per_param)
     work = ForwardWork(
-        label=model.repo_id, weight_bytes=weight_params * precision.weight_bytes_per_param,
+        label=model.repo_id, weight_bytes=weight_bytes, host_read_ms=host_ms,
         kv_bytes=load.batch * kv_bytes_per_sequence(model, load.context_tokens, precision.kv_dtype),
         gemm_flops=2.0 * decode_read * tokens,
         attn_flops=_attention_flops_per_token(model, load.context_tokens) * tokens,
