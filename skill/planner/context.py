@@ -124,6 +124,7 @@ def deployment_query(inp: PlannerInputs) -> DeploymentQuery:
         method=inp.method, draft=inp.draft, head=inp.head, alpha=inp.alpha, tau=inp.tau, live=inp.live,
         measured_at_draft_tokens=inp.measured_n, measured_n_given=True, measured_method=inp.measured_method,
         measured_speedup=inp.measured_speedup, measurement_file=inp.from_measurement, compare_prior=True,
+        host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
         given=given,
     )
 

@@ -89,9 +89,9 @@ def with_offload(fit: VramResult, verifier: ModelSpec, hw: Hardware, kv: KvLoad)
     return fit.model_copy(update={
         "fits": plan.fits, "offload": plan, "max_concurrency_at_context": held,
         "max_context_at_concurrency": kv.context_tokens if plan.fits else 0,
-        "assumptions": fit.assumptions + plan.assumptions + [
+        "assumptions": fit.assumptions + plan.assumptions + ([
             f"under partial offload the answer holds {kv.concurrency} sequence(s) at {kv.context_tokens} tokens "
-            "(the KV sized for them stays on the GPU)"]})
+            "(the KV sized for them stays on the GPU)"] if plan.fits else [])})
 
 
 def sizable_kv_dtype(kv_cache_dtype: str | None) -> str:

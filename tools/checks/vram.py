@@ -262,12 +262,14 @@ def _max_context(verifier: ModelSpec, draft: ModelSpec | None, free_for_kv: floa
 
 
 def _sizing_notes(verifier: ModelSpec, hw: Hardware, kv: KvLoad, quant: str, reserve_text: str,
-                  v_ranks: int) -> list[str]:
+                  v_ranks: int, engine: str | None = None) -> list[str]:
     """The stated assumptions behind the budget: reservation, weight format, runtime share, KV dtype and split."""
     notes = [
         f"memory reservation: {reserve_text}, of {hw.gpu.memory_gib:g} GiB per GPU (marketed GB of HBM parts are "
         "binary GiB)",
-        f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), sharded over TP={hw.gpus}",
+        f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), "
+        + (f"split by layer over {hw.gpus} GPU(s) (--split-mode layer)" if engine == "llamacpp"
+           else f"sharded over TP={hw.gpus}"),
         f"{RUNTIME_OVERHEAD_GIB} GiB per GPU for activations, CUDA graphs and sampler buffers (stated assumption)",
         f"KV cache dtype {kv.kv_cache_dtype} ({KV_DTYPE_BYTES[kv.kv_cache_dtype]:g} bytes/element), "
         f"{kv.context_tokens} tokens x {kv.concurrency} sequence{'' if kv.concurrency == 1 else 's'}",
@@ -312,7 +314,7 @@ def fit_specs(verifier: ModelSpec, hw: Hardware, *, draft: DraftWeights = NO_DRA
     free_for_kv = usable - fixed
     max_conc = int(free_for_kv // kv_per_seq_per_gpu) if free_for_kv > 0 and kv_per_seq_per_gpu > 0 else 0
     max_ctx = _max_context(verifier, draft.spec, free_for_kv, kv, kv_per_seq_per_gpu, v_ranks, assumptions)
-    assumptions += _sizing_notes(verifier, hw, kv, quant, reserve_text, v_ranks)
+    assumptions += _sizing_notes(verifier, hw, kv, quant, reserve_text, v_ranks, engine)
     return VramResult(
         fits=headroom >= 0, verifier=verifier.repo_id, gpu=hw.gpu.key, gpus=hw.gpus, engine=engine,
         reservation=reserve_text, context_tokens=kv.context_tokens, concurrency=kv.concurrency,

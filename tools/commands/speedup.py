@@ -32,7 +32,7 @@ from specpick.tools.model.estimate import (
     estimate_for_specs, validate_acceptance,
 )
 from specpick.tools.validation import (
-    OneLineText,
+    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, EngineVersion, GpuCount, ModelName, ParamsB, Probability, Tau,
     Temperature,
     check_tree_shape,
@@ -110,6 +110,8 @@ class SpeedupInput(BaseModel):
     kv_cache_dtype: str = Field("auto", description="KV cache dtype for the memory check: auto (bf16/fp16), fp8")
     dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across "
                                "ranks by sequence instead of replicated on every rank (memory check)")
+    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
+    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
     tree_depth: DraftTokens | None = Field(None, description="tree methods: draft depth (same as "
                                            "--num-draft-tokens)")
     tree_top_k: Annotated[int, Field(ge=1, le=MAX_TREE_TOP_K)] | None = Field(
@@ -258,6 +260,7 @@ def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
         quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
         concurrency=inp.batch, temperature=inp.temperature, method=inp.method, draft=inp.draft,
         draft_params_b=inp.draft_params_b, dp_attention=inp.dp_attention, alpha=inp.alpha, tau=inp.tau,
+        host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
         measured_at_draft_tokens=inp.tree_depth or inp.num_draft_tokens,
         catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, context_flag="--context-tokens",
         given=frozenset(given | {"sampling"}), announce=frozenset({"gpus", "concurrency"}),

@@ -11,7 +11,7 @@ from specpick.tools.deploy.requests import memory_fit
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
 from specpick.tools.errors import InputError
 from specpick.tools.validation import (
-    OneLineText,
+    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
     Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB,
 )
 from specpick.tools.vocab import Engine, Quantization, Workload
@@ -53,6 +53,8 @@ class VramInput(BaseModel):
                                "ranks by sequence instead of replicated on every rank")
     reserve_fraction: MemoryFraction | None = Field(None, description="override the engine's reservation knob "
                                                     "(0.1-1.0)")
+    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
+    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
 
     @field_validator("kv_cache_dtype")
     @classmethod
@@ -75,7 +77,8 @@ def deployment_query(inp: VramInput) -> DeploymentQuery:
         quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
         concurrency=inp.concurrency, draft=inp.draft, draft_params_b=inp.draft_params_b,
         draft_quantization=inp.draft_quantization, dp_attention=inp.dp_attention,
-        reserve_fraction=inp.reserve_fraction, catalog_only=True, assumed_engine="vllm",
+        reserve_fraction=inp.reserve_fraction, host_memory_gib=inp.host_memory_gib,
+        host_bandwidth_gbps=inp.host_bandwidth_gbps, catalog_only=True, assumed_engine="vllm",
         given=frozenset(inp.model_fields_set), announce=frozenset({"gpus", "concurrency"}),
     )
 
@@ -100,6 +103,8 @@ def vram_fit(inp: VramInput) -> VramResult:
 
 def render_text(r: VramResult) -> str:
     verdict = "FITS" if r.fits else "DOES NOT FIT"
+    if r.fits and r.offload is not None:
+        verdict = f"FITS WITH PARTIAL OFFLOAD ({r.offload.layers_on_gpu} of {r.offload.num_layers} layers on the GPU)"
     lines = [
         f"{r.verifier} on {r.gpus}x {r.gpu}: {verdict} (headroom {r.headroom_gib:+.1f} GiB per GPU)",
         f"  {r.verdict_line()}",
