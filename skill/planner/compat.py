@@ -93,6 +93,10 @@ def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
     if not fit.fits:
         return CompatCheck(name="vram_fit", verdict="fail", reason=fit.verdict_line(),
                            source=f"tools/checks/vram.py ({fit.reservation})")
+    if fit.offload is not None:  # llama.cpp runs it with layers in system RAM: say so, and what it costs per token
+        return CompatCheck(name="vram_fit", verdict="warn", reason=fit.verdict_line(),
+                           source="tools/checks/offload.py (weights beyond the GPUs read from system RAM; "
+                                  f"{fit.reservation})")
     tight = fit.headroom_gib < 0.1 * fit.usable_gib_per_gpu
     extra = f", {fit.draft_weights_gib:.1f} GiB/GPU of draft/head weights included" if fit.draft_weights_gib else ""
     return CompatCheck(name="vram_fit", verdict="warn" if tight else "pass",
