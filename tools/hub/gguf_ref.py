@@ -112,10 +112,17 @@ def file_reference(path: str) -> GgufReference:
     """A local ``.gguf`` file's base-model names and quantization (header first, file name second).
 
     Raises:
-        InputError: the file does not exist.  RemoteDataError: not a readable GGUF header.
+        InputError: the file does not exist, or its header is not a readable GGUF header (the user's own file: a
+            usage error, exit 2, not a download that went wrong).
     """
+    from specpick.tools.errors import InputError, RemoteDataError
+
     file = Path(path).expanduser()
-    meta = read_local_metadata(file)
+    try:
+        meta = read_local_metadata(file)
+    except RemoteDataError as exc:
+        raise InputError(f"{exc.message}; give a .gguf file that llama.cpp wrote (convert_hf_to_gguf.py / "
+                         "llama-quantize) or its Hub repo id (owner/name-GGUF)") from None
     stem_model, name_quant, token = split_quant(file.name[:-len(".gguf")])
     org = meta.get("general.organization")
     candidates = [stem_model, *_metadata_names(meta)]
