@@ -2,7 +2,7 @@
 
 llama.cpp runs a model whose weights exceed the GPU memory: ``-ngl N`` keeps N layers on the GPU and runs the others
 on the CPU from system RAM; for an MoE model ``--n-cpu-moe N`` keeps the routed experts of N layers in system RAM and
-everything else on the GPU (tools/server/README.md @00dc805). Every forward then reads the offloaded weights once
+everything else on the GPU (docs/references/LLAMACPP-PLACEMENT.md). Every forward then reads the offloaded weights once
 from system RAM at its bandwidth. A verify pass of N+1 tokens reads them once too, so speculation's gain under
 offload follows from the step time (``tools/model/steptime.py`` adds the read of ``Hardware.host_read``): no special case here.
 
