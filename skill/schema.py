@@ -52,7 +52,8 @@ class PlannerInputs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
+    verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id"
+                                ", a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
                                          "(fine-tune, RL, merge, LoRA): its facts are used, your id is the one "
                                          "served")

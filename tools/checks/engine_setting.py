@@ -64,7 +64,7 @@ class EngineConfigInput(BaseModel):
 
     engine: Engine = Field(description="serving engine")
     method: Strategy = Field(description="speculative method ('none' for a plain launch)")
-    verifier: str = Field(description="verifier repo id or catalog alias")
+    verifier: str = Field(description="verifier repo id or catalog alias, a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     draft_model: str | None = Field(None, description="draft model or head repo id (draft_model/pard/eagle*/medusa/"
                                                       "dflash/peagle)")
     num_draft_tokens: int = Field(3, description="draft length N (chain) or draft steps (tree depth)")

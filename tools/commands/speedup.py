@@ -69,7 +69,8 @@ class SpeedupInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b")
+    verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b"
+                                ", a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
                                          "(fine-tune, RL, merge, LoRA): its facts are used")
     verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "

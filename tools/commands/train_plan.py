@@ -28,7 +28,7 @@ class TrainPlanInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="the model you serve: catalog name or repo id (a fine-tune's own id "
-                                "with --base-model)")
+                                "with --base-model), a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
                                          "(its catalog row gives the architecture facts)")
     verifier_change: VerifierChange = Field("none", description="how the verifier's weights differ from the model "

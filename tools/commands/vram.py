@@ -25,7 +25,7 @@ class VramInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name or repo id")
+    verifier: ModelName = Field(description="verifier model: catalog name or repo id, a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     gpu: OneLineText = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
     gpus: GpuCount = Field(1, description="GPUs the verifier is sharded over (tensor parallel size; must divide "
                            "its attention and KV heads)")
