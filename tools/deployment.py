@@ -93,6 +93,9 @@ class Hardware:
     reserve_fraction: float | None = None  # the engine's memory knob, when the user overrides it
     host: HostMemory | None = None  # system RAM (llama.cpp partial offload); the resolver sets it for llama.cpp
     host_read: HostRead | None = None  # the verifier's offloaded share, set per method from its memory fit
+    # The same without speculation (no draft on the GPUs, so fewer layers in system RAM): the plain step a speedup
+    # is measured against. Read only when ``host_read`` is set.
+    plain_host_read: HostRead | None = None
 
     @property
     def tensor_parallel(self) -> int:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
-from specpick.tools.deployment import Deployment
+from specpick.tools.deployment import Deployment, HostRead
 from specpick.tools.deploy.evidence import tau_spread
 from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
@@ -81,9 +81,18 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
         draft_bytes_per_param=draft_bytes_per_param(dep, draft), max_batch=max_batch, sweep=sweep,
         sweep_draft_length=sweep_draft_length, spec_overlap=overlap.overlap,
         assumptions=tuple(notes) + ((overlap.note,) if overlap.note else ()) + _offload_notes(fit),
-        host_read=fit.offload.host_read(dep.verifier.repo_id) if fit is not None and fit.offload is not None
-        and fit.offload.fits else None,
+        **_host_reads(dep, fit),
     )
+
+
+def _host_reads(dep: Deployment, fit: VramResult | None) -> dict[str, HostRead | None]:
+    """Partial offload: the verifier's share in system RAM with this method, and without speculation (the plain step
+    keeps on the GPU the layers a draft displaces)."""
+    if fit is None or fit.offload is None or not fit.offload.fits:
+        return {}
+    plain = memory_fit(dep, "none", engine="llamacpp")
+    return {"host_read": fit.offload.host_read(dep.verifier.repo_id),
+            "plain_host_read": plain.offload.host_read(dep.verifier.repo_id) if plain.offload is not None else None}
 
 
 def _offload_notes(fit: VramResult | None) -> tuple[str, ...]:

@@ -259,6 +259,7 @@ class EstimateRequest:
     spec_overlap: bool = False
     # llama.cpp partial offload: the verifier's share read from system RAM each forward (tools/checks/offload.py).
     host_read: HostRead | None = None
+    plain_host_read: HostRead | None = None  # the same without speculation (the plain step's own split)
 
     @property
     def head_tree(self) -> TreeShape | None:
@@ -317,7 +318,7 @@ def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constant
     """The cycle cost of the request's method as a function of (N or depth, batch)."""
     draft = _draft_setup(req)
     precision = Precision(req.weight_bytes_per_param)
-    hw = Hardware(req.gpu, req.gpus, host_read=req.host_read)
+    hw = Hardware(req.gpu, req.gpus, host_read=req.host_read, plain_host_read=req.plain_host_read)
     runtime = Runtime(overhead, constants, req.spec_overlap)
 
     def cost(n: int, b: int) -> CycleCost:
