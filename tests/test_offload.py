@@ -112,3 +112,12 @@ def test_a_layer_split_over_several_gpus_is_not_called_tensor_parallel() -> None
     text = " ".join(fit.assumptions)
     assert "split by layer over 2 GPU(s)" in text and "TP=" not in text
     assert "gpu_memory_utilization" not in fit.reservation
+
+
+def test_unified_memory_has_no_system_ram_to_offload_to() -> None:
+    # An M1 Pro's 32 GB is the GPU's and the CPU's at once (gpus.csv unified_memory): the 27B in BF16 (54 GB) does
+    # not fit, and no system RAM is left over to hold the rest.
+    fit = vram_fit(VramInput(verifier="Qwen/Qwen3.8-27B", quantization="bf16", gpu="M1-PRO", engine="llamacpp",
+                             workload="chat"))
+    assert get_catalog().gpu("M1-PRO").unified_memory
+    assert not fit.fits and fit.offload is None

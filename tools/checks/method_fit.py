@@ -60,7 +60,8 @@ def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, dr
     weights = replace(draft, spec=draft.spec if method == "draft_model" else None, head_params_b=head_b)
     fit = fit_specs(verifier, hw, draft=weights, kv=replace(kv, kv_cache_dtype=sizable_kv_dtype(kv.kv_cache_dtype)),
                     quantization=quantization, engine=engine)
-    if engine == "llamacpp" and not fit.fits:
+    # Unified memory (Apple M-series, Strix Halo, DGX Spark): the GPU's memory is the system RAM, nothing to offload to.
+    if engine == "llamacpp" and not fit.fits and not hw.gpu.unified_memory:
         fit = with_offload(fit, verifier, hw, kv)
     if head is not None and head_b is None and method in OWN_REPO_HEADS:
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")

@@ -4,7 +4,8 @@ llama.cpp runs a model whose weights exceed the GPU memory: ``-ngl N`` keeps N l
 on the CPU from system RAM; for an MoE model ``--n-cpu-moe N`` keeps the routed experts of N layers in system RAM and
 everything else on the GPU (docs/references/LLAMACPP-PLACEMENT.md). Every forward then reads the offloaded weights once
 from system RAM at its bandwidth. A verify pass of N+1 tokens reads them once too, so speculation's gain under
-offload follows from the step time (``tools/model/steptime.py`` adds the read of ``Hardware.host_read``): no special case here.
+offload follows from the step time (``tools/model/steptime.py`` adds the read of ``Hardware.host_read``): no special
+case here.
 
 The arithmetic (pure, over plain numbers) is used by the memory check (``tools/checks/method_fit.py``), the
 llama-server command (``tools/checks/llamacpp_emit.py``: ``-ngl`` / ``--n-cpu-moe``) and the step time.
@@ -81,9 +82,11 @@ class Offload(BaseModel):
             return (f"does not fit even with partial offload: {self.offloaded_weights_gib:.1f} GiB of weights would "
                     f"go to system RAM, more than the {self.host_memory_gib - HOST_RESERVED_GIB:g} GiB left of "
                     f"{self.host_memory_gib:g} GiB (--host-memory-gib)")
+        # An MoE token reads only the experts it routes to (the step time counts those); a dense one every layer.
+        cost = (f"the experts a token routes to read at {self.host_bandwidth_gbps:g} GB/s" if self.moe else
+                f"read at {self.host_bandwidth_gbps:g} GB/s each forward: +{self.host_read_ms:.0f} ms per token")
         return (f"fits with partial offload: {self.layers_on_gpu} of {self.num_layers} layers on the GPU ({where} "
-                f"in system RAM, {self.offloaded_weights_gib:.1f} GiB read at {self.host_bandwidth_gbps:g} "
-                f"GB/s each forward: +{self.host_read_ms:.0f} ms per token)")
+                f"in system RAM, {self.offloaded_weights_gib:.1f} GiB; {cost})")
 
 
 def host_read_ms(offloaded_bytes: float, host_bandwidth_gbps: float) -> float:

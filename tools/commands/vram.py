@@ -104,9 +104,11 @@ def vram_fit(inp: VramInput) -> VramResult:
 def render_text(r: VramResult) -> str:
     verdict = "FITS" if r.fits else "DOES NOT FIT"
     if r.fits and r.offload is not None:
-        verdict = f"FITS WITH PARTIAL OFFLOAD ({r.offload.layers_on_gpu} of {r.offload.num_layers} layers on the GPU)"
+        verdict = (f"FITS WITH PARTIAL OFFLOAD ({r.offload.layers_on_gpu} of {r.offload.num_layers} layers on the GPU; "
+                   f"{r.offload.offloaded_weights_gib:.1f} GiB in system RAM)")
+    headroom = "" if r.offload is not None and r.fits else f" (headroom {r.headroom_gib:+.1f} GiB per GPU)"
     lines = [
-        f"{r.verifier} on {r.gpus}x {r.gpu}: {verdict} (headroom {r.headroom_gib:+.1f} GiB per GPU)",
+        f"{r.verifier} on {r.gpus}x {r.gpu}: {verdict}{headroom}",
         f"  {r.verdict_line()}",
         f"  usable per GPU        {r.usable_gib_per_gpu:8.1f} GiB   ({r.reservation})",
         f"  verifier weights      {r.verifier_weights_gib:8.1f} GiB",

@@ -99,9 +99,11 @@ def _offload_notes(fit: VramResult | None) -> tuple[str, ...]:
     if fit is None or fit.offload is None or not fit.offload.fits:
         return ()
     o = fit.offload
-    return (f"partial offload: {o.num_layers - o.layers_on_gpu} of {o.num_layers} verifier layers read from system "
-            f"RAM each forward ({o.offloaded_weights_gib:.1f} GiB at {o.host_bandwidth_gbps:g} GB/s, "
-            f"+{o.host_read_ms:.0f} ms); a verify of N+1 tokens reads them once, as one decode step does",
+    off = o.num_layers - o.layers_on_gpu
+    what = ("the routed experts of" if o.moe else "") + f" {off} of {o.num_layers} verifier layers"
+    return (f"partial offload:{what} in system RAM ({o.offloaded_weights_gib:.1f} GiB, read at "
+            f"{o.host_bandwidth_gbps:g} GB/s); each forward reads them once (MoE: the experts its tokens route to), "
+            "so a verify of N+1 tokens costs about what one decode step does",
             *o.assumptions)
 
 
