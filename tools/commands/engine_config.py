@@ -50,12 +50,15 @@ def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int |
     from specpick.tools.deploy.drafts import best_published_head, find_known_draft
     from specpick.tools.deploy.requests import memory_fit
 
+    from specpick.tools.methods import is_method, method_record
+
+    speculative = is_method(inp.method)  # strategy "none": the verifier alone
     listed = find_known_draft(dep.verifier.spec, inp.draft_model) if inp.draft_model else None
-    head = best_published_head(dep.verifier.repo_id, inp.method, "llamacpp") if inp.method != "none" else None
-    fit = memory_fit(dep, inp.method if inp.method != "none" else "none", engine="llamacpp",
-                     draft=listed.spec if listed is not None else None, head=head)
+    head = best_published_head(dep.verifier.repo_id, inp.method, "llamacpp") if speculative else None
+    fit = memory_fit(dep, inp.method, engine="llamacpp", draft=listed.spec if listed is not None else None,
+                     head=head)
     notes = [f"memory: {fit.verdict_line()}"]
-    if inp.method == "draft_model" and listed is None:
+    if speculative and method_record(inp.method).loads == "draft_lm" and inp.draft_model and listed is None:
         notes.append(f"draft {inp.draft_model} is not in the catalog: its weights are not in the memory check")
     if fit.offload is not None and fit.offload.fits:
         return {"gpu_layers": fit.offload.gpu_layers, "n_cpu_moe": fit.offload.n_cpu_moe}, notes
