@@ -83,3 +83,15 @@ def test_a_llama_cpp_answer_prints_no_empty_command(capsys) -> None:  # type: ig
     assert "**No speculative decoding**" in out
     assert "``" not in out.replace("```", "")
     assert "HF transformers: `model.generate(**inputs)`" in out
+
+
+@pytest.mark.parametrize("verb", LOCAL_VERBS)
+@pytest.mark.parametrize("flag,value", [("--host-memory-gib", "0"), ("--host-memory-gib", "nan"),
+                                        ("--host-bandwidth-gbps", "-5"), ("--host-bandwidth-gbps", "inf")])
+def test_bad_system_ram_figures_are_one_line_usage_errors(capsys, verb: str, flag: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    args = {"recommend": ["--workload", "chat"], "speedup": ["--workload", "chat", "--method", "ngram"],
+            "vram": [], "engine-config": ["--method", "ngram"]}[verb]
+    code, out, err = _run(capsys, verb, "--verifier", QWEN_GGUF, "--engine", "llamacpp", "--gpu", "RTX-3060",
+                          *args, flag, value)
+    assert code == EXIT_INPUT and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1 and flag in err
