@@ -161,6 +161,8 @@ def _fit_deployment(ctx: PlanContext) -> tuple[PlanContext, VramResult, list[Fla
 
     engine = ctx.inp.engine if ctx.engine_explicit else None
     fit = memory_fit(ctx.dep, "none", engine=engine)
+    if fit.fits and fit.offload is not None:  # llama.cpp runs it with layers in system RAM: the answer says so first
+        return ctx, fit, [], [f"Memory: {fit.verdict_line()}."]
     if fit.fits:
         return ctx, fit, [], []
     options = fit_alternatives(ctx.dep, "none", engine=engine)
