@@ -52,6 +52,17 @@ def _at_least(inp: EngineConfigInput, minimum: str) -> bool:
     return inp.engine_version is None or version_key(inp.engine_version) >= version_key(minimum)
 
 
+def _vllm_heterogeneous_vocab(inp: EngineConfigInput, cfg: dict[str, object]) -> str:
+    """Set use_heterogeneous_vocab in ``cfg`` where the release has it; the note that says what to do."""
+    if _at_least(inp, VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION):
+        cfg["use_heterogeneous_vocab"] = True
+        return ("use_heterogeneous_vocab: the draft's vocab_size differs from the verifier's, which vLLM refuses at "
+                "launch without it (PR #38174); it supports greedy draft sampling only")
+    return (f"vLLM {inp.engine_version} predates use_heterogeneous_vocab (PR #38174, seen in "
+            f"{VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION}) and refuses a draft whose vocab_size differs: pad the draft's "
+            "embedding and LM head to the verifier's vocab_size first (vllm#5203)")
+
+
 def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
     cfg: dict[str, object] = {}
     notes: list[str] = []
@@ -75,14 +86,8 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
     if key == "draft_model":
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
-        if inp.heterogeneous_vocab and _at_least(inp, VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION):
-            cfg["use_heterogeneous_vocab"] = True
-            notes.append("use_heterogeneous_vocab: the draft's vocab_size differs from the verifier's, which vLLM "
-                         "refuses at launch without it (PR #38174); it supports greedy draft sampling only")
-        elif inp.heterogeneous_vocab:
-            notes.append(f"vLLM {inp.engine_version} predates use_heterogeneous_vocab (PR #38174, seen in "
-                         f"{VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION}) and refuses a draft whose vocab_size differs: pad "
-                         "the draft's embedding and LM head to the verifier's vocab_size first (vllm#5203)")
+        if inp.heterogeneous_vocab:
+            notes.append(_vllm_heterogeneous_vocab(inp, cfg))
     elif key in VLLM_EAGLE_KEYS and inp.tensor_parallel > 1:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
     if inp.tree_top_k > 1:
