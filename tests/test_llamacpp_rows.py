@@ -17,7 +17,8 @@ PENDING = Path(__file__).resolve().parent.parent / "docs" / "pending-data" / "LL
 NEW_SOURCES = {"LLAMACPP-23398", "GEMMACLAW-346", "GEMMACLAW-282", "LMSTUDIO-LMS-581", "LLAMACPP-22673"}
 # The breadth pass (draft model, EAGLE-3, n-gram, DSpark/DFlash; AMD and Apple): appended later, same tags.
 BREADTH_SOURCES = {"LLAMASWAP-SPECDEC", "THC1006-RTX3090", "OPENCLAWRADAR-HVAC", "REDDIT-1T8T0DX", "REDDIT-1GZM93O",
-                   "FEDI-46973921", "LLAMACPP-25173", "DEVTO-SOMEODDCODEGUY-MTP"}
+                   "FEDI-46973921", "LLAMACPP-25173", "DEVTO-SOMEODDCODEGUY-MTP", "CALEBCOFFIE-MTP",
+                   "AIMAESTRO-STRIXHALO-MTP", "JEANFBRITO-DENSE-MOE", "HF-GAZTRAB-27B-MTP-IQ3"}
 
 
 @pytest.mark.parametrize(("cell", "key", "count"), [
