@@ -334,3 +334,19 @@ def test_a_bad_gguf_path_is_one_line_in_every_verb(verb: str, bad: str, tmp_path
                          text=True, timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert out.returncode == EXIT_INPUT, out.stderr
     assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_head_check_and_tokenizers_take_a_gguf_build_as_its_original_model() -> None:
+    from specpick.tools.commands.head_check import HeadCheckInput, head_check_tool
+    from specpick.tools.commands.tokenizers import TokenizersInput, tokenizers_tool
+
+    gguf = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"
+    head = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    as_gguf = head_check_tool(HeadCheckInput(head=head, verifier=gguf, live=False))
+    as_base = head_check_tool(HeadCheckInput(head=head, verifier="meta-llama/Llama-3.1-8B-Instruct", live=False))
+    assert (as_gguf.belongs, as_gguf.verifier_repo_id) == (as_base.belongs, as_base.verifier_repo_id)
+    assert any(f.check == "verifier id" and "GGUF build of" in f.detail for f in as_gguf.findings)
+    verdict = tokenizers_tool(TokenizersInput(draft="bartowski/Llama-3.2-1B-Instruct-GGUF:Q8_0", verifier=gguf,
+                                              offline=True))
+    assert (verdict.draft.repo_id, verdict.verifier.repo_id) == ("meta-llama/Llama-3.2-1B-Instruct",
+                                                                 "meta-llama/Llama-3.1-8B-Instruct")

@@ -246,3 +246,14 @@ def resolve_gguf_base(name: str, *, live: bool = False) -> tuple[str, GgufRefere
     raise NotFoundError(f"GGUF '{name}' names no model the catalog knows (tried: {tried}); pass the original model "
                         "as --verifier <owner/name> with --quantization "
                         f"{ref.quantization or '<type>'}{'' if live else ', or add --live to read the model card'}")
+
+
+def gguf_base_repo_id(name: str) -> str | None:
+    """The catalog repo id a GGUF name was converted from (offline: the repo name or the file's header), for verbs
+    that compare or check against the original model (`head-check`, `tokenizers`); None when ``name`` is no GGUF name.
+
+    Raises:
+        NotFoundError: a GGUF name whose base model the catalog does not know.  InputError: a bad local file.
+    """
+    resolved = resolve_gguf_base(name)
+    return None if resolved is None else get_catalog().model(resolved[0]).repo_id
