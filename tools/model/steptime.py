@@ -61,6 +61,8 @@ class StepTime(BaseModel):
     allreduce_ms: float = Field(description="tensor-parallel all-reduces: 2 per layer")
     host_ms: float = Field(description="host dispatch time (overlapped with GPU work)")
     per_forward_ms: float
+    host_read_ms: float = Field(0.0, description="partial offload: the layers in system RAM read at its bandwidth, "
+                                "after the GPUs' share (tools/checks/offload.py)")
     total_ms: float
     bound: Bound
     experts_touched_per_layer: float | None = None
@@ -198,7 +200,7 @@ def forward_time(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runti
     allreduce = _allreduce_ms(work, hw, load, runtime)
     host, fixed = _host_ms(work, overhead, extra_host_ms, draft_step)
     device = gpu_ms + allreduce
-    memory_ms, compute_ms = m_w + m_kv + work.host_read_ms, c_g + c_a
+    memory_ms, compute_ms = m_w + m_kv, c_g + c_a
     if host > device:
         bound: Bound = "host"
     else:
@@ -207,7 +209,7 @@ def forward_time(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runti
         label=work.label, gpu=hw.gpu.key, gpus=hw.gpus, batch=load.batch, tokens_per_seq=load.tokens_per_seq,
         context_tokens=load.context_tokens, weight_bytes=w, kv_bytes=kv, flops=gf + af,
         memory_ms=memory_ms, compute_ms=compute_ms, gpu_ms=gpu_ms, launch_overhead_ms=gaps,
-        allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed,
+        allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed, host_read_ms=work.host_read_ms,
         total_ms=max(device, host) + fixed + work.host_read_ms, bound=bound,
         experts_touched_per_layer=work.experts_per_layer, assumptions=notes,
     )
