@@ -301,12 +301,13 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
     notes += [f"default: {d}" for d in dep.defaults]
-    # How the verifier's name resolved (a GGUF build: its base model and weight format); a derived verifier's
-    # own lines follow instead of the resolver's.
-    notes += _derived_notes(inp, dep) or list(dep.notes)
+    notes += _derived_notes(inp, dep)
     if inp.engine == "llamacpp" and inp.harness is None:
         notes.append("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)")
     draft = _resolve_draft(inp, dep, notes)
+    # How the verifier's name resolved (a GGUF build: its base model and weight format); a derived verifier's own
+    # lines (above) say it instead.
+    notes += [] if inp.base_model else list(dep.notes)
     fit = _check_fit(inp, dep, draft, notes)
     n = inp.tree_depth or inp.num_draft_tokens
     start = n or start_draft_length(inp.method)
