@@ -350,3 +350,23 @@ def test_head_check_and_tokenizers_take_a_gguf_build_as_its_original_model() -> 
                                               offline=True))
     assert (verdict.draft.repo_id, verdict.verifier.repo_id) == ("meta-llama/Llama-3.2-1B-Instruct",
                                                                  "meta-llama/Llama-3.1-8B-Instruct")
+
+
+def test_a_gguf_build_named_without_an_engine_is_answered_for_llama_cpp_by_every_verb() -> None:
+    # The user loads the GGUF in llama.cpp; every verb takes that default the same way and lists it.
+    from specpick.tools.deploy.resolve import GGUF_ENGINE_LINE
+
+    gguf = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"
+    rec = plan(PlannerInputs(verifier=gguf, gpu="RTX-4090", workload="chat", method="ngram"))
+    sp = estimate_speedup(SpeedupInput(verifier=gguf, gpu="RTX-4090", workload="chat", method="ngram",
+                                       num_draft_tokens=rec.num_draft_tokens))
+    fit = vram_fit(VramInput(verifier=gguf, gpu="RTX-4090", workload="chat"))
+    named = estimate_speedup(SpeedupInput(verifier=gguf, gpu="RTX-4090", workload="chat", method="ngram",
+                                          num_draft_tokens=rec.num_draft_tokens, engine="llamacpp"))
+    assert rec.engine == sp.engine == fit.engine == "llamacpp"
+    assert GGUF_ENGINE_LINE in rec.defaults_used and GGUF_ENGINE_LINE in sp.defaults_used
+    assert GGUF_ENGINE_LINE in fit.defaults_used
+    assert sp.speedup == pytest.approx(named.speedup, rel=1e-9) == pytest.approx(rec.expected_speedup.value, rel=0.01)
+    # A catalog name keeps the usual default (vLLM's overheads for speedup, the planner's choice for recommend).
+    plain = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", gpu="RTX-4090", workload="chat", method="ngram"))
+    assert plain.engine is None and GGUF_ENGINE_LINE not in plain.defaults_used

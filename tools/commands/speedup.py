@@ -8,6 +8,7 @@ assumption in ``assumptions``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -24,7 +25,7 @@ from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.drafts import best_published_head, find_known_draft, known_drafts
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
 from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
-from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
@@ -295,7 +296,10 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
         NotFoundError: unknown verifier, draft or GPU.
         InputError: contradictory or out-of-range inputs, or no acceptance to go on.
     """
-    dep = resolve_deployment(deployment_query(inp))
+    gguf_engine = engine_for_gguf(inp.verifier, inp.engine, inp.harness)
+    if gguf_engine is not None:  # a GGUF build named without --engine: answered for llama.cpp, as every verb does
+        inp = inp.model_copy(update={"engine": gguf_engine})
+    dep = resolve_deployment(replace(deployment_query(inp), engine_from_gguf=gguf_engine is not None))
     verifier, gpu = dep.verifier.spec, dep.hardware.gpu
     _check_support(inp, verifier)
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.arch.params import count_params
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.requests import memory_fit
-from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
 from specpick.tools.errors import InputError
 from specpick.tools.validation import (
     HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
@@ -85,7 +87,10 @@ def deployment_query(inp: VramInput) -> DeploymentQuery:
 
 def vram_fit(inp: VramInput) -> VramResult:
     """Registry entry: resolve the deployment (names through the catalog, TP and context checked), then fit it."""
-    dep = resolve_deployment(deployment_query(inp))
+    gguf_engine = engine_for_gguf(inp.verifier, inp.engine)
+    if gguf_engine is not None:  # a GGUF build named without --engine: llama.cpp's memory rules, as every verb does
+        inp = inp.model_copy(update={"engine": gguf_engine})
+    dep = resolve_deployment(replace(deployment_query(inp), engine_from_gguf=gguf_engine is not None))
     draft = dep.draft_spec
     if draft is not None and inp.draft is not None:
         vp, dp = count_params(dep.verifier.spec).total_b, count_params(draft).total_b

@@ -80,11 +80,27 @@ class DeploymentQuery:
     live: bool = False
     catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
     assumed_engine: str | None = None  # no engine named: whose defaults apply (`speedup`/`vram`: vLLM's)
+    engine_from_gguf: bool = False  # the engine is llama.cpp because the verifier is a GGUF build named without one
     context_flag: str = "--context"
     gpus_flag: str = "--gpus"
     given: frozenset[str] = field(default_factory=frozenset)
     # The defaults this verb announces (a verb without sampling does not list it); context and engine always.
     announce: frozenset[str] = frozenset({"sampling", "gpu", "gpus", "concurrency"})
+
+
+GGUF_ENGINE_LINE = ("engine = llamacpp (the verifier is a GGUF build, which llama-server loads as named; --engine to "
+                    "weigh another engine)")
+
+
+def engine_for_gguf(verifier: str, engine: str | None, harness: str | None = None) -> str | None:
+    """The engine a GGUF build named without ``--engine`` is answered for: llama.cpp, which loads it as named (every
+    verb takes this default, listed as ``GGUF_ENGINE_LINE``); None when an engine or harness was given or the name is
+    no GGUF build."""
+    if engine is not None or harness is not None:
+        return None
+    from specpick.tools.hub.gguf_ref import is_gguf_name
+
+    return "llamacpp" if is_gguf_name(verifier) else None
 
 
 def newest_release(engine: str) -> str | None:
@@ -294,6 +310,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     defaults += [f"{name} = {value}" for name, value in (("gpu", q.gpu), ("gpus", q.gpus),
                                                          ("concurrency", q.concurrency))
                  if name not in q.given and name in q.announce]
+    defaults += [GGUF_ENGINE_LINE] if q.engine_from_gguf else []
     defaults += [line for line in (context_line, release_line) if line]
     dep = Deployment(
         verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
@@ -308,4 +325,5 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     return _with_prior(dep) if q.compare_prior else dep
 
 
-__all__ = ["DeploymentQuery", "context_rule", "newest_release", "release_text", "resolve_deployment"]
+__all__ = ["DeploymentQuery", "GGUF_ENGINE_LINE", "context_rule", "engine_for_gguf", "newest_release", "release_text",
+           "resolve_deployment"]
