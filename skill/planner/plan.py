@@ -329,14 +329,18 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
 
 
 def _llamacpp_fields(ctx: PlanContext, chosen: Candidate, fit: VramResult) -> dict[str, object]:
-    """How llama-server loads this verifier (the GGUF the user named), its slots and its GPU layers."""
-    if chosen.engine != "llamacpp":
-        return {}
+    """How llama-server loads this verifier (the GGUF the user named), its slots and its GPU layers.
+
+    The GGUF source goes to every engine's translation (only llama.cpp's reads it): the llama.cpp line of another
+    engine's answer loads the GGUF the user has, not a conversion of the base model.
+    """
     from specpick.tools.hub.gguf_ref import is_gguf_name
 
     out: dict[str, object] = {"gguf_source": ctx.inp.verifier if is_gguf_name(ctx.inp.verifier) else None,
-                              "gguf_quant": ctx.dep.verifier.quantization_given,
-                              "parallel_slots": ctx.concurrency}
+                              "gguf_quant": ctx.dep.verifier.quantization_given}
+    if chosen.engine != "llamacpp":
+        return out
+    out["parallel_slots"] = ctx.concurrency
     # The memory check's layer split (tools/checks/offload.py): the chosen method's own, its draft takes room too.
     fit = chosen.vram if chosen.vram is not None else fit
     if fit.offload is not None and fit.offload.fits:
