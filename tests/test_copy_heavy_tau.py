@@ -81,3 +81,31 @@ def test_too_few_other_sources_gives_no_range_not_a_guess(monkeypatch):
     monkeypatch.setattr(ct, "_point", lambda row, exclude, engine: 2.0)
     tl = tau_loso(frozenset({"ngram"}))
     assert tl.stats.n == 0 and tl.not_graded == {ct.NO_RANGE: 4}
+
+
+def test_a_per_step_row_with_its_drafting_share_matches_vllms_own_seq_normalized_figure():
+    # vllm#24344 spec_decode.py output, n-gram N=5: steps = total_num_output_tokens - num_accepted_tokens (each step
+    # emits its accepted drafts plus one token). Blazedit: 5376 output, 3562 accepted, 993 drafts -> 'mean acceptance
+    # length 4.59' per drafting step, 'seq normalized acceptance length 2.96' over all steps. InstructCoder: 163128,
+    # 79552, 30249 -> 3.63 and 1.95.
+    for output, accepted, drafts, per_step in ((5376, 3562, 993, 2.96), (163128, 79552, 30249, 1.95)):
+        steps = output - accepted
+        c = CountedTauRow(row=TauRow("V/1", "V", "ngram", 5, per_step, "code-edit"),
+                          counts="per step over all steps", num_draft_tokens_stated=True,
+                          drafting_share=drafts / steps)
+        assert abs(c.as_counted(1 + accepted / drafts) - per_step) < 0.005
+    refused = CountedTauRow(row=TauRow("W/1", "W", "ngram", 5, 2.0, "code-edit"), counts="per step over all steps",
+                            num_draft_tokens_stated=True)
+    assert refused.as_counted(3.0) is None
+
+
+def test_a_per_step_row_with_a_stated_share_is_graded_in_its_own_count(monkeypatch):
+    table = _table()[:12]
+    shared = CountedTauRow(row=TauRow("Z/1", "Z", "ngram", 5, 1.5, "agent-loop"), counts="per step over all steps",
+                           num_draft_tokens_stated=True, drafting_share=0.5)
+    monkeypatch.setattr(ct, "acceptance_rows", lambda methods: table + [shared])
+    monkeypatch.setattr(ct, "_point", lambda row, exclude, engine: 2.0)
+    tl = tau_loso(frozenset({"ngram"}))
+    graded = {rid: pred for rid, _, pred, _, _ in tl.rows}
+    # the per-step row is graded, and in its own count: steps without a draft pull it toward 1 token per step
+    assert graded["S0/0"] == 2.0 and 1.0 < graded["Z/1"] < 2.0

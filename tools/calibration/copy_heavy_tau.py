@@ -4,8 +4,9 @@ an 80% range taken from the same model's out-of-sample misses on the other sourc
 out of the range's misses too). Acceptance needs no GPU, so rows the speedup check cannot take can count here.
 
 Rows are graded only where the prediction and the measurement count the same thing: the prior's copy-heavy burst
-is fitted to vLLM's 'mean acceptance length', which counts drafting steps only (vllm#24344); a row counted per step
-over all steps (drafting or not) would need the drafting share, which the model does not predict.
+is fitted to vLLM's 'mean acceptance length', which counts drafting steps only (vllm#24344). A row counted per step
+over all steps (drafting or not) is graded only where its source states the drafting share s (steps that drafted /
+all steps): a step without a draft yields one token, so per step tau = 1 + s x (tau per drafting step - 1).
 """
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ class CountedTauRow(BaseModel):
     row: TauRow
     counts: str
     num_draft_tokens_stated: bool
+    drafting_share: float | None = None
+
+    def as_counted(self, tau_per_drafting_step: float) -> float | None:
+        """A prediction per drafting step expressed as this row counts it (None: the row's count cannot be
+        matched: per step over all steps with no stated drafting share)."""
+        if self.counts == PRIOR_COUNTS:
+            return tau_per_drafting_step
+        if self.drafting_share is None:
+            return None
+        return 1.0 + self.drafting_share * (tau_per_drafting_step - 1.0)
 
 
 def acceptance_rows(methods: frozenset[str]) -> list[CountedTauRow]:
@@ -58,7 +69,8 @@ def acceptance_rows(methods: frozenset[str]) -> list[CountedTauRow]:
         n = int(r["num_draft_tokens"]) if r["num_draft_tokens"] else 0
         out.append(CountedTauRow(
             row=TauRow(f"{r['source_id']}/acc{k}", r["source_id"], r["method"], n, float(r["tau"]), r["workload"]),
-            counts=r["tau_counts"], num_draft_tokens_stated=bool(n)))
+            counts=r["tau_counts"], num_draft_tokens_stated=bool(n),
+            drafting_share=float(r["drafting_share"]) if r["drafting_share"] else None))
     return out
 
 
@@ -102,24 +114,29 @@ def tau_loso(methods: frozenset[str], engine: str = "vllm") -> TauLoso:
     rows = acceptance_rows(methods)
     sources: dict[str, int] = {}
     not_graded: dict[str, int] = {}
-    gradable: list[TauRow] = []
+    gradable: list[CountedTauRow] = []
     for c in rows:
         sources[c.row.source_id] = sources.get(c.row.source_id, 0) + 1
-        why = NO_N if not c.num_draft_tokens_stated else None if c.counts == PRIOR_COUNTS else OTHER_COUNT
+        why = NO_N if not c.num_draft_tokens_stated else None if c.as_counted(2.0) is not None else OTHER_COUNT
         if why:
             not_graded[why] = not_graded.get(why, 0) + 1
         else:
-            gradable.append(c.row)
+            gradable.append(c)
+
+    def counted_point(c: CountedTauRow, exclude: frozenset[str]) -> float | None:
+        p = _point(c.row, exclude, engine)
+        return None if p is None else c.as_counted(p)
+
     graded: list[tuple[str, float, float, float, float]] = []
     graded_sources: dict[str, int] = {}
-    for row in gradable:
-        held = row.source_id
-        point = _point(row, frozenset({held}), engine)
+    for c in gradable:
+        row, held = c.row, c.row.source_id
+        point = counted_point(c, frozenset({held}))
         if point is None:
             not_graded[NO_PRIOR] = not_graded.get(NO_PRIOR, 0) + 1
             continue
-        misses = sorted(math.log(o.tau / p) for o in gradable if o.source_id != held
-                        for p in [_point(o, frozenset({held, o.source_id}), engine)] if p)
+        misses = sorted(math.log(o.row.tau / p) for o in gradable if o.row.source_id != held
+                        for p in [counted_point(o, frozenset({held, o.row.source_id}))] if p)
         if len(misses) < MIN_MISSES_FOR_RANGE:
             not_graded[NO_RANGE] = not_graded.get(NO_RANGE, 0) + 1
             continue
