@@ -12,23 +12,10 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.calibration.stats import (Coverage, Stats, error_stats, format_coverage_line, format_stats_line,
                                               interval_coverage)
-from specpick.tools.model.copy_heavy import TauRow
 from specpick.tools.vocab import COPY_HEAVY_WORKLOADS
 
 if TYPE_CHECKING:
     from specpick.tools.calibration.engine_rows import EngineRow
-
-
-def copy_heavy_tau_rows(methods: frozenset[str]) -> list[TauRow]:
-    """The copy-heavy acceptance rows of ``methods`` among the acceptance priors (engine rows tagged code-edit,
-    doc-edit or agent-loop; ``tools/data/acceptance_priors.csv``)."""
-    text = resources.files("specpick.tools").joinpath("data", "acceptance_priors.csv").read_text("utf-8")
-    out = []
-    for r in csv.DictReader(text.splitlines()):
-        if r["workload"] in COPY_HEAVY_WORKLOADS and r["method"] in methods and r["tau"] and r["num_draft_tokens"]:
-            out.append(TauRow(r["published_row"], r["source_id"], r["method"], int(r["num_draft_tokens"]),
-                              float(r["tau"]), r["workload"]))
-    return out
 
 
 def copy_heavy_sources() -> dict[str, int]:
@@ -130,5 +117,5 @@ def coverage_lines(methods: frozenset[str], label: str) -> list[str]:
             format_coverage_line(f"{label} LOSO cover.", sp.coverage)]
 
 
-__all__ = ["SpeedupLoso", "copy_heavy_sources", "copy_heavy_speedup_rows", "copy_heavy_tau_rows", "coverage_lines",
+__all__ = ["SpeedupLoso", "copy_heavy_sources", "copy_heavy_speedup_rows", "coverage_lines",
            "speedup_loso"]

@@ -56,8 +56,6 @@ def acceptance_rows(methods: frozenset[str]) -> list[CountedTauRow]:
     """Copy-heavy tau rows of ``methods``: the engine acceptance rows tagged code-edit/doc-edit/agent-loop
     (``acceptance_priors.csv``, vLLM 'mean acceptance length': per drafting step) and
     ``copy_heavy_acceptance.csv`` (each row says what its tau counts)."""
-    from specpick.tools.calibration.copy_heavy_group import copy_heavy_tau_rows
-
     out = [CountedTauRow(row=r, counts=PRIOR_COUNTS, num_draft_tokens_stated=True)
            for r in copy_heavy_tau_rows(methods)]
     text = resources.files("specpick.tools").joinpath("data", "copy_heavy_acceptance.csv").read_text("utf-8")
@@ -71,6 +69,18 @@ def acceptance_rows(methods: frozenset[str]) -> list[CountedTauRow]:
             row=TauRow(f"{r['source_id']}/acc{k}", r["source_id"], r["method"], n, float(r["tau"]), r["workload"]),
             counts=r["tau_counts"], num_draft_tokens_stated=bool(n),
             drafting_share=float(r["drafting_share"]) if r["drafting_share"] else None))
+    return out
+
+
+def copy_heavy_tau_rows(methods: frozenset[str]) -> list[TauRow]:
+    """The copy-heavy acceptance rows of ``methods`` among the acceptance priors (engine rows tagged code-edit,
+    doc-edit or agent-loop; ``tools/data/acceptance_priors.csv``)."""
+    text = resources.files("specpick.tools").joinpath("data", "acceptance_priors.csv").read_text("utf-8")
+    out = []
+    for r in csv.DictReader(text.splitlines()):
+        if r["workload"] in COPY_HEAVY_WORKLOADS and r["method"] in methods and r["tau"] and r["num_draft_tokens"]:
+            out.append(TauRow(r["published_row"], r["source_id"], r["method"], int(r["num_draft_tokens"]),
+                              float(r["tau"]), r["workload"]))
     return out
 
 
@@ -150,4 +160,5 @@ def tau_loso(methods: frozenset[str], engine: str = "vllm") -> TauLoso:
                    not_graded=dict(sorted(not_graded.items(), key=lambda kv: -kv[1])), rows=graded)
 
 
-__all__ = ["MIN_MISSES_FOR_RANGE", "PRIOR_COUNTS", "CountedTauRow", "TauLoso", "acceptance_rows", "tau_loso"]
+__all__ = ["MIN_MISSES_FOR_RANGE", "PRIOR_COUNTS", "CountedTauRow", "TauLoso", "acceptance_rows",
+           "copy_heavy_tau_rows", "tau_loso"]
