@@ -47,12 +47,6 @@ RECIPE_GAPS: dict[str, str] = {
     "LiquidAI/LFM2.5-8B-A1B": NO_CONFIG_SOURCE,
     "MiniMaxAI/MiniMax-M2.7": NO_CONFIG_SOURCE,
     "arcee-ai/Trinity-Large-Thinking": NO_CONFIG_SOURCE,
-    "deepseek-ai/DeepSeek-V4-Flash": (
-        "config sourced, but its compressed shared-KV attention (CSA/HCA) is not modelled: memory answers "
-        "would be several times too pessimistic"),
-    "deepseek-ai/DeepSeek-V4-Pro": (
-        "config sourced, but its compressed shared-KV attention (CSA/HCA) is not modelled: memory answers "
-        "would be several times too pessimistic"),
     "dots-studio/dots3-note-prev": "no config source found (the recipe states 288B/17B, hybrid DSA and SWA, MTP only)",
     "google/diffusiongemma-26B-A4B-it": NO_CONFIG_SOURCE,
     "google/translategemma-27b-it": NO_CONFIG_SOURCE,
