@@ -56,9 +56,6 @@ RECIPE_GAPS: dict[str, str] = {
     "inclusionAI/Ling-3.0-flash": NO_CONFIG_SOURCE,
     "inclusionAI/Ring-2.6-1T": NO_CONFIG_SOURCE,
     "meta-llama/Llama-3.2-1B": NO_CONFIG_SOURCE,
-    "mistralai/Mistral-Small-4-119B-2603": (
-        "partial sources only (36 MLA layers, kv_lora 256, q_lora 1024, qk 64+64, 128 experts top-4 + 1 "
-        "shared, ctx 262144): hidden size, vocab and expert width not found"),
     "moonshotai/Kimi-Linear-48B-A3B-Instruct": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": (
