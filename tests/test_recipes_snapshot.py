@@ -58,8 +58,6 @@ RECIPE_GAPS: dict[str, str] = {
     "meta-llama/Llama-3.2-1B": NO_CONFIG_SOURCE,
     "moonshotai/Kimi-Linear-48B-A3B-Instruct": NO_CONFIG_SOURCE,
     "nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16": NO_CONFIG_SOURCE,
-    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": (
-        "no config source found (the recipe states 550B/55B hybrid Transformer-Mamba MoE only)"),
     "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16": NO_CONFIG_SOURCE,
     "openbmb/MiniCPM5-1B": NO_CONFIG_SOURCE,
     "pfnet/plamo-2-translate": NO_CONFIG_SOURCE,
@@ -236,4 +234,4 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
     assert len(window) >= 40
     assert not wrong, wrong
     # The count issue 27 measured: raise it as models join the snapshot (the target is 90% of the window).
-    assert len(covered) - len(wrong) - len(other_mode) >= 32
+    assert len(covered) - len(wrong) - len(other_mode) >= 36
