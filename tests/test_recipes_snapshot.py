@@ -64,8 +64,6 @@ RECIPE_GAPS: dict[str, str] = {
     "pfnet/plamo-3-nict-31b-base": NO_CONFIG_SOURCE,
     "poolside/Laguna-M.1": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.5-Flash": NO_CONFIG_SOURCE,
-    "stepfun-ai/Step-3.7-Flash": (
-        "no config source found (the recipe states 198B/11B, hybrid SWA/global attention, 3 MTP layers only)"),
     "thinkingmachines/Inkling-NVFP4": (
         "no config source found (public code holds toy Inkling configs only; relative attention and short "
         "convolutions)"),
@@ -234,4 +232,4 @@ def test_offline_answers_name_the_recipe_method_for_every_window_model_in_the_sn
     assert len(window) >= 40
     assert not wrong, wrong
     # The count issue 27 measured: raise it as models join the snapshot (the target is 90% of the window).
-    assert len(covered) - len(wrong) - len(other_mode) >= 36
+    assert len(covered) - len(wrong) - len(other_mode) >= 37
