@@ -65,8 +65,10 @@ RECIPE_GAPS: dict[str, str] = {
     "poolside/Laguna-M.1": NO_CONFIG_SOURCE,
     "stepfun-ai/Step-3.5-Flash": NO_CONFIG_SOURCE,
     "thinkingmachines/Inkling-NVFP4": (
-        "no config source found (public code holds toy Inkling configs only; relative attention and short "
-        "convolutions)"),
+        "partial sources only (vLLM blog 2026-07-15-inkling: 66 layers = 11 full + 55 sliding-window GQA of head 128, "
+        "256 routed experts top-6 + 2 shared, 8 chained MTP heads): hidden size, head counts, window, expert width "
+        "and vocab not found; public code holds toy configs only (separate sliding-layer head counts, relative "
+        "attention, short convolutions)"),
     "thinkingmachines/Inkling-Small-NVFP4": (
         "no config source found (public code holds toy Inkling configs only; relative attention and short "
         "convolutions)"),
