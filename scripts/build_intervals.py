@@ -8,6 +8,7 @@ For each group (``tools/model/intervals.py``) the calibration rows are predicted
   constants were fitted on these rows, so this band is in-sample for the cycle cost; stated in the file);
 * ``engine:end_to_end`` -- engine-measured rows of the *fit* split only, priors without the row's source;
 * ``engine:cost_model`` -- fit-split engine rows that state their own tau/alpha;
+* ``llamacpp:end_to_end`` / ``llamacpp:cost_model`` -- llama.cpp's own, from its fit-split rows only;
 * ``engine:<mode>:draft`` and ``engine:<mode>:model_free`` -- the engine bands for separate draft models and for
   model-free drafting. The fit split's engine rows are nearly all trained heads (one-model path), whose misses say
   little about a two-model or host-side path; a family with fewer than ``FAMILY_MIN_ROWS`` fit-split rows from
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from specpick.tools.calibration.cases import CalibCase, build_case, predict_speedup
 from specpick.tools.calibration.engines import engine_cases
+from specpick.tools.calibration.llamacpp_fit import llamacpp_cases
 from specpick.tools.catalog.published import load_published
 from specpick.tools.errors import InputError
 from specpick.tools.model import intervals
@@ -82,6 +84,24 @@ def _of_family(cases: list[CalibCase], family: str, own: bool) -> list[CalibCase
     return [c for c in cases if METHOD_FAMILY.get(c.row.method or "") == family and (c.own_acceptance or not own)]
 
 
+def _llamacpp_bands() -> list[dict[str, object]]:
+    """llama.cpp's bands, from the fit split's llama.cpp rows only (never another engine's). A cost-model band needs
+    rows that state their own acceptance; while fewer than ``FAMILY_MIN_ROWS`` from ``FAMILY_MIN_SOURCES`` sources
+    do, it takes the end-to-end band, which carries the acceptance misses as well (the wider claim)."""
+    fit = llamacpp_cases("fit")
+    e2e = _band("llamacpp:end_to_end", _residuals(fit, False),
+                "llama.cpp rows of the fit split, priors without the row's source")
+    own = [c for c in fit if c.own_acceptance]
+    if len(own) >= FAMILY_MIN_ROWS and len({c.row.source_id for c in own}) >= FAMILY_MIN_SOURCES:
+        cost = _band("llamacpp:cost_model", _residuals(own, True), "llama.cpp rows of the fit split with their own "
+                     "acceptance")
+    else:
+        cost = {**e2e, "group": "llamacpp:cost_model",
+                "rows_used": f"the llama.cpp end-to-end band: only {len(own)} fit-split llama.cpp rows state their "
+                             "own acceptance"}
+    return [e2e, cost]
+
+
 def build_bands() -> list[dict[str, object]]:
     """The residual bands (see module docstring)."""
     intervals.BUILDING = True  # family groups borrow their pooled band while this predicts (only points are read)
@@ -101,7 +121,7 @@ def build_bands() -> list[dict[str, object]]:
             _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
             _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
                   "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
-            pooled["end_to_end"], pooled["cost_model"], *families,
+            pooled["end_to_end"], pooled["cost_model"], *families, *_llamacpp_bands(),
         ]
     finally:
         intervals.BUILDING = False

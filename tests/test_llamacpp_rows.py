@@ -1,5 +1,6 @@
-"""llama.cpp rows (issue 25): held out of every gate, fit and prior; local hardware spellings resolve; the pending
-transcription keeps the engine table's columns and tags."""
+"""llama.cpp rows (issue 25): they test the llama.cpp cost model only (never another engine's figure or fit) and are
+no acceptance prior; local hardware spellings resolve; the pending transcription keeps the engine table's columns and
+tags."""
 
 from __future__ import annotations
 
@@ -37,17 +38,20 @@ def test_parts_outside_the_catalog_are_named_not_guessed(cell: str, reason: str)
     assert reason in resolve_engine_gpu(cell)
 
 
-def test_new_llamacpp_rows_are_held_out_and_not_priors() -> None:
-    rows = [r for r in load_engine_rows() if r.source_id in NEW_SOURCES]
-    assert len(rows) == 8
+def test_llamacpp_rows_enter_only_the_llamacpp_figures_and_are_not_priors() -> None:
+    rows = [r for r in load_engine_rows() if r.source_id in NEW_SOURCES | {"QWEN38-MTP-README"}]
+    assert len(rows) == 8 + 50  # the first 8 transcribed, then the 50 QWEN38 rows the catalog resolves
     for row in rows:
-        assert row.engine == "llamacpp" and row.held_out and not row.prior_candidate
-        assert row_use(row)[0] == "skipped"  # never in a gated figure
+        assert row.engine == "llamacpp" and row.llamacpp and not row.prior_candidate
+        assert HELD_OUT_TAG not in row.notes  # the former tag went with the llama.cpp fit
+        assert row_use(row)[0] == "skipped"  # never in another engine's figure or fit
+    # and the llama.cpp figures take no other engine's row
+    assert all(row_use(r, llamacpp=True)[0] == "skipped" for r in load_engine_rows() if r.engine != "llamacpp")
 
 
-def test_held_out_rows_cost_their_weights_at_the_gguf_type() -> None:
+def test_llamacpp_rows_cost_their_weights_at_the_gguf_type() -> None:
     row = next(r for r in load_engine_rows() if r.source_id == "LLAMACPP-23398")
-    case = row_use(row, include_held_out=True)[1]
+    case = row_use(row, llamacpp=True)[1]
     bpp, _ = weights_bytes_per_param(row.verifier_model, row.config, case.verifier)
     assert bpp == pytest.approx(GGUF_BITS_PER_WEIGHT["q8_0"] / 8)  # config cell "weights q8_0"
 

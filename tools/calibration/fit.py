@@ -179,7 +179,20 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
     return [r1.model_copy(update={"n_rows": len(paper)}), r2, fit_engine_paths(path_grid or PATH_GRID),
-            fit_overlap_exposure(overlap_grid or OVERLAP_GRID)]
+            fit_overlap_exposure(overlap_grid or OVERLAP_GRID), llamacpp_fit_result()]
+
+
+def llamacpp_fit_result() -> FitResult:
+    """llama.cpp's own constants on its fit-half rows (tools/calibration/llamacpp_fit.py), as a ``FitResult``."""
+    from specpick.tools.calibration.llamacpp_fit import fit_llamacpp
+
+    r = fit_llamacpp()
+    none_as_shared = lambda v: {k: (-1.0 if x is None else x) for k, x in v.items()}  # noqa: E731 - -1: shared value
+    return FitResult(name="llama.cpp", objective="mean APE, coordinate descent on the llama.cpp rows of the fit split "
+                     f"({', '.join(r['sources'])}; own tau where stated, else priors without the row's source or any "
+                     "holdout source); -1 = no vendor value of its own", best=none_as_shared(r["best"]),
+                     best_score_pct=r["best_score_pct"], n_rows=r["n_rows"], committed=none_as_shared(r["committed"]),
+                     committed_score_pct=r["committed_score_pct"], holdout=r["holdout"])
 
 
 if __name__ == "__main__":  # pragma: no cover - maintenance entry point

@@ -437,7 +437,8 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         notes.append(f"best at the sweep's limit N={top} ({why}): N={top + 1}-{top + 2} untested and may gain "
                      f"more; run `specpick tune --method {req.method} --draft-lengths {top} {top + 1} {top + 2}`")
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
-        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
+        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
+        llamacpp=req.harness == "llamacpp"))
     notes.append(interval_note)
     if req.tau_spread is not None and req.tau_spread_measured and t > 0:
         # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
