@@ -26,6 +26,7 @@ from specpick.tools.model.draftlength import choose_draft_length, draft_length_r
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.model.overhead_llamacpp import path_note as llamacpp_path_note
 from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import (
     AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
@@ -413,6 +414,8 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     """
     notes = list(req.assumptions)
     overhead = get_overhead(req.harness, constants=constants)
+    if req.harness == "llamacpp":
+        notes.append(llamacpp_path_note())
     ctx = _context_tokens(req, notes)
     acc = _acceptance(req)
     cost = _cost_at(req, ctx, overhead, constants)

@@ -47,3 +47,18 @@ CYCLE_MS = 1.0
 # compiled decoders' figures stand: a small gap per layer and a fixed sampling/launch cost per forward.
 GPU_GAP_PER_LAYER_MS = 0.004
 PER_FORWARD_MS = 0.15
+
+# What the fit rested on (tests/test_llamacpp_fit.py checks them against the rows): fit-half rows and their sources.
+FIT_ROWS = 52
+FIT_SOURCES = ("LLAMACPP-10664", "QWEN38-MTP-README")
+
+
+def path_note() -> str:
+    """The line every llama.cpp estimate carries: which path the number is for and what its cost constants rest on."""
+    apple = VERIFY_TOKEN_FRAC_APPLE if VERIFY_TOKEN_FRAC_APPLE is not None else VERIFY_TOKEN_FRAC
+    return (f"llama.cpp path: the number is for llama-server decoding one request at a time (--parallel 1), with "
+            f"llama.cpp's own cycle constants fitted on {FIT_ROWS} llama.cpp rows ({', '.join(FIT_SOURCES)}; "
+            f"tools/model/overhead_llamacpp.py): {SPEC_FORWARD_MS:g} ms of host work per draft forward, "
+            f"{CYCLE_MS:g} ms per cycle, each extra verified token {VERIFY_TOKEN_FRAC:g} of a plain step's memory time "
+            f"({apple:g} on Apple Metal); `specpick calibrate --engines` grades it leave-one-source-out "
+            "(llama.cpp section)")
