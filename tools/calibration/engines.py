@@ -182,7 +182,9 @@ def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
     own_source = frozenset({row.source_id})
     # A holdout row's priors leave out every holdout source, not just its own: the holdout half then rests on
     # nothing derived from the holdout half (engine rows are acceptance priors for engine estimates).
-    if res.split == "holdout":
+    # llama.cpp rows: their holdout half is the llama.cpp sources of it, which are no acceptance prior
+    # (tools/calibration/llamacpp_fit.py says why the serving engines' holdout rows stay in their priors).
+    if res.split == "holdout" and not row.llamacpp:
         own_source = own_source | holdout_sources()
     if use == "cost_model":
         res.cost_model = predict(case, own=True, exclude=own_source)

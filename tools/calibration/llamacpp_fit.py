@@ -3,8 +3,12 @@
 The same out-of-sample rules as the serving engines' fits (tools/calibration/fit.py): the rows are split by source
 (``tools/data/engine_split.csv``, fixed before any fit), the constants are chosen on the *fit* half only, by mean
 absolute % error, coordinate descent over a small grid; each row's acceptance is its own tau where it states one
-(the cost model alone), else the priors without the row's own source and without any holdout source, so neither
-a row's own acceptance nor the holdout half reaches the constants. The holdout half is scored, never fitted on.
+(the cost model alone), else the priors without the row's own source and without any llama.cpp holdout source, so
+neither a row's own acceptance nor the llama.cpp holdout half reaches the constants. The holdout half is scored, never
+fitted on. The priors are otherwise the ones a llama.cpp answer reads (every serving-engine and published row): the
+serving engines' own holdout half tests their constants, which this fit does not touch, and leaving their rows out
+here would fit the llama.cpp constants against other priors than the answers use (for Qwen3.8-27B MTP: DeepSeek-V3's
+SGLang acceptance instead of the Qwen3.5 family's vLLM rows).
 
 Beside it, ``refit_loso_errors`` is the stricter leave-one-source-out: every llama.cpp source predicted with the
 constants refitted on all the *other* llama.cpp sources (either half) and priors without it: how the model would
@@ -64,7 +68,11 @@ def committed_values(grid: dict[str, tuple[float | None, ...]] = GRID) -> dict[s
 
 
 def _holdout_sources() -> frozenset[str]:
-    return frozenset(s for s, half in load_split().items() if half == "holdout")
+    """The llama.cpp sources of the holdout half (kept out of every prior the fit reads; they are no acceptance prior
+    anyway, ``NOT_A_PRIOR_TAG``). The serving engines' holdout rows are not this fit's holdout: they test the serving
+    engines' constants, which this fit never moves, and they are acceptance evidence every llama.cpp answer reads."""
+    return frozenset(s for s, half in load_split().items() if half == "holdout"
+                     and any(r.source_id == s and r.llamacpp for r in load_engine_rows()))
 
 
 def case_ape(c: CalibCase, constants: ModelConstants, exclude: frozenset[str]) -> float | None:
