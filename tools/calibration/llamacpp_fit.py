@@ -32,12 +32,14 @@ from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 
 HARNESS = "llamacpp"
 # RuntimeOverhead fields of the llama.cpp harness and the values tried (None: the shared verify_token_frac).
+# The MoE layer time comes first (it moves every MoE row; coordinate descent is order-sensitive).
 GRID: dict[str, tuple[float | None, ...]] = {
+    "moe_layer_ms": (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3),
     "verify_token_frac": (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3),
     "verify_token_frac_apple": (None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
     "verify_token_frac_amd": (None, 0.0, 0.02, 0.04, 0.06, 0.1, 0.15),
     "spec_forward_ms": (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0),
-    "cycle_ms": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
+    "cycle_ms": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
 }
 ROUNDS = 4
 

@@ -374,6 +374,7 @@ DEFAULT_OVERHEADS = OverheadTable(
         verify_token_frac=lcpp.VERIFY_TOKEN_FRAC,
         verify_token_frac_apple=lcpp.VERIFY_TOKEN_FRAC_APPLE,
         verify_token_frac_amd=lcpp.VERIFY_TOKEN_FRAC_AMD,
+        moe_layer_ms=lcpp.MOE_LAYER_MS,
         layer_split=True,  # llama.cpp's default split mode over several GPUs is by layer (-sm layer)
         source="llama.cpp constants: calibrate --fit ('llama.cpp') on the fit half of the llama.cpp rows of "
         "tools/data/engine_measurements.csv (tools/model/overhead_llamacpp.py)",

@@ -47,6 +47,10 @@ SPEC_FORWARD_MS = 0.0
 # Fixed host work per cycle (sampling and comparing N+1 logits rows, KV removal of the rejected tail, batch setup):
 # grid 0-6 ms, best 3 ms (2: +0.0 pp, 4: +0.2 pp): flat between 2 and 4 ms.
 CYCLE_MS = 3.0
+# Fixed time per MoE layer per forward (router, top-k and the expert mat-mul launches, which a verify pass of a few
+# tokens does not multiply; the serving engines have the same term, ENGINE_MOE_LAYER_MS): no MoE row is in the fit
+# half yet (GEMMACLAW-346, the one MoE llama.cpp row, is holdout), so the fit cannot move it from 0 (grid 0-0.3 ms).
+MOE_LAYER_MS = 0.0
 # Plain-step constants (assumptions, not fitted: a speedup is a ratio, and these move both of its terms alike):
 # llama.cpp decodes a single token through one CUDA graph (ggml-cuda's graph capture for batch-1 decode), so the
 # compiled decoders' figures stand: a small gap per layer and a fixed sampling/launch cost per forward.
