@@ -190,7 +190,7 @@ def llamacpp_fit_result() -> FitResult:
     none_as_shared = lambda v: {k: (-1.0 if x is None else x) for k, x in v.items()}  # noqa: E731 - -1: shared value
     return FitResult(name="llama.cpp", objective="mean APE, coordinate descent on the llama.cpp rows of the fit split "
                      f"({', '.join(r['sources'])}; own tau where stated, else priors without the row's source or any "
-                     "holdout source); -1 = no vendor value of its own", best=none_as_shared(r["best"]),
+                     "llama.cpp holdout source); -1 = no vendor value of its own", best=none_as_shared(r["best"]),
                      best_score_pct=r["best_score_pct"], n_rows=r["n_rows"], committed=none_as_shared(r["committed"]),
                      committed_score_pct=r["committed_score_pct"], holdout=r["holdout"])
 
