@@ -43,6 +43,7 @@ def _llamacpp_lines(report: EngineReport, *, rows: bool) -> list[str]:
            format_stats_line("fit half", m.fit_half), format_stats_line("sources never fitted", m.never_fitted)]
     if m.not_covered:
         out.append(f"  not covered (no prior without the source): {m.not_covered}")
+    out += [format_stats_line(f"family {k}", s) for k, s in sec.per_family.items()]
     out += [format_stats_line(k, s) for k, s in m.per_method.items()]
     out += [format_stats_line(f"back end {k}", s) for k, s in sec.per_backend.items()]
     out += [format_stats_line(k, s) for k, s in m.per_batch.items()]
@@ -51,6 +52,7 @@ def _llamacpp_lines(report: EngineReport, *, rows: bool) -> list[str]:
     out.append("  interval coverage (measured inside the prediction's [low, high]):")
     c = m.coverage
     out += [format_coverage_line("overall", c.overall), format_coverage_line("holdout half", c.holdout_half)]
+    out += [format_coverage_line(f"family {k}", v) for k, v in sec.coverage_per_family.items()]
     out += [format_coverage_line(k, v) for k, v in c.per_method.items()]
     if sec.cost_model is not None:
         out.append("  cost model (the row's own tau/alpha):")

@@ -100,6 +100,9 @@ class LlamacppSection(BaseModel):
     loso: EngineModeReport
     cost_model: EngineModeReport | None = Field(None, description="rows that state their own tau/alpha")
     per_backend: dict[str, Stats] = Field(default_factory=dict, description="LOSO by GPU vendor (its back end)")
+    per_family: dict[str, Stats] = Field(default_factory=dict, description="LOSO by method family (tools/vocab.py "
+                                         "METHOD_FAMILY: head, draft, model_free)")
+    coverage_per_family: dict[str, Coverage] = Field(default_factory=dict)
     refit_loso: Stats | None = Field(None, description="each source predicted with the constants refitted without "
                                      "it (tools/calibration/llamacpp_fit.py), priors without it")
     rows: list[EngineRowResult] = Field(default_factory=list)
@@ -266,10 +269,16 @@ def _llamacpp_section(n_rows: int, results: list[EngineRowResult], skipped: dict
     loso = [r for r in results if r.loso is not None]
     vendor = {r.row_id: r.vendor for r in results}
     refit = refit_loso_errors()
+    from specpick.tools.vocab import METHOD_FAMILY
+
+    family = lambda r: METHOD_FAMILY.get(r.method, r.method)  # noqa: E731
     return LlamacppSection(
         n_rows=n_rows, sources=sorted({r.source_id for r in results}), loso=_mode("loso", results),
         cost_model=_mode("cost_model", with_cost) if with_cost else None,
         per_backend=_by(loso, lambda r: vendor[r.row_id],
                         lambda g: error_stats([(r.loso.speedup, r.measured) for r in g])),  # type: ignore[union-attr]
+        per_family=_by(loso, family, lambda g: error_stats([(r.loso.speedup, r.measured) for r in g])),  # type: ignore[union-attr]
+        coverage_per_family=_by(loso, family, lambda g: interval_coverage(
+            [(r.loso.low, r.loso.high, r.measured) for r in g])),  # type: ignore[union-attr]
         refit_loso=error_stats(refit) if refit else None, rows=results,
         skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))))
