@@ -40,11 +40,13 @@ def test_parts_outside_the_catalog_are_named_not_guessed(cell: str, reason: str)
 
 def test_llamacpp_rows_enter_only_the_llamacpp_figures_and_are_not_priors() -> None:
     rows = [r for r in load_engine_rows() if r.source_id in NEW_SOURCES | {"QWEN38-MTP-README"}]
-    assert len(rows) == 8 + 50  # the first 8 transcribed, then the 50 QWEN38 rows the catalog resolves
+    assert len(rows) >= 8 + 50  # the first 8 transcribed, then the 50 QWEN38 rows the catalog resolves
     for row in rows:
         assert row.engine == "llamacpp" and row.llamacpp and not row.prior_candidate
-        assert HELD_OUT_TAG not in row.notes  # the former tag went with the llama.cpp fit
         assert row_use(row)[0] == "skipped"  # never in another engine's figure or fit
+    tagged = [r.row_id for r in load_engine_rows() if HELD_OUT_TAG in r.notes]
+    assert not tagged, (f"{len(tagged)} engine rows still carry {HELD_OUT_TAG!r}: llama.cpp rows are chosen by their "
+                        "engine cell now; drop the tag from their notes (and refit: tools/model/overhead_llamacpp.py)")
     # and the llama.cpp figures take no other engine's row
     assert all(row_use(r, llamacpp=True)[0] == "skipped" for r in load_engine_rows() if r.engine != "llamacpp")
 
