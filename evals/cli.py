@@ -17,15 +17,21 @@ EPILOG = """examples:
   specpick eval --runner planner --known-failures evals/known_failures.txt --min-check sections=1
   specpick eval --runner planner --category drafts serving
   specpick eval --runner agent --repeat 3 --mode compare --rubric      (needs ANTHROPIC_API_KEY)
+  specpick eval --runner train-plan                                     (every train-plan case must pass)
 """
+# Options of the recommend suites that the train-plan runner has no use for (its cases have their own folder and
+# graders, evals/training.py); given with --runner train-plan they are an input error, not silently ignored.
+_NOT_FOR_TRAIN_PLAN = ("cases_dir", "categories", "known_failures", "mode", "model", "user_model", "rubric",
+                       "mutants", "min_mutant_kill")
 
 
 def add_arguments(parser: argparse.ArgumentParser, verb: str = "eval") -> None:
     """Add the ``eval`` options."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
-    parser.add_argument("--runner", choices=["planner", "agent"], default="planner",
-                        help="planner: the deterministic planner (CI); agent: Claude through the chat loop")
+    parser.add_argument("--runner", choices=["planner", "agent", "train-plan"], default="planner",
+                        help="planner: the deterministic planner (CI); agent: Claude through the chat loop; "
+                             "train-plan: the train-plan / head-check cases (evals/cases/training)")
     parser.add_argument("--cases-dir", help="directory of case YAML files (default: the packaged cases)")
     parser.add_argument("--category", nargs="+", dest="categories", help="run only these categories")
     parser.add_argument("--case", nargs="+", dest="case_ids", help="run only these case ids")
@@ -69,6 +75,8 @@ def run(args: argparse.Namespace, verb: str = "eval") -> int:
     """Run the suite, print the report, and raise ``ThresholdError`` (exit 8) below a threshold."""
     from specpick.evals.report import render_text, run_eval
 
+    if args.runner == "train-plan":
+        return _run_train_plan(args)
     if args.runner == "planner" and args.mode is not None:  # the planner has no skill to take away
         raise InputError(f"--mode {args.mode} is for --runner agent (the planner runs no model, with or without "
                          "SKILL.md); drop --mode, or add --runner agent")
@@ -109,4 +117,34 @@ def run(args: argparse.Namespace, verb: str = "eval") -> int:
         raise InputError(str(exc).splitlines()[0]) from None
     sys.stdout.write(render_text(report))
     report.raise_for_threshold()
+    return 0
+
+
+def _run_train_plan(args: argparse.Namespace) -> int:
+    """The train-plan category: print its summary, write ``--json``, exit 8 below ``--min-pass`` (default 1.0)."""
+    import json
+
+    from specpick.evals.training import case_pass_counts, run_selected, summary
+    from specpick.tools.errors import ThresholdError
+
+    extra = [f"--{name.replace('_', '-')}" for name in _NOT_FOR_TRAIN_PLAN if getattr(args, name, None)]
+    extra += [f"--min-check {item}" for item in args.min_check] + (["--repeat"] if args.repeat != 1 else [])
+    if extra:
+        raise InputError(f"{', '.join(extra)} {'does' if len(extra) == 1 else 'do'} not apply to --runner "
+                         "train-plan; it takes --case, --json, --min-pass and --quiet")
+    min_pass = 1.0 if args.min_pass is None else args.min_pass
+    if not 0.0 <= min_pass <= 1.0:
+        raise InputError(f"--min-pass is a fraction between 0 and 1, got {min_pass}")
+    try:
+        results = run_selected(args.case_ids)
+    except ValueError as exc:
+        raise InputError(str(exc).splitlines()[0]) from None
+    passed, total = case_pass_counts(results)
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as fh:
+            json.dump({"runner": "train-plan", "cases_total": total, "cases_passed": passed, "min_pass": min_pass,
+                       "results": [r.model_dump() for r in results]}, fh, indent=2)
+    sys.stdout.write(summary(results))
+    if passed < min_pass * total:
+        raise ThresholdError(f"train-plan eval: {passed}/{total} cases passed, below --min-pass {min_pass}")
     return 0

@@ -130,4 +130,6 @@ EOF
   --min-check compat_coverage=1 --min-check measurement_metrics=1 \
   --min-check measurement_definitions=1 --min-check outcome=1 \
   --min-check engine=1 --min-check draft_model=1 --mutants --min-mutant-kill 0.9
+# The train-plan category (evals/cases/training): every case passes.
+"$SPECPICK" eval --runner train-plan --quiet
 echo "scripts/test.sh: all steps passed, from the installed $(basename "$WHEEL")"

@@ -221,3 +221,27 @@ def test_a_tree_setting_says_where_it_becomes_a_chain():
 def test_catalog_aliases_resolve_to_repo_ids():
     c = cfg(engine="vllm", method="eagle3", verifier="llama-3.1-8b", draft_model=HEAD)
     assert c.argv[2] == V
+
+
+def test_vllm_padded_vocab_draft_sets_use_heterogeneous_vocab():
+    # vLLM refuses a draft_model whose vocab_size differs from the target's unless use_heterogeneous_vocab is
+    # true (vllm/config/speculative.py @002e77c, PR #38174); drafts.csv lists Qwen2.5-0.5B as a padded pair
+    q7, q05 = "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"
+    new = cfg(engine="vllm", method="draft_model", verifier=q7, draft_model=q05, heterogeneous_vocab=True)
+    assert json.loads(new.config)["use_heterogeneous_vocab"] is True
+    old = cfg(engine="vllm", method="draft_model", verifier=q7, draft_model=q05, heterogeneous_vocab=True,
+              engine_version="0.20.0")
+    assert "use_heterogeneous_vocab" not in json.loads(old.config)
+    assert any("pad the draft's embedding" in n for n in old.notes)
+    same = cfg(engine="vllm", method="draft_model", draft_model="meta-llama/Llama-3.2-1B-Instruct")
+    assert "use_heterogeneous_vocab" not in json.loads(same.config)
+
+
+def test_recommend_emits_use_heterogeneous_vocab_for_the_padded_qwen25_pair():
+    from specpick.skill.planner.plan import plan
+    from specpick.skill.schema import PlannerInputs
+
+    rec = plan(PlannerInputs(verifier="Qwen/Qwen2.5-7B-Instruct", workload="chat", gpu="A100-80GB", gpus=1,
+                             engine="vllm", draft="Qwen/Qwen2.5-0.5B-Instruct", second_model=True))
+    assert rec.strategy == "draft_model"
+    assert json.loads(rec.engine_config.config).get("use_heterogeneous_vocab") is True

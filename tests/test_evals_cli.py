@@ -55,3 +55,27 @@ def test_agent_runner_through_the_cli_against_the_stand_in(claude_env, capsys):
     out = capsys.readouterr().out
     assert "missing-verifier" in out and "[with-skill] 1/1 cases passed" in out
     assert len(claude_env.message_requests) == 3  # agent, simulated user, agent
+
+
+def test_eval_runs_the_train_plan_category(tmp_path, capsys):
+    from specpick.evals.training import load_cases
+
+    out = tmp_path / "tp.json"
+    assert main(["eval", "--runner", "train-plan", "--json", str(out)]) == 0
+    n = len(load_cases())
+    assert f"train-plan cases: {n}/{n} passed" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert data["runner"] == "train-plan" and data["cases_total"] == data["cases_passed"] == n
+
+
+def test_eval_train_plan_exits_8_below_min_pass_and_2_on_recommend_only_options(monkeypatch, capsys):
+    import specpick.evals.training as training
+
+    failing = [training.CheckResult(case_id="a", check="decision", passed=False, detail="train (expected skip)"),
+               training.CheckResult(case_id="b", check="decision", passed=True)]
+    monkeypatch.setattr(training, "run_cases", lambda cases: failing)
+    assert main(["eval", "--runner", "train-plan"]) == 8  # default: every case must pass
+    assert main(["eval", "--runner", "train-plan", "--min-pass", "0.5"]) == 0
+    assert main(["eval", "--runner", "train-plan", "--mutants"]) == 2
+    assert main(["eval", "--runner", "train-plan", "--case", "no-such-case"]) == 2
+    assert "error: unknown train-plan case ids" in capsys.readouterr().err

@@ -12,10 +12,16 @@ import pytest
 from specpick.tools.calibration.engine_cases import row_use
 from specpick.tools.calibration.engine_rows import HELD_OUT_TAG, NOT_A_PRIOR_TAG, load_engine_rows
 from specpick.tools.calibration.engine_specs import resolve_engine_gpu, weights_bytes_per_param
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.vocab import GGUF_BITS_PER_WEIGHT
 
 PENDING = Path(__file__).resolve().parent.parent / "docs" / "pending-data" / "LLAMACPP-COMMUNITY-2026.csv"
 NEW_SOURCES = {"LLAMACPP-23398", "GEMMACLAW-346", "GEMMACLAW-282", "LMSTUDIO-LMS-581", "LLAMACPP-22673"}
+# The breadth pass (draft model, EAGLE-3, n-gram, DSpark/DFlash; AMD and Apple): appended later, same tags.
+BREADTH_SOURCES = {"LLAMASWAP-SPECDEC", "THC1006-RTX3090", "OPENCLAWRADAR-HVAC", "REDDIT-1T8T0DX", "REDDIT-1GZM93O",
+                   "FEDI-46973921", "LLAMACPP-25173", "DEVTO-SOMEODDCODEGUY-MTP", "CALEBCOFFIE-MTP",
+                   "AIMAESTRO-STRIXHALO-MTP", "JEANFBRITO-DENSE-MOE", "HF-GAZTRAB-27B-MTP-IQ3", "HF-FRAQTL-35B-MTP",
+                   "GLUKHOV-RTX4080-MTP", "HF-LOCALWEIGHTS-27B-MTP", "NEOTERIC-3090TI-MTP", "INVENTIVEHQ-DRAFTSWEEP", "LLAMACPP-23752"}
 
 
 @pytest.mark.parametrize(("cell", "key", "count"), [
@@ -24,6 +30,7 @@ NEW_SOURCES = {"LLAMACPP-23398", "GEMMACLAW-346", "GEMMACLAW-282", "LMSTUDIO-LMS
     ("1x RX 7900 XTX (Vulkan)", "RX-7900-XTX", 1), ("1x Radeon AI PRO R9700", "RADEON-AI-PRO-R9700", 1),
     ("1x Apple M3 Ultra (96 GB, Metal)", "M3-ULTRA", 1), ("1x Ryzen AI Max+ 395 (Radeon 8060S iGPU)", "STRIX-HALO", 1),
     ("1x Arc Pro B60", "ARC-PRO-B60", 1), ("1x DGX Spark", "DGX-SPARK", 1),
+    ("1x RTX 3090 Ti", "RTX-3090-TI", 1), ("1x RTX 4080", "RTX-4080", 1), ("2x RTX 3090 (layer split)", "RTX-3090", 2),
 ])
 def test_local_hardware_cells_resolve(cell: str, key: str, count: int) -> None:
     gpu, n = resolve_engine_gpu(cell)
@@ -31,7 +38,7 @@ def test_local_hardware_cells_resolve(cell: str, key: str, count: int) -> None:
 
 
 @pytest.mark.parametrize(("cell", "reason"), [
-    ("1x RTX 3090 Ti", "not in catalog: RTX 3090 TI"),  # a Ti is not its non-Ti sibling
+    ("1x RTX 3080 Ti", "not in catalog: RTX 3080 TI"),  # a Ti is not its non-Ti sibling
     ("1x Radeon 8060S (Strix Halo iGPU, 128 GB unified)", "names no catalog GPU"),  # kept out: vLLM rows use it
 ])
 def test_parts_outside_the_catalog_are_named_not_guessed(cell: str, reason: str) -> None:
@@ -39,8 +46,9 @@ def test_parts_outside_the_catalog_are_named_not_guessed(cell: str, reason: str)
 
 
 def test_llamacpp_rows_enter_only_the_llamacpp_figures_and_are_not_priors() -> None:
-    rows = [r for r in load_engine_rows() if r.source_id in NEW_SOURCES | {"QWEN38-MTP-README"}]
-    assert len(rows) >= 8 + 50  # the first 8 transcribed, then the 50 QWEN38 rows the catalog resolves
+    sources = NEW_SOURCES | BREADTH_SOURCES | {"QWEN38-MTP-README"}
+    rows = [r for r in load_engine_rows() if r.source_id in sources]
+    assert {r.source_id for r in rows} == sources  # every listed source has its rows
     for row in rows:
         assert row.engine == "llamacpp" and row.llamacpp and not row.prior_candidate
         assert row_use(row)[0] == "skipped"  # never in another engine's figure or fit
@@ -69,3 +77,10 @@ def test_pending_rows_keep_the_engine_columns_and_tags() -> None:
         assert r["source"].strip() and NOT_A_PRIOR_TAG in r["notes"]
         assert r["engine"] == "mlx" or HELD_OUT_TAG in r["notes"]
         assert float(r["speedup"].lstrip("~").split("-")[0]) > 0
+
+
+@pytest.mark.parametrize(("key", "bandwidth_gbps", "memory_gb"), [("RTX-3090-TI", 1008, 24), ("RTX-4080", 717, 16)])
+def test_added_consumer_gpus_carry_their_cited_memory_and_bandwidth(key: str, bandwidth_gbps: float, memory_gb: float) -> None:
+    # tweaktown (RTX 3090 Ti: 24 GB GDDR6X, 1008 GB/s) and holynerdvana (RTX 4080: 16 GB, 717 GB/s), cited in gpus.csv
+    gpu = get_catalog().gpu(key)
+    assert (gpu.bandwidth_gbps, gpu.memory_gb) == (bandwidth_gbps, memory_gb)

@@ -237,8 +237,9 @@ def tokenizer_flags(chosen: Candidate) -> list[Flag]:
                    "to the verifier's vocab_size first, or use prompt lookup", "transformers#45307")]
     if v.verdict == "identical_except_padding":
         return [_f("vocab_padding", "warn", f"{v.summary} Pad the draft's embedding and LM head to the verifier's "
-                   "vocab_size (or use a vLLM build with PR #42775); HF universal assisted decoding crashes on it "
-                   "(transformers#45307)", "vllm#7252, #5203, #10913; transformers#45307")]
+                   "vocab_size, or on vLLM set use_heterogeneous_vocab (PR #38174: the printed vLLM config does where the "
+                   "release has it); HF universal assisted decoding crashes on it (transformers#45307)",
+                   "vllm#7252, #5203, #10913, PR #38174; transformers#45307")]
     if v.verdict in ("same_vocab_different_specials", "same_vocab_different_normalization"):
         return [_f("tokenizer_mismatch", "warn", f"{v.summary} Ordinary text tokens agree; check the chat "
                    "template's special tokens decode the same way", "llama.cpp#3812 (per-token vocab check)")]

@@ -28,6 +28,11 @@ from specpick.tools.vocab import EAGLE_METHODS
 VLLM_SCHEDULE_MIN_VERSION = "0.24.0"
 # vLLM's EAGLE head methods (how vLLM spells the EAGLE heads; P-EAGLE runs as one of them).
 VLLM_EAGLE_KEYS: frozenset[str] = frozenset(k for m in EAGLE_METHODS if (k := method_record(m).engine_key("vllm")))
+# vLLM refuses a draft_model whose vocab_size differs from the target's (verify_equal_vocab_size_if_draft_model)
+# unless use_heterogeneous_vocab is set (token-level intersection, PR #38174 merged 2026-07-02; draft_model only,
+# greedy draft sampling only: vllm/config/speculative.py @002e77c and docs/features/speculative_decoding). Seen in
+# 0.25.1; UNVERIFIED for the releases between the merge and 0.25.1.
+VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION = "0.25.1"
 # TensorRT-LLM draft_len_schedule / max_concurrency: earliest API reference seen is 1.3.0rc29 (PR #10860).
 TRTLLM_SCHEDULE_MIN_VERSION = "1.3.0rc29"
 # SGLang adaptive steps (PR #21599): EMA of tau picks among pre-captured num_steps tiers; EAGLE-family (the
@@ -45,6 +50,17 @@ def shell_join(argv: list[str]) -> str:
 
 def _at_least(inp: EngineConfigInput, minimum: str) -> bool:
     return inp.engine_version is None or version_key(inp.engine_version) >= version_key(minimum)
+
+
+def _vllm_heterogeneous_vocab(inp: EngineConfigInput, cfg: dict[str, object]) -> str:
+    """Set use_heterogeneous_vocab in ``cfg`` where the release has it; the note that says what to do."""
+    if _at_least(inp, VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION):
+        cfg["use_heterogeneous_vocab"] = True
+        return ("use_heterogeneous_vocab: the draft's vocab_size differs from the verifier's, which vLLM refuses at "
+                "launch without it (PR #38174); it supports greedy draft sampling only")
+    return (f"vLLM {inp.engine_version} predates use_heterogeneous_vocab (PR #38174, seen in "
+            f"{VLLM_HETEROGENEOUS_VOCAB_MIN_VERSION}) and refuses a draft whose vocab_size differs: pad the draft's "
+            "embedding and LM head to the verifier's vocab_size first (vllm#5203)")
 
 
 def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
@@ -70,6 +86,8 @@ def vllm(inp: EngineConfigInput, version: str) -> EngineConfig:
         cfg["parallel_drafting"] = True  # vLLM >= 0.16.0, PR #32887
     if key == "draft_model":
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or inp.tensor_parallel
+        if inp.heterogeneous_vocab:
+            notes.append(_vllm_heterogeneous_vocab(inp, cfg))
     elif key in VLLM_EAGLE_KEYS and inp.tensor_parallel > 1:
         cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
     if inp.tree_top_k > 1:

@@ -70,6 +70,8 @@ class EngineConfigInput(BaseModel):
         None, description="tokens verified per cycle (SGLang draft-token budget)")
     tensor_parallel: int = Field(1, description="target tensor parallel size")
     draft_tensor_parallel: int | None = Field(None, description="draft TP: 1 or the target TP (vLLM)")
+    heterogeneous_vocab: bool = Field(False, description="draft_model: the draft's vocab_size differs from the "
+                                      "verifier's (padded Qwen2.5 pairs: 151936 vs 152064 rows)")
     prompt_lookup_min: int = Field(2, description="n-gram: shortest match to look up")
     prompt_lookup_max: int = Field(5, description="n-gram: longest match to look up")
     disable_by_batch_size: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = Field(
