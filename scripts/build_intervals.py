@@ -61,22 +61,22 @@ def _band(group: str, residuals: list[tuple[str, float]], rows_used: str) -> dic
 
 
 def _family_band(mode: str, family: str, engine: list[tuple[str, float]], pooled: dict[str, object],
-                 published: list[tuple[str, float]]) -> dict[str, object]:
-    """The engine band of one method family: its own fit-split rows where enough, else the envelope of the pooled
-    engine band and the published rows' band of that family."""
-    group = f"engine:{mode}:{family}"
+                 published: list[tuple[str, float]], runtime: str = "engine") -> dict[str, object]:
+    """The ``runtime`` band (engine, llamacpp) of one method family: its own fit-split rows where enough, else the
+    envelope of the pooled band and the published rows' band of that family."""
+    group = f"{runtime}:{mode}:{family}"
     sources = {s for s, _ in engine}
     if len(engine) >= FAMILY_MIN_ROWS and len(sources) >= FAMILY_MIN_SOURCES:
-        return _band(group, engine, f"engine rows of the fit split, {family} methods")
+        return _band(group, engine, f"{runtime} rows of the fit split, {family} methods")
     paper = _band(group, published, "")
     in_sample = "; the published rows' cycle cost is in-sample (eager constants fitted on them)" \
         if mode == "cost_model" else ""
     return {"group": group, "n_rows": int(pooled["n_rows"]) + len(published),  # type: ignore[call-overload]
             "n_sources": int(pooled["n_sources"]) + len({s for s, _ in published}),  # type: ignore[call-overload]
             "q_low": min(pooled["q_low"], paper["q_low"]), "q_high": max(pooled["q_high"], paper["q_high"]),  # type: ignore[type-var]
-            "rows_used": f"envelope of the pooled engine band ({pooled['n_rows']} fit-split engine predictions) and "
-                         f"the {family} published rows' band ({len(published)} predictions): only {len(engine)} "
-                         f"fit-split engine rows of {family} methods ({len(sources)} sources){in_sample}"}
+            "rows_used": f"envelope of the pooled {runtime} band ({pooled['n_rows']} fit-split {runtime} predictions) "
+                         f"and the {family} published rows' band ({len(published)} predictions): only {len(engine)} "
+                         f"fit-split {runtime} rows of {family} methods ({len(sources)} sources){in_sample}"}
 
 
 def _of_family(cases: list[CalibCase], family: str, own: bool) -> list[CalibCase]:
@@ -84,10 +84,11 @@ def _of_family(cases: list[CalibCase], family: str, own: bool) -> list[CalibCase
     return [c for c in cases if METHOD_FAMILY.get(c.row.method or "") == family and (c.own_acceptance or not own)]
 
 
-def _llamacpp_bands() -> list[dict[str, object]]:
+def _llamacpp_bands(dev: list[CalibCase]) -> list[dict[str, object]]:
     """llama.cpp's bands, from the fit split's llama.cpp rows only (never another engine's). A cost-model band needs
     rows that state their own acceptance; while fewer than ``FAMILY_MIN_ROWS`` from ``FAMILY_MIN_SOURCES`` sources
-    do, it takes the end-to-end band, which carries the acceptance misses as well (the wider claim)."""
+    do, it takes the end-to-end band, which carries the acceptance misses as well (the wider claim). Separate draft
+    models and model-free drafting get family bands as on the serving engines (``_family_band``)."""
     fit = llamacpp_cases("fit")
     e2e = _band("llamacpp:end_to_end", _residuals(fit, False),
                 "llama.cpp rows of the fit split, priors without the row's source")
@@ -99,7 +100,12 @@ def _llamacpp_bands() -> list[dict[str, object]]:
         cost = {**e2e, "group": "llamacpp:cost_model",
                 "rows_used": f"the llama.cpp end-to-end band: only {len(own)} fit-split llama.cpp rows state their "
                              "own acceptance"}
-    return [e2e, cost]
+    families = []
+    for family in ENVELOPE_FAMILIES:
+        band = _family_band("end_to_end", family, _residuals(_of_family(fit, family, False), False), e2e,
+                            _residuals(_of_family(dev, family, False), False), runtime="llamacpp")
+        families += [band, {**band, "group": f"llamacpp:cost_model:{family}"}]
+    return [e2e, cost, *families]
 
 
 def build_bands() -> list[dict[str, object]]:
@@ -121,7 +127,7 @@ def build_bands() -> list[dict[str, object]]:
             _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
             _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
                   "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
-            pooled["end_to_end"], pooled["cost_model"], *families, *_llamacpp_bands(),
+            pooled["end_to_end"], pooled["cost_model"], *families, *_llamacpp_bands(dev),
         ]
     finally:
         intervals.BUILDING = False

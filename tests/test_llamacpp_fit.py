@@ -55,6 +55,6 @@ def test_a_llamacpp_answer_says_it_is_for_the_llamacpp_path_and_cites_the_fit(gp
                                         workload="chat", quantization="q4_k_m"))
     assert ans.harness == "llamacpp"
     note = next(a for a in ans.assumptions if a.startswith("llama.cpp path"))
-    assert "tools/model/overhead_llamacpp.py" in note and str(overhead_llamacpp.FIT_ROWS) in note
+    assert "tools/model/overhead_llamacpp.py" in note and f"{overhead_llamacpp.FIT_ROWS} llama.cpp rows" in note
     assert "compiled-decoder" not in " ".join(ans.assumptions)
     assert 0 < ans.low < ans.speedup < ans.high

@@ -58,7 +58,8 @@ def interval_group(engine: bool, user_acceptance: bool, family: str | None = Non
     """The residual group of an estimate: runtime class x where its acceptance came from (x the method family on an
     engine, for the families in ``ENVELOPE_FAMILIES``). llama.cpp has bands of its own, from llama.cpp rows only."""
     if llamacpp:
-        return f"llamacpp:{'cost_model' if user_acceptance else 'end_to_end'}"
+        group = f"llamacpp:{'cost_model' if user_acceptance else 'end_to_end'}"
+        return f"{group}:{family}" if family in ENVELOPE_FAMILIES else group
     group = f"{'engine' if engine else 'paper'}:{'cost_model' if user_acceptance else 'end_to_end'}"
     return f"{group}:{family}" if engine and family in ENVELOPE_FAMILIES else group
 
