@@ -220,7 +220,8 @@ def run_selected(case_ids: list[str] | None = None, cases_dir: Path | None = Non
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m specpick.evals.training", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m specpick.evals.training", description=__doc__.splitlines()[0],
+                                allow_abbrev=False)
     p.add_argument("--min-pass", type=float, default=1.0, help="exit 8 when the case pass rate is below this")
     args = p.parse_args(argv)
     results = run_cases(load_cases())

@@ -47,6 +47,13 @@ MEASURE_HOME="${SPECPICK_MEASURE_HOME:-$HOME/.cache/specpick/measure}"
   "$SPECPICK" recommend --verifier meta-llama/Llama-3.1-70B-Instruct --workload code --gpu H100-SXM --gpus 4 \
     > recommend.md
   grep -q '^## 5. Measurement plan' recommend.md
+  # A llama.cpp user names the GGUF build they load: every verb resolves it (issue 25).
+  "$SPECPICK" recommend --verifier bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M --engine llamacpp \
+    --gpu RTX-4090 --workload chat > gguf.md
+  grep -q '^llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M' gguf.md
+  "$SPECPICK" engine-config --verifier unsloth/Qwen3.8-27B-GGUF:Q8_0 --engine llamacpp --method mtp \
+    --gpu RTX-3060 > gguf-cfg.txt
+  grep -q -- '-ngl ' gguf-cfg.txt
   "$SPECPICK" --help >/dev/null
   for verb in recommend speedup vram params tokenizers head-check engine-config model models gpus heads \
               calibrate chat ask mcp eval measure tune train-plan exit-codes; do

@@ -48,7 +48,9 @@ def to_markdown(rec: Recommendation) -> str:
     out += [f"- note: {n}" for n in cfg.notes]
     if cfg.translations:
         out += ["", "The same setting on other engines:"]
-        out += [f"- {ENGINE_LABEL[t.engine]}: `{t.config.launch_command}`" if t.config is not None and t.config.argv
+        # A library with no server (transformers) has no argv: its config, else its launch call, never an empty "``".
+        out += [f"- {ENGINE_LABEL[t.engine]}: `{t.config.launch_command}`" if t.config is not None and
+                (t.config.argv or not t.config.config.strip())
                 else f"- {ENGINE_LABEL[t.engine]}: `{t.config.config}`" if t.config is not None
                 else f"- {ENGINE_LABEL[t.engine]}: not available ({t.reason})" for t in cfg.translations]
 

@@ -17,7 +17,7 @@ from specpick.tools.answer import (  # noqa: F401  (re-exported: the contract's 
     MeasurementPlan, MetricRef, SpeedupEstimate, TreeParams, Trigger,
 )
 from specpick.tools.validation import (
-    OneLineText,
+    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
     Concurrency, ContextTokens, EngineVersion, GpuCount, KvDtypeName, ModelName, Probability, Tau, Temperature,
 )
 from specpick.tools.vocab import (
@@ -52,7 +52,8 @@ class PlannerInputs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id")
+    verifier: ModelName = Field(description="verifier model: catalog name (llama-3.1-70b) or Hub repo id"
+                                ", a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
                                          "(fine-tune, RL, merge, LoRA): its facts are used, your id is the one "
                                          "served")
@@ -111,6 +112,8 @@ class PlannerInputs(BaseModel):
     lora: bool = Field(False, description="the deployment serves LoRA adapters")
     kv_cache_dtype: KvDtypeName | None = Field(None, description="KV-cache dtype (auto, fp8, or an exotic quantization)")
     live: bool = Field(False, description="read model facts from the Hugging Face Hub (else the embedded catalog)")
+    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
+    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
 
 
 # The contract of tools/answer.py with the planner's inputs it answers (the docstring is the JSON schema's description).

@@ -18,6 +18,7 @@ SCANNED = ["tools", "skill", "evals", "tests", "scripts", ".ci", "docs"]
 TOP_FILES = ["README.md", "SKILL.md", "pyproject.toml"]
 TEXT_SUFFIXES = {".py", ".md", ".csv", ".yaml", ".yml", ".json", ".jsonl", ".toml", ".sh", ""}
 VENDORED = ["docs/references/ENGINES.md", "docs/references/TRAINING-CLIS.md", "docs/references/OFFLINE.md", "docs/references/VLLM-CPU.md",
+            "docs/references/LLAMACPP-PLACEMENT.md",
             "docs/references/DATA.md", "docs/DECISION-RULES.md"]
 
 

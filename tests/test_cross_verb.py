@@ -235,3 +235,138 @@ def test_every_draft_the_listings_offer_is_one_the_answers_take(verifier: str, g
             with pytest.raises(InputError, match=f"loads in {engine}"):
                 plan(PlannerInputs(verifier=verifier, gpu=gpu, gpus=gpus, workload="chat", method="draft_model",
                                    draft=draft, engine="vllm"))
+
+
+# --- GGUF builds: a repo id with its :QUANT tag, a local .gguf file, and the quant type as --quantization ----------
+# Each is named the way a llama.cpp user names it; every verb must resolve it to the same base model and weight
+# format as `recommend` (tools/deploy/resolve.py), and answer for the same deployment.
+GGUF_CASES = [
+    # (verifier as named, base model, weight format, GPU, method): the 27B Q8_0 exceeds a 12 GiB card (partial
+    # offload); the 8B Q4_K_M fits a 24 GiB one.
+    ("unsloth/Qwen3.8-27B-GGUF:Q8_0", "Qwen/Qwen3.8-27B", "q8_0", "RTX-3060", "mtp"),
+    ("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M", "meta-llama/Llama-3.1-8B-Instruct", "q4_k_m", "RTX-4090",
+     "ngram"),
+    ("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0", "meta-llama/Llama-3.1-8B-Instruct", "q8_0", "RTX-3060",
+     "draft_model"),
+]
+
+
+def _gguf_verbs(verifier: str, gpu: str, method: str, **extra: object):  # type: ignore[no-untyped-def]
+    """recommend, speedup, vram and engine-config on one GGUF-named deployment (llama.cpp, chat)."""
+    draft = "llama-3.2-1b" if method == "draft_model" else None
+    rec = plan(PlannerInputs(verifier=verifier, gpu=gpu, engine="llamacpp", workload="chat", method=method,
+                             draft=draft, **extra))  # type: ignore[arg-type]
+    sp = estimate_speedup(SpeedupInput(verifier=verifier, gpu=gpu, engine="llamacpp", workload="chat", method=method,
+                                       draft=draft, num_draft_tokens=rec.num_draft_tokens,
+                                       **extra))  # type: ignore[arg-type]
+    fit = vram_fit(VramInput(verifier=verifier, gpu=gpu, engine="llamacpp", workload="chat",
+                             draft=draft, **extra))  # type: ignore[arg-type]
+    return rec, sp, fit
+
+
+def _weights_line(lines: list[str], base: str, fmt: str) -> bool:
+    return any(f"a GGUF build of {base}; weights {fmt}" in line for line in lines)
+
+
+@pytest.mark.parametrize("verifier,base,fmt,gpu,method", GGUF_CASES, ids=[c[0].split("/")[-1] for c in GGUF_CASES])
+def test_a_gguf_repo_id_resolves_the_same_in_every_verb(verifier: str, base: str, fmt: str, gpu: str,
+                                                         method: str) -> None:
+    rec, sp, fit = _gguf_verbs(verifier, gpu, method)
+    assert rec.strategy == method and sp.verifier == fit.verifier == base
+    assert _weights_line(rec.expected_speedup.assumptions, base, fmt)
+    assert _weights_line(sp.assumptions, base, fmt) and _weights_line(fit.assumptions, base, fmt)
+    assert rec.inputs.context_tokens == sp.context_tokens == fit.context_tokens
+    assert rec.expected_speedup.value == pytest.approx(sp.speedup, rel=0.01)
+    assert f"memory: {fit.verdict_line()} ({fit.reservation})" in sp.assumptions
+    # llama-server loads the GGUF as named (-hf repo:QUANT), with the layers the memory check placed.
+    argv = rec.engine_config.argv
+    assert argv[argv.index("-hf") + 1] == verifier
+    cfg = engine_config_tool(EngineConfigInput(engine="llamacpp", method=method, verifier=verifier, gpu=gpu,
+                                               context_tokens=fit.context_tokens,
+                                               draft_model="llama-3.2-1b" if method == "draft_model" else None,
+                                               num_draft_tokens=rec.num_draft_tokens or 1))
+    assert cfg.argv[cfg.argv.index("-hf") + 1] == verifier
+    assert _release(rec.defaults_used) == _release(sp.defaults_used) == _release(cfg.notes) != []
+
+
+def test_the_quant_type_as_quantization_is_the_gguf_repo_tag() -> None:
+    # `--verifier <base> --quantization Q8_0` and `--verifier <repo>-GGUF:Q8_0` are one deployment.
+    tagged = _gguf_verbs("unsloth/Qwen3.8-27B-GGUF:Q8_0", "RTX-3060", "mtp")
+    named = _gguf_verbs("Qwen/Qwen3.8-27B", "RTX-3060", "mtp", quantization="Q8_0")
+    assert tagged[0].expected_speedup.value == pytest.approx(named[0].expected_speedup.value, rel=1e-6)
+    assert tagged[1].speedup == pytest.approx(named[1].speedup, rel=1e-6)
+    assert tagged[2].verdict_line() == named[2].verdict_line()
+    assert tagged[2].weight_bytes_per_param == named[2].weight_bytes_per_param
+
+
+@pytest.mark.requires_extra("measure")
+def test_a_local_gguf_file_resolves_the_same_in_every_verb(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.gguf_file import write_tiny_gguf
+
+    path = str(write_tiny_gguf(tmp_path / "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"))
+    rec, sp, fit = _gguf_verbs(path, "RTX-4090", "ngram")
+    base = "meta-llama/Llama-3.1-8B-Instruct"
+    # The file's header says Q4_K_M (general.file_type): the same format the repo tag gives.
+    repo = _gguf_verbs("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M", "RTX-4090", "ngram")
+    for answer, other in zip((rec.expected_speedup.value, sp.speedup), (repo[0].expected_speedup.value,
+                                                                         repo[1].speedup)):
+        assert answer == pytest.approx(other, rel=1e-6)
+    assert _weights_line(sp.assumptions, base, "q4_k_m") and _weights_line(fit.assumptions, base, "q4_k_m")
+    assert rec.engine_config.argv[rec.engine_config.argv.index("-m") + 1] == path
+    cfg = engine_config_tool(EngineConfigInput(engine="llamacpp", method="ngram", verifier=path, gpu="RTX-4090"))
+    assert cfg.argv[cfg.argv.index("-m") + 1] == path
+
+
+@pytest.mark.parametrize("bad", ["missing", "not-gguf"])
+@pytest.mark.parametrize("verb", ["recommend", "speedup", "vram", "engine-config", "train-plan"])
+def test_a_bad_gguf_path_is_one_line_in_every_verb(verb: str, bad: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from specpick.tools.errors import EXIT_INPUT
+
+    missing = str(tmp_path / "nope-Q4_K_M.gguf")
+    if bad == "not-gguf":  # a file that is there but is no GGUF (a half-finished download, a renamed file)
+        (tmp_path / "nope-Q4_K_M.gguf").write_text("<html>not found</html>")
+    args = {"recommend": ["--workload", "chat", "--engine", "llamacpp"],
+            "speedup": ["--workload", "chat", "--engine", "llamacpp", "--method", "ngram", "--gpu", "RTX-3060"],
+            "vram": ["--gpu", "RTX-3060"], "engine-config": ["--engine", "llamacpp", "--method", "ngram"],
+            "train-plan": ["--method", "eagle3"]}[verb]
+    entry = "import sys; from specpick.skill.surfaces.entry import main; sys.exit(main())"
+    out = subprocess.run([sys.executable, "-c", entry, verb, "--verifier", missing, *args], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == EXIT_INPUT, out.stderr
+    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_head_check_and_tokenizers_take_a_gguf_build_as_its_original_model() -> None:
+    from specpick.tools.commands.head_check import HeadCheckInput, head_check_tool
+    from specpick.tools.commands.tokenizers import TokenizersInput, tokenizers_tool
+
+    gguf = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"
+    head = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    as_gguf = head_check_tool(HeadCheckInput(head=head, verifier=gguf, live=False))
+    as_base = head_check_tool(HeadCheckInput(head=head, verifier="meta-llama/Llama-3.1-8B-Instruct", live=False))
+    assert (as_gguf.belongs, as_gguf.verifier_repo_id) == (as_base.belongs, as_base.verifier_repo_id)
+    assert any(f.check == "verifier id" and "GGUF build of" in f.detail for f in as_gguf.findings)
+    verdict = tokenizers_tool(TokenizersInput(draft="bartowski/Llama-3.2-1B-Instruct-GGUF:Q8_0", verifier=gguf,
+                                              offline=True))
+    assert (verdict.draft.repo_id, verdict.verifier.repo_id) == ("meta-llama/Llama-3.2-1B-Instruct",
+                                                                 "meta-llama/Llama-3.1-8B-Instruct")
+
+
+def test_a_gguf_build_named_without_an_engine_is_answered_for_llama_cpp_by_every_verb() -> None:
+    # The user loads the GGUF in llama.cpp; every verb takes that default the same way and lists it.
+    from specpick.tools.deploy.resolve import GGUF_ENGINE_LINE
+
+    gguf = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"
+    rec = plan(PlannerInputs(verifier=gguf, gpu="RTX-4090", workload="chat", method="ngram"))
+    sp = estimate_speedup(SpeedupInput(verifier=gguf, gpu="RTX-4090", workload="chat", method="ngram",
+                                       num_draft_tokens=rec.num_draft_tokens))
+    fit = vram_fit(VramInput(verifier=gguf, gpu="RTX-4090", workload="chat"))
+    named = estimate_speedup(SpeedupInput(verifier=gguf, gpu="RTX-4090", workload="chat", method="ngram",
+                                          num_draft_tokens=rec.num_draft_tokens, engine="llamacpp"))
+    assert rec.engine == sp.engine == fit.engine == "llamacpp"
+    assert GGUF_ENGINE_LINE in rec.defaults_used and GGUF_ENGINE_LINE in sp.defaults_used
+    assert GGUF_ENGINE_LINE in fit.defaults_used
+    assert sp.speedup == pytest.approx(named.speedup, rel=1e-9) == pytest.approx(rec.expected_speedup.value, rel=0.01)
+    # A catalog name keeps the usual default (vLLM's overheads for speedup, the planner's choice for recommend).
+    plain = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", gpu="RTX-4090", workload="chat", method="ngram"))
+    assert plain.engine is None and GGUF_ENGINE_LINE not in plain.defaults_used

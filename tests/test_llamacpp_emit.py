@@ -11,7 +11,7 @@ import pytest
 
 from specpick.tools.checks.engine_config import build_engine_config
 from specpick.tools.checks.engine_setting import EngineConfigInput
-from specpick.tools.checks.llamacpp_emit import build_number, offload_fields
+from specpick.tools.checks.llamacpp_emit import build_number
 
 
 def _cfg(**kw):
@@ -95,14 +95,6 @@ def test_one_user_gets_one_slot_offload_and_a_layer_split() -> None:
     assert argv[argv.index("--split-mode") + 1] == "layer"
     moe = _argv(_cfg(gguf_source="x/y-GGUF", n_cpu_moe=12))
     assert moe[moe.index("--n-cpu-moe") + 1] == "12"
-
-
-def test_offload_keeps_the_share_of_layers_that_fits() -> None:
-    # 80 layers of 40 GiB, 20 GiB free after KV and runtime: half the layers stay on the GPU.
-    assert offload_fields(False, 24.0, 40.0, 4.0, 80, moe=False) == {"gpu_layers": 40}
-    assert offload_fields(False, 24.0, 40.0, 4.0, 80, moe=True) == {"n_cpu_moe": 40}
-    assert offload_fields(True, 24.0, 10.0, 4.0, 80, moe=False) == {}
-    assert offload_fields(False, 2.0, 40.0, 4.0, 80, moe=False) == {"gpu_layers": 0}
 
 
 def test_a_bad_gguf_source_is_refused() -> None:

@@ -63,6 +63,26 @@ class EngineChoice:
 
 
 @dataclass(frozen=True)
+class HostMemory:
+    """The machine's system RAM: where llama.cpp keeps the layers the GPUs cannot hold (tools/checks/offload.py).
+
+    None: the user did not say; ``tools/checks/offload.host_memory`` takes its stated default then.
+    """
+
+    memory_gib: float | None = None
+    bandwidth_gbps: float | None = None
+
+
+@dataclass(frozen=True)
+class HostRead:
+    """Weights of ``repo_id`` that a forward reads from system RAM (partial offload): the step time adds the read."""
+
+    repo_id: str
+    offloaded_fraction: float  # share of the model's weight bytes in system RAM, 0..1
+    bandwidth_gbps: float
+
+
+@dataclass(frozen=True)
 class Hardware:
     """GPUs serving one replica and how the verifier is split over them."""
 
@@ -71,6 +91,11 @@ class Hardware:
     pipeline_parallel: int = 1
     dp_attention: bool = False  # data-parallel attention: MLA KV split by sequence across ranks
     reserve_fraction: float | None = None  # the engine's memory knob, when the user overrides it
+    host: HostMemory | None = None  # system RAM (llama.cpp partial offload); the resolver sets it for llama.cpp
+    host_read: HostRead | None = None  # the verifier's offloaded share, set per method from its memory fit
+    # The same without speculation (no draft on the GPUs, so fewer layers in system RAM): the plain step a speedup
+    # is measured against. Read only when ``host_read`` is set.
+    plain_host_read: HostRead | None = None
 
     @property
     def tensor_parallel(self) -> int:
@@ -169,4 +194,4 @@ class Deployment:
         return self.drafter.head if self.drafter is not None else None
 
 
-__all__ = ["Deployment", "Drafter", "EngineChoice", "Evidence", "Hardware", "ServedModel"]
+__all__ = ["Deployment", "Drafter", "EngineChoice", "Evidence", "Hardware", "HostMemory", "HostRead", "ServedModel"]

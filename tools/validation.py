@@ -84,6 +84,14 @@ ParamsB = Annotated[float, Field(gt=0, le=MAX_PARAMS_B, allow_inf_nan=False)]
 # A share of GPU memory the engine may take (vLLM gpu_memory_utilization is a fraction in (0, 1]).
 MemoryFraction = Annotated[float, Field(ge=0.1, le=1.0, allow_inf_nan=False)]
 
+# The machine's system RAM and its bandwidth (llama.cpp partial offload, tools/checks/offload.py).
+HostMemoryGib = Annotated[float, Field(ge=1, le=16384, allow_inf_nan=False)]
+HostBandwidthGbps = Annotated[float, Field(gt=0, le=20000, allow_inf_nan=False)]
+HOST_MEMORY_HELP = ("system RAM in GiB: llama.cpp keeps the layers the GPUs cannot hold there (partial offload); "
+                    "default 32")
+HOST_BANDWIDTH_HELP = ("system RAM bandwidth in GB/s: offloaded layers are read at it every token; default 89.6 "
+                       "(dual-channel DDR5-5600 peak)")
+
 GpuCount = Annotated[int, Field(ge=1, le=MAX_GPUS)]
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 ContextTokens = Annotated[int, Field(ge=1, le=MAX_CONTEXT_TOKENS)]

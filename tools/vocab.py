@@ -85,8 +85,26 @@ Runner = Literal["authors", "third_party"]
 Sampling = Literal["greedy", "low-temp", "high-temp", "beam"]
 SAMPLINGS: tuple[str, ...] = get_args(Sampling)
 
-Engine = Literal["vllm", "sglang", "trtllm", "llamacpp", "transformers"]
-ENGINES: tuple[str, ...] = get_args(Engine)
+EngineName = Literal["vllm", "sglang", "trtllm", "llamacpp", "transformers"]
+ENGINES: tuple[str, ...] = get_args(EngineName)
+# Runtimes users ask about that the picker does not model. MLX: 25 public rows (11 threads, Apple M1 Pro to M5 Max)
+# spread 0.64-1.67x by runtime for like setups, too few and too spread per model for a cost model
+# (docs/pending-data/LLAMACPP-COMMUNITY-2026.md, "MLX").
+UNCOVERED_ENGINES: dict[str, str] = {
+    name: ("MLX (mlx-lm, LM Studio's MLX runtime) is not covered: its 25 public speculative-decoding measurements "
+           "vary 0.64-1.67x by runtime for like setups, too spread to model")
+    for name in ("mlx", "mlx-lm", "mlx_lm", "mlxlm", "lmstudio-mlx", "lm-studio-mlx")}
+
+
+def check_engine(value: object) -> object:
+    """Refuse an engine the picker does not model with what it covers (other values go to the Literal's check)."""
+    if isinstance(value, str) and value.strip().lower() in UNCOVERED_ENGINES:
+        raise ValueError(f"{UNCOVERED_ENGINES[value.strip().lower()]}; covered engines: {', '.join(ENGINES)} "
+                         "(llama.cpp for GGUF builds on Apple, consumer and workstation hardware)")
+    return value
+
+
+Engine = Annotated[EngineName, BeforeValidator(check_engine)]
 ENGINE_LABEL: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
                                 "llamacpp": "llama.cpp", "transformers": "HF transformers"}
 # Overlap (async) scheduling of the speculative path: the engine release's default, or what the user runs

@@ -171,7 +171,7 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     req = estimate_request(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft,
                            num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
-                           sweep_draft_length=sweep_draft_length, notes=notes)
+                           sweep_draft_length=sweep_draft_length, notes=notes, fit=fit)
     if measured and ctx.dep.evidence is not None:
         from specpick.tools.deploy.evidence import measured_estimate
 

@@ -93,6 +93,10 @@ def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
     if not fit.fits:
         return CompatCheck(name="vram_fit", verdict="fail", reason=fit.verdict_line(),
                            source=f"tools/checks/vram.py ({fit.reservation})")
+    if fit.offload is not None:  # llama.cpp runs it with layers in system RAM: say so, and what it costs per token
+        return CompatCheck(name="vram_fit", verdict="warn", reason=fit.verdict_line(),
+                           source="tools/checks/offload.py, docs/references/LLAMACPP-PLACEMENT.md (weights beyond "
+                                  f"the GPUs in system RAM; {fit.reservation})")
     tight = fit.headroom_gib < 0.1 * fit.usable_gib_per_gpu
     extra = f", {fit.draft_weights_gib:.1f} GiB/GPU of draft/head weights included" if fit.draft_weights_gib else ""
     return CompatCheck(name="vram_fit", verdict="warn" if tight else "pass",
@@ -190,6 +194,20 @@ _KV_ROLLBACK = {
 }
 
 
+def _parallelism_check(ctx: PlanContext, chosen: Candidate, problems: list[str]) -> CompatCheck:
+    """How the GPUs split the verifier, in the chosen engine's own terms (llama.cpp splits layers, not heads)."""
+    if chosen.engine == "llamacpp" and not problems:
+        return CompatCheck(name="parallelism", verdict="pass", reason=(
+            "one GPU" if ctx.gpus == 1 else f"{ctx.gpus} GPUs, whole layers on each (--split-mode layer, llama.cpp's "
+            "default: only activations cross between GPUs, PCIe without NVLink suffices)"),
+            source="docs/references/LLAMACPP-PLACEMENT.md (--split-mode)")
+    return CompatCheck(name="parallelism", verdict="fail" if problems else "pass",
+                       reason="; ".join(problems) or f"tensor parallel {ctx.gpus}; " + (
+                           "a draft runs unsharded (TP 1) on one GPU" if ctx.gpus == 1 else
+                           f"vLLM runs a draft at TP 1 or the target's {ctx.gpus}"),
+                       source="vllm#14117, #4872, #31345")
+
+
 def build_checks(ctx: PlanContext, chosen: Candidate, base_fit, flags: list[Flag]) -> list[CompatCheck]:
     """All named checks for the chosen strategy."""
     checks = _tokenizer_checks(chosen, ctx)
@@ -205,11 +223,7 @@ def build_checks(ctx: PlanContext, chosen: Candidate, base_fit, flags: list[Flag
         par.append("pipeline parallel breaks speculation")
     if ctx.inp.lora:
         par.append("LoRA serving breaks speculation")
-    checks.append(CompatCheck(name="parallelism", verdict="fail" if par else "pass",
-                              reason="; ".join(par) or f"tensor parallel {ctx.gpus}; " + (
-                                  "a draft runs unsharded (TP 1) on one GPU" if ctx.gpus == 1 else
-                                  f"vLLM runs a draft at TP 1 or the target's {ctx.gpus}"),
-                              source="vllm#14117, #4872, #31345"))
+    checks.append(_parallelism_check(ctx, chosen, par))
     known = [f for f in flags if f.severity in ("warn", "fail")]
     checks.append(CompatCheck(name="known_issues", verdict="fail" if any(f.severity == "fail" for f in known) else
                               "warn" if known else "pass",

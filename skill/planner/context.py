@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
-from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
 
@@ -124,6 +124,7 @@ def deployment_query(inp: PlannerInputs) -> DeploymentQuery:
         method=inp.method, draft=inp.draft, head=inp.head, alpha=inp.alpha, tau=inp.tau, live=inp.live,
         measured_at_draft_tokens=inp.measured_n, measured_n_given=True, measured_method=inp.measured_method,
         measured_speedup=inp.measured_speedup, measurement_file=inp.from_measurement, compare_prior=True,
+        host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
         given=given,
     )
 
@@ -149,7 +150,10 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         NotFoundError: unknown model or GPU (close matches listed).
     """
     _check_contradictions(inp)
-    query = deployment_query(inp)
+    gguf_engine = engine_for_gguf(inp.verifier, inp.engine if "engine" in inp.model_fields_set else None)
+    if gguf_engine is not None:  # a GGUF build named without --engine: answered for llama.cpp (stated)
+        inp = inp.model_copy(update={"engine": gguf_engine})
+    query = replace(deployment_query(inp), engine_from_gguf=gguf_engine is not None)
     dep = resolve_deployment(query)
     if inp.samples is not None:
         from pathlib import Path

@@ -161,6 +161,8 @@ def _fit_deployment(ctx: PlanContext) -> tuple[PlanContext, VramResult, list[Fla
 
     engine = ctx.inp.engine if ctx.engine_explicit else None
     fit = memory_fit(ctx.dep, "none", engine=engine)
+    if fit.fits and fit.offload is not None:  # llama.cpp runs it with layers in system RAM: the answer says so first
+        return ctx, fit, [], [f"Memory: {fit.verdict_line()}."]
     if fit.fits:
         return ctx, fit, [], []
     options = fit_alternatives(ctx.dep, "none", engine=engine)
@@ -327,19 +329,22 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
 
 
 def _llamacpp_fields(ctx: PlanContext, chosen: Candidate, fit: VramResult) -> dict[str, object]:
-    """How llama-server loads this verifier (the GGUF the user named), its slots and its GPU layers."""
-    if chosen.engine != "llamacpp":
-        return {}
-    from specpick.tools.checks.llamacpp_emit import offload_fields
+    """How llama-server loads this verifier (the GGUF the user named), its slots and its GPU layers.
+
+    The GGUF source goes to every engine's translation (only llama.cpp's reads it): the llama.cpp line of another
+    engine's answer loads the GGUF the user has, not a conversion of the base model.
+    """
     from specpick.tools.hub.gguf_ref import is_gguf_name
 
-    spec = ctx.verifier
     out: dict[str, object] = {"gguf_source": ctx.inp.verifier if is_gguf_name(ctx.inp.verifier) else None,
-                              "gguf_quant": ctx.dep.verifier.quantization_given,
-                              "parallel_slots": ctx.concurrency}
-    out.update(offload_fields(fit.fits, fit.usable_gib_per_gpu * fit.gpus, fit.verifier_weights_gib * fit.gpus,
-                              (fit.runtime_overhead_gib + fit.kv_gib + fit.draft_weights_gib) * fit.gpus,
-                              spec.num_layers, bool(spec.num_experts)))
+                              "gguf_quant": ctx.dep.verifier.quantization_given}
+    if chosen.engine != "llamacpp":
+        return out
+    out["parallel_slots"] = ctx.concurrency
+    # The memory check's layer split (tools/checks/offload.py): the chosen method's own, its draft takes room too.
+    fit = chosen.vram if chosen.vram is not None else fit
+    if fit.offload is not None and fit.offload.fits:
+        out.update({"gpu_layers": fit.offload.gpu_layers, "n_cpu_moe": fit.offload.n_cpu_moe})
     return out
 
 

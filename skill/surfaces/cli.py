@@ -71,7 +71,15 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and our exit code for usage mistakes."""
+    """argparse with one-line errors and our exit code for usage mistakes.
+
+    No prefix abbreviations: ``--gpu`` must never be taken for ``--gpu-layers`` (or any longer option a verb
+    adds later); an option is spelt in full or refused.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(clean_line(f"error: {message}. See `{self.prog} --help`.") + "\n")  # argparse echoes values

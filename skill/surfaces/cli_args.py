@@ -55,6 +55,26 @@ def _normalizer(annotation: Any) -> Any:
     return None
 
 
+def _field_normalizer(field: FieldInfo) -> Any:
+    """A required ``Annotated`` field's ``BeforeValidator``: pydantic moves it from the annotation to the metadata."""
+    from pydantic import BeforeValidator
+
+    return next((m.func for m in field.metadata if isinstance(m, BeforeValidator)), None)
+
+
+def _argparse_type(func: Any) -> Any:
+    """A validator as an argparse ``type``: its ValueError message reaches the one-line error (argparse would print
+    only "invalid value" for a plain ValueError)."""
+    def convert(text: str) -> Any:
+        try:
+            return func(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(func, "__name__", "value")
+    return convert
+
+
 def _parse_bool_word(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -108,8 +128,9 @@ def add_model_arguments(parser: argparse.ArgumentParser, model: type[BaseModel])
                 kwargs["choices"] = list(get_args(item))
         elif get_origin(annotation) is Literal:
             kwargs["choices"] = list(get_args(annotation))
-            if _normalizer(field.annotation) is not None:
-                kwargs["type"] = _normalizer(field.annotation)
+            normalize = _normalizer(field.annotation) or _field_normalizer(field)
+            if normalize is not None:
+                kwargs["type"] = _argparse_type(normalize)
         else:
             kwargs["type"] = _scalar_type(annotation)
         if field.is_required():

@@ -66,10 +66,15 @@ class Question:
 
 def _catalog_model(text: str) -> str:
     from specpick.tools.catalog.tables import get_catalog
+    from specpick.tools.errors import PickerError
+    from specpick.tools.hub.gguf_ref import is_gguf_name, resolve_gguf_base
 
     try:
+        if is_gguf_name(text):  # a GGUF build is kept as named: the planner resolves it (base model, file type)
+            resolve_gguf_base(text.strip())
+            return text.strip()
         return get_catalog().model(text).repo_id
-    except NotFoundError as exc:
+    except PickerError as exc:
         raise _Retry(exc.message) from None
 
 

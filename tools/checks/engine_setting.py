@@ -19,7 +19,10 @@ from specpick.tools.answer import EngineConfig, EngineTranslation  # noqa: F401 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.hub.repo_ids import validate_repo_id
-from specpick.tools.validation import MAX_CONCURRENCY, EngineVersion, Probability
+from specpick.tools.validation import (
+    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, MAX_CONCURRENCY, ContextTokens, EngineVersion, HostBandwidthGbps,
+    HostMemoryGib, OneLineText, Probability,
+)
 from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
 
 # The planner names a head that does not exist yet as "<your eagle3 head for org/model>"; the emitted
@@ -61,14 +64,16 @@ class EngineConfigInput(BaseModel):
 
     engine: Engine = Field(description="serving engine")
     method: Strategy = Field(description="speculative method ('none' for a plain launch)")
-    verifier: str = Field(description="verifier repo id or catalog alias")
+    verifier: str = Field(description="verifier repo id or catalog alias, a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     draft_model: str | None = Field(None, description="draft model or head repo id (draft_model/pard/eagle*/medusa/"
                                                       "dflash/peagle)")
     num_draft_tokens: int = Field(3, description="draft length N (chain) or draft steps (tree depth)")
     tree_top_k: int = Field(1, description="tree branching per step (1 = chain)")
     num_verify_tokens: Annotated[int, Field(ge=2, le=1024)] | None = Field(
         None, description="tokens verified per cycle (SGLang draft-token budget)")
-    tensor_parallel: int = Field(1, description="target tensor parallel size")
+    tensor_parallel: int = Field(1, description="GPUs serving the verifier (tensor parallel size; llama.cpp splits "
+                                 "layers over them)", json_schema_extra={"cli": {"flags": ["--tensor-parallel",
+                                                                                           "--gpus"]}})
     draft_tensor_parallel: int | None = Field(None, description="draft TP: 1 or the target TP (vLLM)")
     heterogeneous_vocab: bool = Field(False, description="draft_model: the draft's vocab_size differs from the "
                                       "verifier's (padded Qwen2.5 pairs: 151936 vs 152064 rows)")
@@ -90,8 +95,16 @@ class EngineConfigInput(BaseModel):
     # llama.cpp only (tools/checks/llamacpp_emit.py): how llama-server loads the verifier and where its layers go.
     gguf_source: str | None = Field(None, description="the .gguf path or GGUF repo[:QUANT] the user named")
     gguf_quant: str | None = Field(None, description="GGUF file type to convert a safetensors verifier to")
+    gpu: OneLineText | None = Field(None, description="GPU model, e.g. RTX-3060: llama.cpp's -ngl / --n-cpu-moe "
+                                    "are then computed from the memory check (partial offload)")
+    context_tokens: ContextTokens | None = Field(None, description="tokens per sequence the memory check sizes "
+                                                 "the KV for (with --gpu); default 4096",
+                                                 json_schema_extra={"cli": {"flags": ["--context",
+                                                                                      "--context-tokens"]}})
+    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
+    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
     gpu_layers: Annotated[int, Field(ge=0, le=1024)] | None = Field(
-        None, description="layers on the GPU when the weights do not fit (-ngl); None: all")
+        None, description="layers on the GPU when the weights do not fit (-ngl); None: all, or computed from --gpu")
     n_cpu_moe: Annotated[int, Field(ge=1, le=1024)] | None = Field(
         None, description="MoE layers whose experts stay in system RAM (--n-cpu-moe)")
     parallel_slots: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = Field(

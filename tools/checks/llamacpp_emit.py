@@ -198,20 +198,3 @@ def plain_argv(inp: EngineConfigInput) -> tuple[list[str], list[str]]:
     slots = ["--parallel", str(inp.parallel_slots)] if inp.parallel_slots else []
     return ["llama-server", *model, *place, *slots], setup
 
-
-def offload_fields(fits: bool, usable_gib: float, verifier_weights_gib: float, other_gib: float, num_layers: int,
-                   moe: bool) -> dict[str, int]:
-    """``gpu_layers`` / ``n_cpu_moe`` when the verifier's weights do not fit the GPU (empty when they do).
-
-    Layers are taken as equal in size (weights / layers): the GPU keeps the share its memory left after the draft,
-    the KV and the runtime (``other_gib``) can hold. For an MoE model the routed experts go to system RAM first
-    (--n-cpu-moe) and the attention stays on the GPU; experts are taken as the whole layer here, so the count is
-    a floor to start from (the note says to raise it until it loads).
-    """
-    if fits or verifier_weights_gib <= 0 or num_layers < 1:
-        return {}
-    room = max(usable_gib - other_gib, 0.0)
-    on_gpu = max(0, min(num_layers - 1, int(num_layers * room / verifier_weights_gib)))
-    if moe:
-        return {"n_cpu_moe": num_layers - on_gpu}
-    return {"gpu_layers": on_gpu}

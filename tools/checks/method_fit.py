@@ -60,11 +60,39 @@ def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, dr
     weights = replace(draft, spec=draft.spec if method == "draft_model" else None, head_params_b=head_b)
     fit = fit_specs(verifier, hw, draft=weights, kv=replace(kv, kv_cache_dtype=sizable_kv_dtype(kv.kv_cache_dtype)),
                     quantization=quantization, engine=engine)
+    # Unified memory (Apple M-series, Strix Halo, DGX Spark): the GPU's memory is the system RAM, nothing to offload to.
+    if engine == "llamacpp" and not fit.fits and not hw.gpu.unified_memory:
+        fit = with_offload(fit, verifier, hw, kv)
     if head is not None and head_b is None and method in OWN_REPO_HEADS:
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
     elif head_b is not None and head is not None:
         fit.assumptions.append(f"head weights: {head.head_repo_id} ({head_b:g}B, catalog heads.csv)")
     return fit
+
+
+def with_offload(fit: VramResult, verifier: ModelSpec, hw: Hardware, kv: KvLoad) -> VramResult:
+    """llama.cpp runs what exceeds the GPUs from system RAM: the fit under partial offload, when there is one.
+
+    The KV at the deployment's context and concurrency, the runtime and the draft stay on the GPUs; the layers their
+    memory cannot hold go to system RAM (``tools/checks/offload.py``). It fits when those weights fit the RAM left.
+    """
+    from specpick.tools.checks.offload import GpuBudget, host_memory, plan_offload
+
+    host, host_lines = host_memory(hw.host.memory_gib if hw.host else None,
+                                   hw.host.bandwidth_gbps if hw.host else None)
+    budget = GpuBudget(fit.usable_gib_per_gpu * fit.gpus, fit.verifier_weights_gib * fit.gpus,
+                       (fit.runtime_overhead_gib + fit.kv_gib + fit.draft_weights_gib) * fit.gpus)
+    plan = plan_offload(budget, verifier.num_layers, verifier.is_moe, host)
+    if plan is None:
+        return fit
+    plan = plan.model_copy(update={"assumptions": plan.assumptions + host_lines})
+    held = kv.concurrency if plan.fits else 0
+    return fit.model_copy(update={
+        "fits": plan.fits, "offload": plan, "max_concurrency_at_context": held,
+        "max_context_at_concurrency": kv.context_tokens if plan.fits else 0,
+        "assumptions": fit.assumptions + plan.assumptions + ([
+            f"under partial offload the answer holds {kv.concurrency} sequence(s) at {kv.context_tokens} tokens "
+            "(the KV sized for them stays on the GPU)"] if plan.fits else [])})
 
 
 def sizable_kv_dtype(kv_cache_dtype: str | None) -> str:
@@ -101,7 +129,9 @@ def fit_options(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, d
             continue
         bigger = method_fit(verifier, replace(hw, gpus=more), quantization=quantization, **kw)  # type: ignore[arg-type]
         if bigger.fits:
-            out.append(f"{more}x {gpu.key} (tensor parallel {more}; up to {bigger.max_concurrency_at_context} "
+            # llama.cpp splits whole layers over its GPUs (--split-mode layer, its default; PCIe suffices).
+            split = "layer split, --split-mode layer" if engine == "llamacpp" else f"tensor parallel {more}"
+            out.append(f"{more}x {gpu.key} ({split}; up to {bigger.max_concurrency_at_context} "
                        f"sequences at {kv.context_tokens} tokens)")
             break
     return out

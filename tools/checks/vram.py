@@ -27,6 +27,7 @@ from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import KV_DTYPE_BYTES, kv_bytes_per_sequence
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.checks.offload import Offload
 from specpick.tools.deployment import Hardware
 from specpick.tools.vocab import BYTES_PER_PARAM
 
@@ -71,6 +72,8 @@ class VramResult(BaseModel):
     max_context_at_concurrency: int = Field(description="context that fits at the requested concurrency (0: none)")
     verifier_alone_fits: bool
     weight_bytes_per_param: float
+    offload: Offload | None = Field(None, description="llama.cpp: the layers kept in system RAM when the weights "
+                                    "exceed the GPUs (tools/checks/offload.py); None: all on the GPUs")
     assumptions: list[str]
     defaults_used: list[str] = Field(default_factory=list, description="inputs that took a stated default "
                                      "(tools/deploy/resolve.py)")
@@ -79,6 +82,8 @@ class VramResult(BaseModel):
         """One line: the verdict at this context x concurrency, and what would fit instead."""
         where = f"{self.verifier} on {self.gpus}x {self.gpu} at {self.context_tokens} tokens x {self.concurrency} "
         where += "sequence" + ("s" if self.concurrency != 1 else "")
+        if self.offload is not None:
+            return f"{where}: {self.offload.verdict()}"
         if self.fits:
             return f"{where}: fits ({self.headroom_gib:+.1f} GiB per GPU)"
         if self.max_concurrency_at_context > 0 or self.max_context_at_concurrency > 0:
@@ -121,6 +126,9 @@ def reservation(engine: str | None, gpus: int, memory_gib: float, fixed_gib: flo
             f"TensorRT-LLM free_gpu_memory_fraction {f:g} of the memory left after weights (KvCacheConfig default)")
     if engine == "transformers":
         return memory_gib, "transformers: no memory reservation (the cache grows as it is used)"
+    if engine == "llamacpp":
+        return memory_gib, ("llama.cpp: no memory reservation fraction (it allocates the weights, the KV cache for "
+                            "-c and its compute buffers)")
     who = "vLLM" if engine == "vllm" else "engine not given: vLLM's"
     return memory_gib * DEFAULT_RESERVE_FRACTION, (f"{who} gpu_memory_utilization {DEFAULT_RESERVE_FRACTION:g} "
                                                    "(vllm/config/cache.py default)")
@@ -254,12 +262,14 @@ def _max_context(verifier: ModelSpec, draft: ModelSpec | None, free_for_kv: floa
 
 
 def _sizing_notes(verifier: ModelSpec, hw: Hardware, kv: KvLoad, quant: str, reserve_text: str,
-                  v_ranks: int) -> list[str]:
+                  v_ranks: int, engine: str | None = None) -> list[str]:
     """The stated assumptions behind the budget: reservation, weight format, runtime share, KV dtype and split."""
     notes = [
         f"memory reservation: {reserve_text}, of {hw.gpu.memory_gib:g} GiB per GPU (marketed GB of HBM parts are "
         "binary GiB)",
-        f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), sharded over TP={hw.gpus}",
+        f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), "
+        + (f"split by layer over {hw.gpus} GPU(s) (--split-mode layer)" if engine == "llamacpp"
+           else f"sharded over TP={hw.gpus}"),
         f"{RUNTIME_OVERHEAD_GIB} GiB per GPU for activations, CUDA graphs and sampler buffers (stated assumption)",
         f"KV cache dtype {kv.kv_cache_dtype} ({KV_DTYPE_BYTES[kv.kv_cache_dtype]:g} bytes/element), "
         f"{kv.context_tokens} tokens x {kv.concurrency} sequence{'' if kv.concurrency == 1 else 's'}",
@@ -304,7 +314,7 @@ def fit_specs(verifier: ModelSpec, hw: Hardware, *, draft: DraftWeights = NO_DRA
     free_for_kv = usable - fixed
     max_conc = int(free_for_kv // kv_per_seq_per_gpu) if free_for_kv > 0 and kv_per_seq_per_gpu > 0 else 0
     max_ctx = _max_context(verifier, draft.spec, free_for_kv, kv, kv_per_seq_per_gpu, v_ranks, assumptions)
-    assumptions += _sizing_notes(verifier, hw, kv, quant, reserve_text, v_ranks)
+    assumptions += _sizing_notes(verifier, hw, kv, quant, reserve_text, v_ranks, engine)
     return VramResult(
         fits=headroom >= 0, verifier=verifier.repo_id, gpu=hw.gpu.key, gpus=hw.gpus, engine=engine,
         reservation=reserve_text, context_tokens=kv.context_tokens, concurrency=kv.concurrency,

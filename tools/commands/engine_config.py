@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from specpick.tools.checks.engine_config import ENGINE_LABEL, EngineConfig, EngineConfigInput, build_engine_config
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
@@ -28,27 +29,58 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
         raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "
                          "(or pick the engine/method that uses it)")
     dep = resolve_deployment(deployment_query(inp))
-    from specpick.tools.hub.gguf_ref import is_gguf_name, resolve_gguf_base
+    from specpick.tools.hub.gguf_ref import is_gguf_name
 
     gguf = inp.gguf_source or (inp.verifier if is_gguf_name(inp.verifier) else None)
-    ref = resolve_gguf_base(gguf) if gguf else None
-    quant = inp.gguf_quant or dep.verifier.quantization_given or (ref[1].quantization if ref else None)
+    quant = inp.gguf_quant or dep.verifier.quantization_given
+    placement, notes = _placement(inp, dep)
     cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.repo_id, "gguf_source": gguf,
-                                                     "gguf_quant": quant}))
+                                                     "gguf_quant": quant, **placement}))
     # The release the option names are for is a default like any other: listed the way every verb lists it.
-    return cfg.model_copy(update={"notes": [*cfg.notes, *(f"default: {d}" for d in dep.defaults)]})
+    return cfg.model_copy(update={"notes": [*cfg.notes, *notes, *(f"default: {d}" for d in dep.defaults)]})
+
+
+def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int | None], list[str]]:
+    """llama.cpp's -ngl / --n-cpu-moe from the deployment's memory check (``--gpu``), unless the user gave them."""
+    if inp.gpu is None or inp.engine != "llamacpp":
+        return {}, ([f"--gpu {inp.gpu}: the {ENGINE_LABEL[inp.engine]} configuration does not depend on it (it "
+                     "sizes llama.cpp's layer split only)"] if inp.gpu is not None else [])
+    if inp.gpu_layers is not None or inp.n_cpu_moe is not None:
+        return {}, ["-ngl / --n-cpu-moe as given (the memory check for --gpu is not applied)"]
+    from specpick.tools.deploy.drafts import best_published_head, find_known_draft
+    from specpick.tools.deploy.requests import memory_fit
+
+    from specpick.tools.methods import is_method, method_record
+
+    speculative = is_method(inp.method)  # strategy "none": the verifier alone
+    listed = find_known_draft(dep.verifier.spec, inp.draft_model) if inp.draft_model else None
+    head = best_published_head(dep.verifier.repo_id, inp.method, "llamacpp") if speculative else None
+    fit = memory_fit(dep, inp.method, engine="llamacpp", draft=listed.spec if listed is not None else None,
+                     head=head)
+    notes = [f"memory: {fit.verdict_line()}"]
+    if speculative and method_record(inp.method).loads == "draft_lm" and inp.draft_model and listed is None:
+        notes.append(f"draft {inp.draft_model} is not in the catalog: its weights are not in the memory check")
+    if fit.offload is not None and fit.offload.fits:
+        return {"gpu_layers": fit.offload.gpu_layers, "n_cpu_moe": fit.offload.n_cpu_moe}, notes
+    if not fit.fits:
+        raise InputError(f"memory: {fit.verdict_line()}; give a smaller quantization, more GPUs or more "
+                         "--host-memory-gib (`specpick vram --engine llamacpp` shows the budget)")
+    return {}, notes
 
 
 def deployment_query(inp: EngineConfigInput) -> DeploymentQuery:
     """The deployment `engine-config` emits for, in the resolver's terms (TP checked against the verifier's heads)."""
-    from specpick.tools.hub.gguf_ref import resolve_gguf_base
-
-    gguf = resolve_gguf_base(inp.verifier)  # a GGUF build: the catalog answers for the model it was made from
-    verifier = gguf[0] if gguf is not None else inp.verifier
-    return DeploymentQuery(verifier=verifier, gpus=inp.tensor_parallel, engine=inp.engine,
+    # A GGUF build: the resolver answers for the model it was made from (the one name rule of every verb).
+    sized = inp.gpu is not None and inp.engine == "llamacpp"
+    return DeploymentQuery(verifier=inp.verifier, gpus=inp.tensor_parallel, engine=inp.engine,
                            engine_version=inp.engine_version, catalog_only=True, gpus_flag="--tensor-parallel",
-                           # no context: engine-config sizes nothing (1 token passes every limit check)
-                           workload=None, context_tokens=1, announce=frozenset())
+                           # without --gpu engine-config sizes nothing (1 token passes every limit check); with it
+                           # the memory check places llama.cpp's layers at the default context (stated)
+                           workload=None, context_tokens=inp.context_tokens if sized else 1,
+                           concurrency=inp.parallel_slots or 1, gpu=inp.gpu or "H100-SXM",
+                           host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
+                           given=frozenset(inp.model_fields_set),
+                           announce=frozenset({"concurrency"}) if sized else frozenset())
 
 
 def _ignored_options(inp: EngineConfigInput) -> str | None:

@@ -38,6 +38,14 @@ def head_check_tool(inp: HeadCheckInput) -> HeadCheck:
 
     if inp.revision is not None and not inp.live:
         raise InputError("--revision pins the head's Hub revision and needs --live (the default); drop --no-live")
+    from specpick.tools.hub.gguf_ref import gguf_base_repo_id
+
+    base = gguf_base_repo_id(inp.verifier)  # a GGUF build: its head is the original model's (the one name rule)
+    if base is not None:
+        result = head_check_tool(inp.model_copy(update={"verifier": base}))
+        return result.model_copy(update={"findings": [*result.findings, HeadFinding(
+            check="verifier id", verdict="info", detail=f"{inp.verifier} is a GGUF build of {base}: checked "
+            "against it (llama.cpp also needs the head converted to GGUF)")]})
     if inp.base_model is not None or inp.verifier_change != "none" or inp.adapters is not None:
         return _derived_check(inp)
     if inp.live and get_catalog().find_model(inp.verifier) is None:

@@ -8,6 +8,7 @@ assumption in ``assumptions``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -24,7 +25,7 @@ from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.drafts import best_published_head, find_known_draft, known_drafts
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
 from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
-from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
@@ -32,7 +33,7 @@ from specpick.tools.model.estimate import (
     estimate_for_specs, validate_acceptance,
 )
 from specpick.tools.validation import (
-    OneLineText,
+    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
     MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, EngineVersion, GpuCount, ModelName, ParamsB, Probability, Tau,
     Temperature,
     check_tree_shape,
@@ -69,7 +70,8 @@ class SpeedupInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b")
+    verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b"
+                                ", a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
                                          "(fine-tune, RL, merge, LoRA): its facts are used")
     verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "
@@ -110,6 +112,8 @@ class SpeedupInput(BaseModel):
     kv_cache_dtype: str = Field("auto", description="KV cache dtype for the memory check: auto (bf16/fp16), fp8")
     dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across "
                                "ranks by sequence instead of replicated on every rank (memory check)")
+    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
+    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
     tree_depth: DraftTokens | None = Field(None, description="tree methods: draft depth (same as "
                                            "--num-draft-tokens)")
     tree_top_k: Annotated[int, Field(ge=1, le=MAX_TREE_TOP_K)] | None = Field(
@@ -258,6 +262,7 @@ def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
         quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
         concurrency=inp.batch, temperature=inp.temperature, method=inp.method, draft=inp.draft,
         draft_params_b=inp.draft_params_b, dp_attention=inp.dp_attention, alpha=inp.alpha, tau=inp.tau,
+        host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
         measured_at_draft_tokens=inp.tree_depth or inp.num_draft_tokens,
         catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, context_flag="--context-tokens",
         given=frozenset(given | {"sampling"}), announce=frozenset({"gpus", "concurrency"}),
@@ -291,7 +296,10 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
         NotFoundError: unknown verifier, draft or GPU.
         InputError: contradictory or out-of-range inputs, or no acceptance to go on.
     """
-    dep = resolve_deployment(deployment_query(inp))
+    gguf_engine = engine_for_gguf(inp.verifier, inp.engine, inp.harness)
+    if gguf_engine is not None:  # a GGUF build named without --engine: answered for llama.cpp, as every verb does
+        inp = inp.model_copy(update={"engine": gguf_engine})
+    dep = resolve_deployment(replace(deployment_query(inp), engine_from_gguf=gguf_engine is not None))
     verifier, gpu = dep.verifier.spec, dep.hardware.gpu
     _check_support(inp, verifier)
     notes: list[str] = [f"verifier: {verifier.repo_id} ({verifier.source.split(';')[0][:120]})",
@@ -299,13 +307,16 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     notes += [f"default: {d}" for d in dep.defaults]
     notes += _derived_notes(inp, dep)
     draft = _resolve_draft(inp, dep, notes)
+    # How the verifier's name resolved (a GGUF build: its base model and weight format); a derived verifier's own
+    # lines (above) say it instead.
+    notes += [] if inp.base_model else list(dep.notes)
     fit = _check_fit(inp, dep, draft, notes)
     n = inp.tree_depth or inp.num_draft_tokens
     start = n or start_draft_length(inp.method)
     if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > start + 1:
         raise InputError(f"--tau {inp.tau} is impossible with {start} draft tokens (at most {start + 1} per cycle)")
     req = estimate_request(dep, inp.method, engine=inp.engine, draft=draft, num_draft_tokens=n, measured=True,
-                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes))
+                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes), fit=fit)
     harness = harness_for(dep, inp.engine)
     result = tuned_estimate(req, num_draft_tokens=n or FIXED_DRAFT_LENGTH.get(inp.method),
                             tree=_user_tree(inp, harness))

@@ -49,8 +49,12 @@ def _compare(inp: TokenizersInput) -> TokenizerVerdict:
     if inp.revision is not None and not hub:
         raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
     # The one name rule: exact catalog match, else a Hub repo id only when the Hub (or its cache) is read.
-    draft = cat.resolve_repo_id(inp.draft, hub_allowed=hub, can_go_live=True)
-    verifier = cat.resolve_repo_id(inp.verifier, hub_allowed=hub, can_go_live=True)
+    from specpick.tools.hub.gguf_ref import gguf_base_repo_id
+
+    # A GGUF build carries its original model's tokenizer: compared as that model (the one name rule).
+    draft = gguf_base_repo_id(inp.draft) or cat.resolve_repo_id(inp.draft, hub_allowed=hub, can_go_live=True)
+    verifier = gguf_base_repo_id(inp.verifier) or cat.resolve_repo_id(inp.verifier, hub_allowed=hub,
+                                                                        can_go_live=True)
     if not hub:
         return compare_tokenizers(draft, verifier, live=False)
     settings = None

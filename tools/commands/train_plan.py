@@ -28,7 +28,7 @@ class TrainPlanInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     verifier: ModelName = Field(description="the model you serve: catalog name or repo id (a fine-tune's own id "
-                                "with --base-model)")
+                                "with --base-model), a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
                                          "(its catalog row gives the architecture facts)")
     verifier_change: VerifierChange = Field("none", description="how the verifier's weights differ from the model "
@@ -201,6 +201,38 @@ def _from_card(inp: TrainPlanInput) -> tuple[TrainPlanInput, list[str]]:
     return inp.model_copy(update=update), [f"--live: {n}" for n in card.notes]
 
 
+def _train_quantization(gguf_quant: str | None) -> str | None:
+    """A GGUF file type as the training rules' weight-format classes: by its bits per weight (tools/vocab.py)."""
+    from specpick.tools.vocab import BYTES_PER_PARAM
+
+    if gguf_quant is None or gguf_quant not in BYTES_PER_PARAM:
+        return None
+    bits = BYTES_PER_PARAM[gguf_quant] * 8
+    return "bf16" if bits >= 15 else "int8" if bits >= 7.5 else "int4"
+
+
+def _gguf_verifier(inp: TrainPlanInput) -> tuple[TrainPlanInput, list[str]]:
+    """A GGUF repo id (:QUANT) or a local .gguf path: its base model and weight format, by the rule every verb uses
+    (tools/hub/gguf_ref.py: the repo name or the file's header; the user's flags win)."""
+    from specpick.tools.hub.gguf_ref import is_gguf_name, resolve_gguf_base
+
+    if inp.base_model is not None or not is_gguf_name(inp.verifier):
+        return inp, []
+    resolved = resolve_gguf_base(inp.verifier)
+    assert resolved is not None  # is_gguf_name checked the shape
+    from specpick.tools.catalog.tables import get_catalog
+
+    base, ref = get_catalog().model(resolved[0]).repo_id, resolved[1]
+    update: dict[str, object] = {"base_model": base}
+    notes = [*ref.notes, f"{inp.verifier}: a GGUF build of {base}" + (f"; weights {ref.quantization}" if
+                                                                       ref.quantization else "")]
+    trained = _train_quantization(ref.quantization)
+    if inp.quantization is None and trained is not None:
+        update["quantization"] = trained
+        notes.append(f"{ref.quantization} taken as {trained} for the training rules (by its bits per weight)")
+    return inp.model_copy(update=update), notes
+
+
 def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     """Decide fix / keep / measure / fine-tune / train, and fill data, cost, recipe and economics.
 
@@ -217,9 +249,10 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
 
     if inp.tau_measured_n is not None and inp.tau_measured is None:
         raise InputError("--tau-measured-n is the N of a measured tau: add --tau-measured")
-    card_notes: list[str] = []
+    inp, card_notes = _gguf_verifier(inp)
     if inp.live:
-        inp, card_notes = _from_card(inp)
+        inp, live_notes = _from_card(inp)
+        card_notes += live_notes
     derived = resolve_derived(inp.verifier, inp.base_model, inp.verifier_change, inp.adapters)
     cat = get_catalog()
     spec = derived.facts

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.arch.params import count_params
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.requests import memory_fit
-from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
 from specpick.tools.errors import InputError
 from specpick.tools.validation import (
-    OneLineText,
+    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
     Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB,
 )
 from specpick.tools.vocab import Engine, Quantization, Workload
@@ -25,7 +27,7 @@ class VramInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name or repo id")
+    verifier: ModelName = Field(description="verifier model: catalog name or repo id, a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
     gpu: OneLineText = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
     gpus: GpuCount = Field(1, description="GPUs the verifier is sharded over (tensor parallel size; must divide "
                            "its attention and KV heads)")
@@ -53,6 +55,8 @@ class VramInput(BaseModel):
                                "ranks by sequence instead of replicated on every rank")
     reserve_fraction: MemoryFraction | None = Field(None, description="override the engine's reservation knob "
                                                     "(0.1-1.0)")
+    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
+    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
 
     @field_validator("kv_cache_dtype")
     @classmethod
@@ -75,14 +79,18 @@ def deployment_query(inp: VramInput) -> DeploymentQuery:
         quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
         concurrency=inp.concurrency, draft=inp.draft, draft_params_b=inp.draft_params_b,
         draft_quantization=inp.draft_quantization, dp_attention=inp.dp_attention,
-        reserve_fraction=inp.reserve_fraction, catalog_only=True, assumed_engine="vllm",
+        reserve_fraction=inp.reserve_fraction, host_memory_gib=inp.host_memory_gib,
+        host_bandwidth_gbps=inp.host_bandwidth_gbps, catalog_only=True, assumed_engine="vllm",
         given=frozenset(inp.model_fields_set), announce=frozenset({"gpus", "concurrency"}),
     )
 
 
 def vram_fit(inp: VramInput) -> VramResult:
     """Registry entry: resolve the deployment (names through the catalog, TP and context checked), then fit it."""
-    dep = resolve_deployment(deployment_query(inp))
+    gguf_engine = engine_for_gguf(inp.verifier, inp.engine)
+    if gguf_engine is not None:  # a GGUF build named without --engine: llama.cpp's memory rules, as every verb does
+        inp = inp.model_copy(update={"engine": gguf_engine})
+    dep = resolve_deployment(replace(deployment_query(inp), engine_from_gguf=gguf_engine is not None))
     draft = dep.draft_spec
     if draft is not None and inp.draft is not None:
         vp, dp = count_params(dep.verifier.spec).total_b, count_params(draft).total_b
@@ -92,15 +100,20 @@ def vram_fit(inp: VramInput) -> VramResult:
     result = memory_fit(dep, "draft_model" if draft is not None else "none", engine=inp.engine, draft=draft,
                         head_params_b=inp.head_params_b, draft_tp=inp.draft_tp,
                         head_format=inp.draft_quantization if inp.head_params_b is not None else None)
-    notes = [dep.drafter.note] if dep.drafter is not None and dep.drafter.note else []
+    # How the verifier's name resolved (a GGUF build: its base model and weight format), as recommend says it.
+    notes = list(dep.notes) + ([dep.drafter.note] if dep.drafter is not None and dep.drafter.note else [])
     return result.model_copy(update={"assumptions": notes + result.assumptions,
                                      "defaults_used": list(dep.defaults)})
 
 
 def render_text(r: VramResult) -> str:
     verdict = "FITS" if r.fits else "DOES NOT FIT"
+    if r.fits and r.offload is not None:
+        verdict = (f"FITS WITH PARTIAL OFFLOAD ({r.offload.layers_on_gpu} of {r.offload.num_layers} layers on the GPU; "
+                   f"{r.offload.offloaded_weights_gib:.1f} GiB in system RAM)")
+    headroom = "" if r.offload is not None and r.fits else f" (headroom {r.headroom_gib:+.1f} GiB per GPU)"
     lines = [
-        f"{r.verifier} on {r.gpus}x {r.gpu}: {verdict} (headroom {r.headroom_gib:+.1f} GiB per GPU)",
+        f"{r.verifier} on {r.gpus}x {r.gpu}: {verdict}{headroom}",
         f"  {r.verdict_line()}",
         f"  usable per GPU        {r.usable_gib_per_gpu:8.1f} GiB   ({r.reservation})",
         f"  verifier weights      {r.verifier_weights_gib:8.1f} GiB",

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
-from specpick.tools.deployment import Deployment
+from specpick.tools.deployment import Deployment, HostRead
 from specpick.tools.deploy.evidence import tau_spread
 from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
@@ -53,11 +53,14 @@ def harness_for(dep: Deployment, engine: str | None) -> str:
 def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft: ModelSpec | None = None,
                      num_draft_tokens: int | None = None, tree: TreeShape | None = None, batch: int | None = None,
                      measured: bool = False, max_batch: int | None = None, sweep: bool = True,
-                     sweep_draft_length: bool = True, notes: tuple[str, ...] = ()) -> EstimateRequest:
+                     sweep_draft_length: bool = True, notes: tuple[str, ...] = (),
+                     fit: VramResult | None = None) -> EstimateRequest:
     """The speed model's request for ``method`` on ``engine`` in this deployment.
 
     The user's release and overlap setting describe the engine they named; another engine weighed for them runs
     at its newest release with its defaults. ``measured``: the deployment's measured acceptance is for this method.
+    ``fit``: this method's memory check; under llama.cpp's partial offload each verifier forward also reads the
+    offloaded layers from system RAM (``tools/checks/offload.py``).
     """
     harness = harness_for(dep, engine)
     mine = engine is None or engine == dep.engine.name
@@ -77,8 +80,31 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
         context_tokens=dep.context_tokens, weight_bytes_per_param=dep.verifier.bytes_per_param,
         draft_bytes_per_param=draft_bytes_per_param(dep, draft), max_batch=max_batch, sweep=sweep,
         sweep_draft_length=sweep_draft_length, spec_overlap=overlap.overlap,
-        assumptions=tuple(notes) + ((overlap.note,) if overlap.note else ()),
+        assumptions=tuple(notes) + ((overlap.note,) if overlap.note else ()) + _offload_notes(fit),
+        **_host_reads(dep, fit),
     )
+
+
+def _host_reads(dep: Deployment, fit: VramResult | None) -> dict[str, HostRead | None]:
+    """Partial offload: the verifier's share in system RAM with this method, and without speculation (the plain step
+    keeps on the GPU the layers a draft displaces)."""
+    if fit is None or fit.offload is None or not fit.offload.fits:
+        return {}
+    plain = memory_fit(dep, "none", engine="llamacpp")
+    return {"host_read": fit.offload.host_read(dep.verifier.repo_id),
+            "plain_host_read": plain.offload.host_read(dep.verifier.repo_id) if plain.offload is not None else None}
+
+
+def _offload_notes(fit: VramResult | None) -> tuple[str, ...]:
+    if fit is None or fit.offload is None or not fit.offload.fits:
+        return ()
+    o = fit.offload
+    off = o.num_layers - o.layers_on_gpu
+    what = ("the routed experts of" if o.moe else "") + f" {off} of {o.num_layers} verifier layers"
+    return (f"partial offload:{what} in system RAM ({o.offloaded_weights_gib:.1f} GiB, read at "
+            f"{o.host_bandwidth_gbps:g} GB/s); each forward reads them once (MoE: the experts its tokens route to), "
+            "so a verify of N+1 tokens costs about what one decode step does",
+            *o.assumptions)
 
 
 def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: ModelSpec | None = None,

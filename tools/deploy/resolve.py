@@ -20,7 +20,7 @@ from specpick.tools.catalog.specs import ModelSpec, version_key
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.deploy.drafts import find_known_draft, synthetic_draft
 from specpick.tools.deploy.measured_file import MeasuredFigures
-from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
+from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, HostMemory, ServedModel
 from specpick.tools.errors import InputError, PickerError
 from specpick.tools.model.overlap import overlap_setting_error
 from specpick.tools.model.workload_context import typical_context_tokens
@@ -75,14 +75,32 @@ class DeploymentQuery:
     measured_figures: MeasuredFigures | None = None  # `recommend --samples`: simulated on the user's pairs
     figures_source: str = ""
     reserve_fraction: float | None = None
+    host_memory_gib: float | None = None  # system RAM (llama.cpp partial offload); None: the stated default
+    host_bandwidth_gbps: float | None = None
     live: bool = False
     catalog_only: bool = False  # `speedup`/`vram`/`engine-config` answer from the catalog only
     assumed_engine: str | None = None  # no engine named: whose defaults apply (`speedup`/`vram`: vLLM's)
+    engine_from_gguf: bool = False  # the engine is llama.cpp because the verifier is a GGUF build named without one
     context_flag: str = "--context"
     gpus_flag: str = "--gpus"
     given: frozenset[str] = field(default_factory=frozenset)
     # The defaults this verb announces (a verb without sampling does not list it); context and engine always.
     announce: frozenset[str] = frozenset({"sampling", "gpu", "gpus", "concurrency"})
+
+
+GGUF_ENGINE_LINE = ("engine = llamacpp (the verifier is a GGUF build, which llama-server loads as named; --engine to "
+                    "weigh another engine)")
+
+
+def engine_for_gguf(verifier: str, engine: str | None, harness: str | None = None) -> str | None:
+    """The engine a GGUF build named without ``--engine`` is answered for: llama.cpp, which loads it as named (every
+    verb takes this default, listed as ``GGUF_ENGINE_LINE``); None when an engine or harness was given or the name is
+    no GGUF build."""
+    if engine is not None or harness is not None:
+        return None
+    from specpick.tools.hub.gguf_ref import is_gguf_name
+
+    return "llamacpp" if is_gguf_name(verifier) else None
 
 
 def newest_release(engine: str) -> str | None:
@@ -125,11 +143,11 @@ def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None
     name = q.base_model or q.verifier
     notes = [f"{q.verifier}: architecture facts from its base model {q.base_model} (your id is the one served)"] \
         if q.base_model else []
-    if q.catalog_only:
-        return get_catalog().model(name), "catalog", notes, None
     from specpick.tools.hub.resolve import resolve_model_spec
 
-    resolved = resolve_model_spec(name, live=q.live)
+    # One name rule for every verb: a GGUF repo id (with :QUANT) or a local .gguf path resolves to its base model
+    # and weight format here, whether or not the verb may read the Hub.
+    resolved = resolve_model_spec(name, live=q.live and not q.catalog_only, catalog_only=q.catalog_only)
     return resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization
 
 
@@ -292,12 +310,14 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     defaults += [f"{name} = {value}" for name, value in (("gpu", q.gpu), ("gpus", q.gpus),
                                                          ("concurrency", q.concurrency))
                  if name not in q.given and name in q.announce]
+    defaults += [GGUF_ENGINE_LINE] if q.engine_from_gguf else []
     defaults += [line for line in (context_line, release_line) if line]
     dep = Deployment(
         verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
                              change=q.verifier_change,
                              adapters=q.adapters if q.verifier_change == "lora" else None), engine=engine,
-        hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction),
+        hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction,
+                          host=HostMemory(q.host_memory_gib, q.host_bandwidth_gbps)),
         workload=q.workload or "", context_tokens=context, concurrency=q.concurrency, temperature=temperature,
         sampling=sampling, kv_cache_dtype=q.kv_cache_dtype or "auto", drafter=drafter, evidence=_evidence(q, drafter),
         defaults=tuple(defaults), notes=tuple(notes + sampling_notes), facts_source=source,
@@ -305,4 +325,5 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     return _with_prior(dep) if q.compare_prior else dep
 
 
-__all__ = ["DeploymentQuery", "context_rule", "newest_release", "release_text", "resolve_deployment"]
+__all__ = ["DeploymentQuery", "GGUF_ENGINE_LINE", "context_rule", "engine_for_gguf", "newest_release", "release_text",
+           "resolve_deployment"]

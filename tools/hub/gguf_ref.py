@@ -112,10 +112,17 @@ def file_reference(path: str) -> GgufReference:
     """A local ``.gguf`` file's base-model names and quantization (header first, file name second).
 
     Raises:
-        InputError: the file does not exist.  RemoteDataError: not a readable GGUF header.
+        InputError: the file does not exist, or its header is not a readable GGUF header (the user's own file: a
+            usage error, exit 2, not a download that went wrong).
     """
+    from specpick.tools.errors import InputError, RemoteDataError
+
     file = Path(path).expanduser()
-    meta = read_local_metadata(file)
+    try:
+        meta = read_local_metadata(file)
+    except RemoteDataError as exc:
+        raise InputError(f"{exc.message}; give a .gguf file that llama.cpp wrote (convert_hf_to_gguf.py / "
+                         "llama-quantize) or its Hub repo id (owner/name-GGUF)") from None
     stem_model, name_quant, token = split_quant(file.name[:-len(".gguf")])
     org = meta.get("general.organization")
     candidates = [stem_model, *_metadata_names(meta)]
@@ -239,3 +246,14 @@ def resolve_gguf_base(name: str, *, live: bool = False) -> tuple[str, GgufRefere
     raise NotFoundError(f"GGUF '{name}' names no model the catalog knows (tried: {tried}); pass the original model "
                         "as --verifier <owner/name> with --quantization "
                         f"{ref.quantization or '<type>'}{'' if live else ', or add --live to read the model card'}")
+
+
+def gguf_base_repo_id(name: str) -> str | None:
+    """The catalog repo id a GGUF name was converted from (offline: the repo name or the file's header), for verbs
+    that compare or check against the original model (`head-check`, `tokenizers`); None when ``name`` is no GGUF name.
+
+    Raises:
+        NotFoundError: a GGUF name whose base model the catalog does not know.  InputError: a bad local file.
+    """
+    resolved = resolve_gguf_base(name)
+    return None if resolved is None else get_catalog().model(resolved[0]).repo_id

@@ -68,7 +68,8 @@ def _recipe_hint(name: str) -> str:
             f"(method {method}); speedup and memory need its config.json.")
 
 
-def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None) -> ResolvedModel:
+def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None,
+                       catalog_only: bool = False) -> ResolvedModel:
     """Resolve ``name`` to a ``ModelSpec``.
 
     A name matches the catalog exactly (repo id in any case, or an alias), never the nearest catalog model
@@ -80,6 +81,8 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
         name: catalog name/alias or Hub repo id.
         live: read ``config.json`` from the Hub even when the catalog knows the model.
         revision: Hub revision to pin (only with the Hub path).
+        catalog_only: answer from the catalog alone (`speedup`, `vram`, `engine-config`): no Hub look-up. A GGUF
+            name still resolves (its repo name or local header, read without the network) to its base model.
 
     Raises:
         NotFoundError: not a catalog name and not shaped like a repo id (close matches listed), or unknown on the Hub.
@@ -89,14 +92,17 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     """
     from specpick.tools.hub.gguf_ref import resolve_gguf_base
 
-    gguf = resolve_gguf_base(name, live=live)  # a .gguf path or a *-GGUF repo: its base model and quantization
+    # A .gguf path or a *-GGUF repo: its base model and quantization (offline: the repo name or the file's header).
+    gguf = resolve_gguf_base(name, live=live and not catalog_only)
     if gguf is not None:
         base, ref = gguf
-        inner = resolve_model_spec(base, live=live, revision=revision)
+        inner = resolve_model_spec(base, live=live, revision=revision, catalog_only=catalog_only)
         said = f"{ref.quantization} (from {ref.quant_source})" if ref.quantization else "not a format we model"
         return inner.model_copy(update={"quantization": ref.quantization, "notes": [
             *ref.notes, f"{name}: a GGUF build of {inner.spec.repo_id}; weights {said}", *inner.notes]})
     catalog = get_catalog()
+    if catalog_only:  # the catalog's own not-found (close matches, `specpick models`) when it lacks the name
+        return ResolvedModel(spec=catalog.model(name), source="catalog")
     found = catalog.find_model(name)
     if found is not None and not live:
         if revision is not None:

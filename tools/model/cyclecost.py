@@ -9,7 +9,7 @@ steps over ``top_k`` candidates and verification covers the tree's token budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
@@ -202,7 +202,9 @@ def cycle_cost(draft: DraftSetup, verifier: ModelSpec, precision: Precision, hw:
     if n < 1:
         raise InputError("num_draft_tokens must be >= 1")
     at = _Cycle(verifier, precision, hw, runtime, StepLoad(batch, 1, context_tokens))
-    base = at.step(verifier, 1)
+    # Partial offload: plain decoding keeps the layers a draft would displace on the GPU (tools/checks/offload.py).
+    plain = at if hw.host_read is None else replace(at, hw=replace(hw, host_read=hw.plain_host_read))
+    base = plain.step(verifier, 1)
     is_tree = draft.tree_top_k > 1 and (draft.tree_tokens or 0) > n + 1
     phase = _draft_phase(draft, at, is_tree)
     verify_tokens = phase.verify_tokens or (draft.tree_tokens if is_tree and draft.tree_tokens else n + 1)

@@ -32,6 +32,7 @@ from specpick.tools.model.priors import (
     AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
 )
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
+from specpick.tools.deployment import HostRead
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, StepTime
 from specpick.tools.methods import method_record, methods_where
 from specpick.tools.vocab import EAGLE_METHODS, METHOD_FAMILY, Runner
@@ -257,6 +258,9 @@ class EstimateRequest:
     medusa_heads: int | None = None
     # The engine overlaps the speculative path's host work with the GPU (tools/model/overlap.py spec_overlap).
     spec_overlap: bool = False
+    # llama.cpp partial offload: the verifier's share read from system RAM each forward (tools/checks/offload.py).
+    host_read: HostRead | None = None
+    plain_host_read: HostRead | None = None  # the same without speculation (the plain step's own split)
 
     @property
     def head_tree(self) -> TreeShape | None:
@@ -315,7 +319,7 @@ def _cost_at(req: EstimateRequest, ctx: int, overhead: RuntimeOverhead, constant
     """The cycle cost of the request's method as a function of (N or depth, batch)."""
     draft = _draft_setup(req)
     precision = Precision(req.weight_bytes_per_param)
-    hw = Hardware(req.gpu, req.gpus)
+    hw = Hardware(req.gpu, req.gpus, host_read=req.host_read, plain_host_read=req.plain_host_read)
     runtime = Runtime(overhead, constants, req.spec_overlap)
 
     def cost(n: int, b: int) -> CycleCost:

@@ -61,6 +61,8 @@ class StepTime(BaseModel):
     allreduce_ms: float = Field(description="tensor-parallel all-reduces: 2 per layer")
     host_ms: float = Field(description="host dispatch time (overlapped with GPU work)")
     per_forward_ms: float
+    host_read_ms: float = Field(0.0, description="partial offload: the layers in system RAM read at its bandwidth, "
+                                "after the GPUs' share (tools/checks/offload.py)")
     total_ms: float
     bound: Bound
     experts_touched_per_layer: float | None = None
@@ -137,6 +139,9 @@ class ForwardWork:
     experts_per_layer: float | None = None
     moe_layers: int = 0
     assumptions: tuple[str, ...] = ()
+    # Partial offload (llama.cpp): the layers in system RAM run after the GPU's, reading their weights at the host's
+    # bandwidth (tools/checks/offload.py); ``weight_bytes`` is then the GPU's share only.
+    host_read_ms: float = 0.0
 
 
 def _gaps_ms(work: ForwardWork, overhead: RuntimeOverhead) -> tuple[float, list[str]]:
@@ -204,8 +209,8 @@ def forward_time(work: ForwardWork, hw: Hardware, load: StepLoad, runtime: Runti
         label=work.label, gpu=hw.gpu.key, gpus=hw.gpus, batch=load.batch, tokens_per_seq=load.tokens_per_seq,
         context_tokens=load.context_tokens, weight_bytes=w, kv_bytes=kv, flops=gf + af,
         memory_ms=memory_ms, compute_ms=compute_ms, gpu_ms=gpu_ms, launch_overhead_ms=gaps,
-        allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed,
-        total_ms=max(device, host) + fixed, bound=bound,
+        allreduce_ms=allreduce, host_ms=host, per_forward_ms=fixed, host_read_ms=work.host_read_ms,
+        total_ms=max(device, host) + fixed + work.host_read_ms, bound=bound,
         experts_touched_per_layer=work.experts_per_layer, assumptions=notes,
     )
 
@@ -226,6 +231,17 @@ def _moe_weight_params(m: ModelSpec, decode_read: float, tokens: int, tokens_per
                               reuse=reuse)
     non_expert = decode_read - moe_layers * m.experts_per_token * expert
     return non_expert + moe_layers * touched * expert, touched
+
+
+def _offloaded(model: ModelSpec, hw: Hardware, weight_bytes: float) -> tuple[float, float]:
+    """(weight bytes the GPUs read, ms reading the rest from system RAM) for ``model`` under partial offload."""
+    read = hw.host_read
+    if read is None or read.repo_id != model.repo_id or read.offloaded_fraction <= 0:
+        return weight_bytes, 0.0
+    from specpick.tools.checks.offload import host_read_ms
+
+    host_bytes = weight_bytes * read.offloaded_fraction
+    return weight_bytes - host_bytes, host_read_ms(host_bytes, read.bandwidth_gbps)
 
 
 def step_time(model: ModelSpec, hw: Hardware, load: StepLoad, precision: Precision, runtime: Runtime, *,
@@ -257,8 +273,9 @@ def step_time(model: ModelSpec, hw: Hardware, load: StepLoad, precision: Precisi
                                                      constants.routing_reuse)
     else:
         weight_params = decode_read
+    weight_bytes, host_ms = _offloaded(model, hw, weight_params * precision.weight_bytes_per_param)
     work = ForwardWork(
-        label=model.repo_id, weight_bytes=weight_params * precision.weight_bytes_per_param,
+        label=model.repo_id, weight_bytes=weight_bytes, host_read_ms=host_ms,
         kv_bytes=load.batch * kv_bytes_per_sequence(model, load.context_tokens, precision.kv_dtype),
         gemm_flops=2.0 * decode_read * tokens,
         attn_flops=_attention_flops_per_token(model, load.context_tokens) * tokens,
