@@ -64,16 +64,16 @@ def test_after_a_lookup_the_hub_cache_answers_offline(hub_env, monkeypatch, caps
 
 
 def test_offline_a_recipe_model_outside_the_snapshot_names_what_its_recipe_serves(hub_env, capsys) -> None:
-    # vllm-project/recipes@8959cf6 models/mistralai/Mistral-Small-4-119B-2603.yaml serves
-    # mistralai/Mistral-Small-4-119B-2603-eagle with method eagle and 3 tokens; the snapshot has no config.json facts
-    # for it (tests/test_recipes_snapshot.py RECIPE_GAPS).
-    repo = "mistralai/Mistral-Small-4-119B-2603"
+    # vllm-project/recipes@8959cf6 models/thinkingmachines/Inkling.yaml serves thinkingmachines/Inkling-NVFP4 with
+    # {"method": "mtp", "num_speculative_tokens": 8}; the snapshot has no config.json facts for it
+    # (tests/test_recipes_snapshot.py RECIPE_GAPS).
+    repo = "thinkingmachines/Inkling-NVFP4"
     assert get_catalog().find_model(repo) is None
     code = main(["--offline", "recommend", "--verifier", repo, "--workload", "chat"])
     err = capsys.readouterr().err
     assert code == EXIT_UNAVAILABLE and err.count("\n") == 1
-    assert "(method eagle)" in err and "mistralai/Mistral-Small-4-119B-2603-eagle" in err
-    assert '"num_speculative_tokens":3' in err and "models/mistralai/Mistral-Small-4-119B-2603.yaml" in err
+    assert "(method mtp)" in err
+    assert '"num_speculative_tokens":8' in err and "models/thinkingmachines/Inkling.yaml" in err
 
 
 def test_the_offline_flag_ends_with_the_call(hub_env, monkeypatch, capsys) -> None:

@@ -27,6 +27,7 @@ NOT_MODELLED = {
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "Mamba-2 + non-gated experts",
     "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16": "Mamba-2 + non-gated experts (Nemotron-3-Nano architecture)",
     "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16": "LatentMoE + Mamba-2",
+    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": "LatentMoE + Mamba-2",
     "Qwen/Qwen3.5-2B": "nominal card size; tie_word_embeddings and the vision tower's size not in the source read",
     "moonshotai/Kimi-K3": "Kimi Delta Attention + latent MoE (experts in a 3584-wide latent)",
 }

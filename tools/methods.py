@@ -68,6 +68,8 @@ class MethodRecord:
         parallel_draft_layers: a parallel drafter's depth in decoder layers, each costed like an EAGLE-3 head
             layer on the verifier's geometry (0: not a drafter of its own on the verifier's hidden states).
         drafts_anchor: the parallel draft forward also runs the anchor (last accepted) position, N + 1 in all.
+        drafter_fused_ok: its drafter may ship inside the verifier's checkpoint as well as in a repo of its own, so
+            an engine configuration without a draft repo is valid (the engine loads the fused module).
         draft_size_rule: acceptance moves with the draft's size relative to the verifier (prior rule 3,
             ``draft_ratio_slope``): a separate autoregressive draft model.
         head_per_position: each drafted position is its own head, so N is at most the heads the checkpoint ships.
@@ -124,6 +126,7 @@ class MethodRecord:
     tree_is_its_gain: bool = False
     parallel_draft_layers: int = 0
     drafts_anchor: bool = False
+    drafter_fused_ok: bool = False
     draft_size_rule: bool = False
     head_per_position: bool = False
     borrows_acceptance_of: str | None = None
@@ -308,8 +311,10 @@ REGISTRY: tuple[MethodRecord, ...] = (
     # (llama.cpp PR #25173). N is the drafter's block: 7 for DeepSeek's released drafters (DeepSpec README,
     # *_block7) and the RedHatAI recipes; vLLM checks num_speculative_tokens == block_size (Qwen3-Omni DSpark,
     # vllm/config/speculative.py), so the sweep stays at 7.
+    # DeepSeek-V4's fused checkpoints carry the DSpark module: their recipes serve {"method":"dspark"} without a
+    # "model" (github:vllm-project/recipes@8959cf6 models/deepseek-ai/DeepSeek-V4-Flash.yaml, -Pro.yaml).
     MethodRecord("dspark", "DSpark", "head", "drafter_repo", "chain", head_kind="dspark", parallel_draft=True,
-                 start_draft_len=7, max_sweep_draft_len=7, parallel_draft_layers=5,
+                 start_draft_len=7, max_sweep_draft_len=7, parallel_draft_layers=5, drafter_fused_ok=True,
                  engine_keys=(("vllm", ("dspark",)), ("sglang", ("DSPARK",)), ("trtllm", ("DSpark",)),
                               ("llamacpp", ("draft-dspark",))),
                  answer_label="DSpark (block drafter + Markov head)", engine_preference=("vllm", "sglang", "trtllm")),

@@ -297,6 +297,14 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     return cand
 
 
+def _best_swept(c: Candidate) -> float:
+    """The candidate's speedup at its best swept draft length (what tuning can reach), else its point."""
+    e = c.estimate
+    if e is None or not e.draft_sweep:
+        return c.speedup
+    return max(p.speedup for p in e.draft_sweep)
+
+
 def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
     from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec
     from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers, spec_tokenizer_verdict
@@ -326,6 +334,7 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         return Candidate("draft_model", engine, False, f"no known same-family draft for {ctx.verifier.repo_id} "
                          "(give one with --draft)", rejected_for="no_draft")
     best: Candidate | None = None
+    users: Candidate | None = None  # the user's draft, once estimated
     rejected: list[str] = []
     by_id = {d.repo_id.lower(): d for d in listed}
     for draft in options:
@@ -363,7 +372,13 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
             best = best or cand
             continue
         cand.estimate = estimate(ctx, cand)
-        users_draft_ok = best is not None and best.feasible and best.draft == ctx.draft
+        if draft == ctx.draft:
+            users = cand
+        # The user's draft keeps its place unless it would be slower than no speculation at any swept length (e.g.
+        # llama.cpp partial offload: a large draft pushes verifier layers into system RAM) and the user did not
+        # force the method too; then a faster catalog draft replaces it, said so.
+        users_draft_ok = best is not None and best.feasible and best.draft == ctx.draft and (
+            _best_swept(best) >= 1.0 or ctx.inp.method == "draft_model")
         if best is None or not best.feasible or (not users_draft_ok and cand.speedup > best.speedup):
             best = cand
     assert best is not None  # options is non-empty
@@ -371,6 +386,9 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         best.reason = "; ".join(rejected)
     elif ctx.draft is not None and best.draft != ctx.draft and rejected:
         best.reason += f" (instead of your draft: {rejected[0]})"
+    elif ctx.draft is not None and best.draft != ctx.draft and users is not None:
+        best.reason += (f" (instead of your draft {ctx.draft.repo_id}: at most {_best_swept(users):.2f}x, slower than no "
+                        "speculation here)")
     best.rejected_drafts = rejected
     return best
 

@@ -67,6 +67,13 @@ class ModelSpec(BaseModel):
     linear_value_head_dim: int = 0
     linear_conv_kernel: int = Field(0, description="Gated DeltaNet short convolution width (linear_conv_kernel_dim)")
     attn_output_gate: bool = Field(False, description="full-attention q_proj also emits a per-head output gate")
+    # Compressed shared-KV attention (DeepSeek-V4 CSA/HCA): layers cache one shared K=V entry of head_dim values per
+    # ``ratio`` tokens, besides the last ``sliding_window`` tokens uncompressed (tools/arch/kv.py).
+    kv_compress_ratios: str = Field("", description="compressed-KV layers as 'ratio*layers;...' from the config's "
+                                    "compress_ratios (DeepSeek-V4-Flash: '4*21;128*20'); the other layers keep the "
+                                    "sliding window only")
+    index_head_dim: int = Field(0, description="lightning-indexer key width cached per compressed entry of the "
+                                "smallest-ratio (CSA) layers (config index_head_dim)")
     hybrid_note: str = Field("", description="what kind of hybrid stack this is, in words")
     params_note: str = Field(
         "", description="non-empty when the counter cannot reproduce the published total from these fields: why"
@@ -91,6 +98,12 @@ class ModelSpec(BaseModel):
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
+
+    @property
+    def compressed_kv_layers(self) -> tuple[tuple[int, int], ...]:
+        """(ratio, layers) pairs of the compressed shared-KV layers; empty for every other attention kind."""
+        pairs = (part.split("*") for part in self.kv_compress_ratios.split(";") if part.strip())
+        return tuple((int(ratio), int(layers)) for ratio, layers in pairs)
 
 
 class GpuSpec(BaseModel):

@@ -27,7 +27,7 @@ _INT_FIELDS = {
     "first_dense_layers", "kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim", "v_head_dim",
     "mtp_layers", "max_position_embeddings", "sliding_window",
     "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
-    "linear_conv_kernel",
+    "linear_conv_kernel", "index_head_dim",
 }
 _FLOAT_FIELDS = {
     "params_total_b", "params_active_b", "sliding_layer_fraction", "vision_params_b", "linear_attention_layer_fraction",

@@ -19,6 +19,7 @@ from specpick.tools.answer import EngineConfig, EngineTranslation  # noqa: F401 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError
 from specpick.tools.hub.repo_ids import validate_repo_id
+from specpick.tools.methods import method_record
 from specpick.tools.validation import (
     HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, MAX_CONCURRENCY, ContextTokens, EngineVersion, HostBandwidthGbps,
     HostMemoryGib, OneLineText, Probability,
@@ -164,7 +165,8 @@ class EngineConfigInput(BaseModel):
     def _consistent(self) -> "EngineConfigInput":
         if self.prompt_lookup_min > self.prompt_lookup_max:
             raise ValueError("prompt_lookup_min must not exceed prompt_lookup_max (vLLM requires min <= max)")
-        if self.method in SEPARATE_REPO_METHODS and not self.draft_model:
+        if self.method in SEPARATE_REPO_METHODS and not self.draft_model and not method_record(
+                self.method).drafter_fused_ok:
             raise ValueError(f"method {self.method} needs --draft-model (the draft or head repo id)")
         if self.draft_tensor_parallel not in (None, 1, self.tensor_parallel):
             allowed = "1" if self.tensor_parallel == 1 else f"1 or the target TP ({self.tensor_parallel})"

@@ -279,6 +279,11 @@ def _sizing_notes(verifier: ModelSpec, hw: Hardware, kv: KvLoad, quant: str, res
                      "§2.1); " + ("DP attention: each rank holds its own sequences' cache" if hw.dp_attention
                                   else "every TP rank holds the whole latent cache (no DP attention), as "
                                   "vLLM and SGLang do"))
+    elif verifier.compressed_kv_layers:
+        notes.append("compressed shared-KV attention (DeepSeek-V4 CSA/HCA): one K=V entry of head_dim values per "
+                     "compress ratio of tokens, lightning-indexer keys on the CSA layers, and the last "
+                     f"{verifier.sliding_window} tokens uncompressed on every layer (config compress_ratios; "
+                     "tools/arch/kv.py); every TP rank holds the whole cache (one KV head)")
     elif v_ranks < hw.gpus:
         notes.append(f"{verifier.num_kv_heads} KV heads over TP={hw.gpus}: KV heads are replicated on the "
                      f"extra ranks, so the cache splits {v_ranks} ways")

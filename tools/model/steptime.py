@@ -106,6 +106,12 @@ def _attention_flops_per_token(m: ModelSpec, context_tokens: int) -> float:
         width = 2 * m.kv_lora_rank + m.qk_rope_head_dim  # absorbed MLA attends in the latent space
         return 2.0 * m.num_attention_heads * width * context_tokens * m.num_layers
     per_layer_full = 4.0 * m.num_attention_heads * m.head_dim
+    if m.compressed_kv_layers:
+        # DeepSeek-V4: every layer attends its window plus its compressed entries (CSA attends only the indexer's
+        # top-k of them, so ctx / ratio is an upper bound there; the indexer's own scoring is not counted).
+        window = min(context_tokens, m.sliding_window or 0)
+        compressed = sum(layers * context_tokens / ratio for ratio, layers in m.compressed_kv_layers)
+        return per_layer_full * (window * m.num_layers + compressed)
     if m.sliding_window and m.sliding_layer_fraction > 0:
         local = round(m.num_layers * m.sliding_layer_fraction)
         return per_layer_full * ((m.num_layers - local) * context_tokens
