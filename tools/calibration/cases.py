@@ -27,6 +27,7 @@ from specpick.tools.deploy.requests import estimate_request
 from specpick.tools.deploy.resolve import context_rule
 from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
 from specpick.tools.model.estimate import TreeShape, estimate_for_specs
+from specpick.tools.model.llamacpp_pmin import row_p_min
 from specpick.tools.vocab import COPY_HEAVY_WORKLOADS, BYTES_PER_PARAM, EAGLE_METHODS, Runner
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
@@ -193,6 +194,13 @@ def case_deployment(case: CalibCase, workload: str) -> Deployment:
     )
 
 
+def case_p_min(case: CalibCase) -> float | None:
+    """llama.cpp draft-model rows: the p-min their build ran (tools/model/llamacpp_pmin.py); else None."""
+    if case.harness != "llamacpp" or case.row.method != "draft_model":
+        return None
+    return row_p_min(getattr(case.row, "config", ""), getattr(case.row, "engine_version", ""))[0]
+
+
 def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset(),
             constants: ModelConstants = DEFAULT_CONSTANTS) -> Prediction:
     """The model's speedup and interval for one case: the row's own acceptance (``own``) or the priors without
@@ -209,6 +217,7 @@ def predict(case: CalibCase, *, own: bool, exclude: frozenset[str] = frozenset()
                              num_draft_tokens=case.num_draft_tokens, tree=case.tree, measured=own, sweep=False),
             variant=case.row.variant, exclude_sources=exclude, lookahead=case.lookahead,
             medusa_heads=case.medusa_heads, spec_overlap=case.spec_overlap, runner=case.runner,
+            draft_p_min=case_p_min(case),
         )
         results.append(estimate_for_specs(req, constants=constants))
     return Prediction(speedup=statistics.fmean(r.speedup for r in results),

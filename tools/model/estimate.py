@@ -26,6 +26,7 @@ from specpick.tools.model.draftlength import choose_draft_length, draft_length_r
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.model.llamacpp_pmin import pmin_cycle
 from specpick.tools.model.overhead_llamacpp import path_note as llamacpp_path_note
 from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import (
@@ -261,6 +262,7 @@ class EstimateRequest:
     # llama.cpp partial offload: the verifier's share read from system RAM each forward (tools/checks/offload.py).
     host_read: HostRead | None = None
     plain_host_read: HostRead | None = None  # the same without speculation (the plain step's own split)
+    draft_p_min: float | None = None  # llama.cpp draft-simple: drafting stops below it (tools/model/llamacpp_pmin.py)
 
     @property
     def head_tree(self) -> TreeShape | None:
@@ -427,6 +429,13 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     shape = req.shape(n)
     t, t_lo, t_hi = acc.tau(shape)
     cc = cost(n, req.batch)
+    if req.harness == "llamacpp" and req.method == "draft_model" and req.draft_p_min and not req.user_acceptance:
+        pm = pmin_cycle(lambda i: acc.tau(req.shape(i))[0] if i else 1.0, lambda k: cost(k, req.batch).cycle_cost,
+                        n, req.draft_p_min)
+        t_lo, t_hi, t = t_lo * pm.tau / t, t_hi * pm.tau / t, pm.tau
+        cc = cc.model_copy(update={"cycle_cost": pm.cycle_cost})
+        notes.append(f"llama.cpp stops drafting below p-min {req.draft_p_min:g}: {pm.mean_drafted:.2f} of {n} tokens "
+                     "drafted per cycle on average (calibrated-confidence assumption, tools/model/llamacpp_pmin.py)")
     notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
     if req.spec_overlap and not cc.overlapped:
         notes.append(f"{req.harness} overlaps the speculative path for chain drafts (top-k 1) only: this draft's "
