@@ -129,7 +129,7 @@ EOF
 # not met (15.4% on 129 rows from 24 sources, 2026-12-01; README "Quality gates" says where it misses).
 "$SPECPICK" calibrate --engines --max-loso-median-ape-pct 10 \
   --max-engine-loso-median-ape-pct 12 --max-engine-cost-median-ape-pct 10 --min-interval-coverage 0.75 \
-  --max-llamacpp-loso-median-ape-pct 16 --min-llamacpp-coverage 0.75 --max-llamacpp-coverage 0.85
+  --max-llamacpp-loso-median-ape-pct 15 --min-llamacpp-coverage 0.75 --max-llamacpp-coverage 0.85
 # The eval gate (evals/README.md "CI thresholds"): every case passes except the listed known failures (that list
 # also holds the case-specific checks, config_values and forbidden_flags, to each case), the answer-contract checks
 # pass everywhere, and the graders fail >= 90% of the wrong answers made from the real ones, overall and per grader.

@@ -26,8 +26,7 @@ from specpick.tools.model.draftlength import choose_draft_length, draft_length_r
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
-from specpick.tools.model.llamacpp_ngram import draft_share, per_step
-from specpick.tools.model.llamacpp_pmin import pmin_cycle
+from specpick.tools.model.llamacpp_cycle import llamacpp_cycle
 from specpick.tools.model.overhead_llamacpp import path_note as llamacpp_path_note
 from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import (
@@ -430,20 +429,10 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     shape = req.shape(n)
     t, t_lo, t_hi = acc.tau(shape)
     cc = cost(n, req.batch)
-    if req.harness == "llamacpp" and req.method == "draft_model" and req.draft_p_min and not req.user_acceptance:
-        pm = pmin_cycle(lambda i: acc.tau(req.shape(i))[0] if i else 1.0, lambda k: cost(k, req.batch).cycle_cost,
-                        n, req.draft_p_min)
-        t_lo, t_hi, t = t_lo * pm.tau / t, t_hi * pm.tau / t, pm.tau
-        cc = cc.model_copy(update={"cycle_cost": pm.cycle_cost})
-        notes.append(f"llama.cpp stops drafting below p-min {req.draft_p_min:g}: {pm.mean_drafted:.2f} of {n} tokens "
-                     "drafted per cycle on average (calibrated-confidence assumption, tools/model/llamacpp_pmin.py)")
-    if req.harness == "llamacpp" and req.method == "ngram" and not req.user_acceptance:
-        share = draft_share(req.workload)
-        t_step, k_step = per_step(t, cc.cycle_cost, share)
-        t_lo, t_hi, t = t_lo * t_step / t, t_hi * t_step / t, t_step
-        cc = cc.model_copy(update={"cycle_cost": k_step})
-        notes.append(f"llama.cpp n-gram drafts only on a match: {share:.0%} of steps assumed to draft (vllm#24344's "
-                     "measured share), the rest plain decode steps (tools/model/llamacpp_ngram.py)")
+    if req.harness == "llamacpp" and not req.user_acceptance:  # how its drafters really draft (llamacpp_cycle.py)
+        (t, t_lo, t_hi), cc = llamacpp_cycle(req.method, req.workload, n, req.draft_p_min,
+                                             lambda i: acc.tau(req.shape(i))[0], lambda k: cost(k, req.batch),
+                                             (t, t_lo, t_hi), cc, notes)
     notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
     if req.spec_overlap and not cc.overlapped:
         notes.append(f"{req.harness} overlaps the speculative path for chain drafts (top-k 1) only: this draft's "
