@@ -10,11 +10,10 @@ import json
 
 import pytest
 
-from specpick.tools.catalog.tables import get_catalog
-
 from specpick.skill.planner.plan import plan
 from specpick.skill.render import to_markdown
 from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
 
 
