@@ -8,6 +8,7 @@ For each group (``tools/model/intervals.py``) the calibration rows are predicted
   constants were fitted on these rows, so this band is in-sample for the cycle cost; stated in the file);
 * ``engine:end_to_end`` -- engine-measured rows of the *fit* split only, priors without the row's source;
 * ``engine:cost_model`` -- fit-split engine rows that state their own tau/alpha;
+* ``llamacpp:end_to_end`` / ``llamacpp:cost_model`` -- llama.cpp's own, from its fit-split rows only;
 * ``engine:<mode>:draft`` and ``engine:<mode>:model_free`` -- the engine bands for separate draft models and for
   model-free drafting. The fit split's engine rows are nearly all trained heads (one-model path), whose misses say
   little about a two-model or host-side path; a family with fewer than ``FAMILY_MIN_ROWS`` fit-split rows from
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from specpick.tools.calibration.cases import CalibCase, build_case, predict_speedup
 from specpick.tools.calibration.engines import engine_cases
+from specpick.tools.calibration.llamacpp_fit import llamacpp_cases
 from specpick.tools.catalog.published import load_published
 from specpick.tools.errors import InputError
 from specpick.tools.model import intervals
@@ -59,27 +61,51 @@ def _band(group: str, residuals: list[tuple[str, float]], rows_used: str) -> dic
 
 
 def _family_band(mode: str, family: str, engine: list[tuple[str, float]], pooled: dict[str, object],
-                 published: list[tuple[str, float]]) -> dict[str, object]:
-    """The engine band of one method family: its own fit-split rows where enough, else the envelope of the pooled
-    engine band and the published rows' band of that family."""
-    group = f"engine:{mode}:{family}"
+                 published: list[tuple[str, float]], runtime: str = "engine") -> dict[str, object]:
+    """The ``runtime`` band (engine, llamacpp) of one method family: its own fit-split rows where enough, else the
+    envelope of the pooled band and the published rows' band of that family."""
+    group = f"{runtime}:{mode}:{family}"
     sources = {s for s, _ in engine}
     if len(engine) >= FAMILY_MIN_ROWS and len(sources) >= FAMILY_MIN_SOURCES:
-        return _band(group, engine, f"engine rows of the fit split, {family} methods")
+        return _band(group, engine, f"{runtime} rows of the fit split, {family} methods")
     paper = _band(group, published, "")
     in_sample = "; the published rows' cycle cost is in-sample (eager constants fitted on them)" \
         if mode == "cost_model" else ""
     return {"group": group, "n_rows": int(pooled["n_rows"]) + len(published),  # type: ignore[call-overload]
             "n_sources": int(pooled["n_sources"]) + len({s for s, _ in published}),  # type: ignore[call-overload]
             "q_low": min(pooled["q_low"], paper["q_low"]), "q_high": max(pooled["q_high"], paper["q_high"]),  # type: ignore[type-var]
-            "rows_used": f"envelope of the pooled engine band ({pooled['n_rows']} fit-split engine predictions) and "
-                         f"the {family} published rows' band ({len(published)} predictions): only {len(engine)} "
-                         f"fit-split engine rows of {family} methods ({len(sources)} sources){in_sample}"}
+            "rows_used": f"envelope of the pooled {runtime} band ({pooled['n_rows']} fit-split {runtime} predictions) "
+                         f"and the {family} published rows' band ({len(published)} predictions): only {len(engine)} "
+                         f"fit-split {runtime} rows of {family} methods ({len(sources)} sources){in_sample}"}
 
 
 def _of_family(cases: list[CalibCase], family: str, own: bool) -> list[CalibCase]:
     """The cases of one method family (with their own acceptance, for a cost-model band)."""
     return [c for c in cases if METHOD_FAMILY.get(c.row.method or "") == family and (c.own_acceptance or not own)]
+
+
+def _llamacpp_bands(dev: list[CalibCase]) -> list[dict[str, object]]:
+    """llama.cpp's bands, from the fit split's llama.cpp rows only (never another engine's). A cost-model band needs
+    rows that state their own acceptance; while fewer than ``FAMILY_MIN_ROWS`` from ``FAMILY_MIN_SOURCES`` sources
+    do, it takes the end-to-end band, which carries the acceptance misses as well (the wider claim). Separate draft
+    models and model-free drafting get family bands as on the serving engines (``_family_band``)."""
+    fit = llamacpp_cases("fit")
+    e2e = _band("llamacpp:end_to_end", _residuals(fit, False),
+                "llama.cpp rows of the fit split, priors without the row's source")
+    own = [c for c in fit if c.own_acceptance]
+    if len(own) >= FAMILY_MIN_ROWS and len({c.row.source_id for c in own}) >= FAMILY_MIN_SOURCES:
+        cost = _band("llamacpp:cost_model", _residuals(own, True), "llama.cpp rows of the fit split with their own "
+                     "acceptance")
+    else:
+        cost = {**e2e, "group": "llamacpp:cost_model",
+                "rows_used": f"the llama.cpp end-to-end band: only {len(own)} fit-split llama.cpp rows state their "
+                             "own acceptance"}
+    families = []
+    for family in ENVELOPE_FAMILIES:
+        band = _family_band("end_to_end", family, _residuals(_of_family(fit, family, False), False), e2e,
+                            _residuals(_of_family(dev, family, False), False), runtime="llamacpp")
+        families += [band, {**band, "group": f"llamacpp:cost_model:{family}"}]
+    return [e2e, cost, *families]
 
 
 def build_bands() -> list[dict[str, object]]:
@@ -101,7 +127,7 @@ def build_bands() -> list[dict[str, object]]:
             _band("paper:end_to_end", _residuals(dev, False), "published rows, priors without the row's source"),
             _band("paper:cost_model", _residuals([c for c in dev if c.own_acceptance], True),
                   "published rows with their own acceptance (eager constants fitted on them: in-sample cost)"),
-            pooled["end_to_end"], pooled["cost_model"], *families,
+            pooled["end_to_end"], pooled["cost_model"], *families, *_llamacpp_bands(dev),
         ]
     finally:
         intervals.BUILDING = False

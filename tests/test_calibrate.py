@@ -94,6 +94,7 @@ def test_loso_comes_with_interval_coverage(report):
     ("max_loso_median_ape_pct", "dev leave-one-source-out median error"),
     ("max_engine_loso_median_ape_pct", "engine leave-one-source-out median error"),
     ("max_engine_cost_median_ape_pct", "engine cost-model median error"),
+    ("max_llamacpp_loso_median_ape_pct", "llama.cpp leave-one-source-out median error"),
 ])
 def test_out_of_sample_gates_fail_with_exit_8_and_name_the_figure(option, phrase):
     with pytest.raises(ThresholdError) as info:
@@ -111,12 +112,26 @@ def test_interval_coverage_gate():
     assert calibrate_tool(CalibrateInput(engines=True, min_interval_coverage=0.0)).engines is not None
 
 
+def test_llamacpp_coverage_gate_fails_both_ways():
+    """The llama.cpp ranges claim 80%: a share below the floor is overconfident, one above the ceiling too wide."""
+    with pytest.raises(ThresholdError) as low:
+        calibrate_tool(CalibrateInput(min_llamacpp_coverage=1.0, loso=False))
+    assert low.value.exit_code == 8 and "below --min-llamacpp-coverage" in str(low.value)
+    with pytest.raises(ThresholdError) as high:
+        calibrate_tool(CalibrateInput(max_llamacpp_coverage=0.0, loso=False))
+    assert "above --max-llamacpp-coverage" in str(high.value)
+    ok = calibrate_tool(CalibrateInput(min_llamacpp_coverage=0.0, max_llamacpp_coverage=1.0, loso=False))
+    assert ok.engines is not None and ok.engines["llamacpp"] is not None
+
+
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0])
 def test_gate_options_must_be_finite_and_non_negative(value):
     with pytest.raises(ValidationError):
         CalibrateInput(max_engine_loso_median_ape_pct=value)
     with pytest.raises(ValidationError):
         CalibrateInput(min_interval_coverage=value)
+    with pytest.raises(ValidationError):
+        CalibrateInput(min_llamacpp_coverage=value)
 
 
 def test_threshold_exit_code():

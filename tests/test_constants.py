@@ -33,10 +33,13 @@ def test_the_fit_does_not_mutate_the_default_constants():
     fits = fit_all(paper_grid={"host_per_layer_ms": (0.6, 1.4), "cycle_ms": (0.0, 2.0)},
                    batch_grid={"FLOPS_EFFICIENCY": (0.3, 0.4), "engine.spec_forward_ms": (0.0, 1.0)},
                    path_grid={"engine.moe_layer_ms": (0.0, 0.06), "sglang.one_model_cycle_ms": (0.0, 1.0)},
-                   overlap_grid={"engine.overlap_seq_exposed_fraction": (0.0, 1.0)})
+                   overlap_grid={"engine.overlap_seq_exposed_fraction": (0.0, 1.0)},
+                   llamacpp_grid={"verify_token_frac": (0.0, 0.5), "cycle_ms": (0.0, 6.0)})
     assert DEFAULT_CONSTANTS.model_dump() == before
     assert get_overhead("paper") is paper_before
-    paper, batch, paths, overlap = fits
+    paper, batch, paths, overlap, llamacpp = fits
+    assert llamacpp.committed == {"verify_token_frac": before["overheads"]["llamacpp"]["verify_token_frac"],
+                                  "cycle_ms": before["overheads"]["llamacpp"]["cycle_ms"]}
     # "committed" is read after the grid ran: had a grid point leaked into the defaults it would show here
     assert paths.committed == {"engine.moe_layer_ms": before["overheads"]["sglang"]["moe_layer_ms"],
                                "sglang.one_model_cycle_ms": before["overheads"]["sglang"]["one_model_cycle_ms"]}

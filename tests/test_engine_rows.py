@@ -9,7 +9,7 @@ import pytest
 
 from specpick.tools.commands.calibrate import CalibrateInput, calibrate_tool, render_text
 from specpick.tools.calibration.engines import engine_cases, engine_report
-from specpick.tools.calibration.engine_cases import HELD_OUT_REASON, build_case, draft_shape, row_use, skip_reason
+from specpick.tools.calibration.engine_cases import LLAMACPP_REASON, build_case, draft_shape, row_use, skip_reason
 from specpick.tools.calibration.engine_rows import load_engine_rows
 from specpick.tools.calibration.engine_specs import resolve_engine_gpu, resolve_engine_verifier, weights_bytes_per_param
 from specpick.tools.calibration.split import SALT, parse_split_text, render_split_file, split_of_source, split_text
@@ -84,9 +84,12 @@ def test_every_row_is_used_or_skipped_for_a_counted_reason(report):
 
 def test_rows_cover_engines_and_model_classes():
     cases = engine_cases()
-    # llama.cpp rows run on the compiled-decoder constants (ENGINE_TO_HARNESS: no llama.cpp row is fitted)
-    assert {c.harness for c in cases} == {"vllm", "sglang", "trtllm", "compiled"}
-    assert {c.row.engine for c in cases} >= {"vllm", "sglang", "trtllm", "llamacpp"}
+    # the serving engines' cases: llama.cpp rows are in the llama.cpp figures only, on their own harness
+    assert {c.harness for c in cases} == {"vllm", "sglang", "trtllm"}
+    assert {c.row.engine for c in cases} == {"vllm", "sglang", "trtllm"}
+    from specpick.tools.calibration.llamacpp_fit import llamacpp_cases
+
+    assert {(c.row.engine, c.harness) for c in llamacpp_cases()} == {("llamacpp", "llamacpp")}
     assert any(c.verifier.is_moe for c in cases) and any(not c.verifier.is_moe for c in cases)
     assert any((c.verifier.params_total_b or 0) >= 60 and not c.verifier.is_moe for c in cases)  # 70B dense with TP
     assert any(c.batch > 1 for c in cases)
@@ -103,7 +106,7 @@ def test_engine_rows_are_not_in_the_dev_set():
     ("TRTLLM-LADE-BLOG", "range or bound"),  # "up to 3.6"
     ("LMSYS-BLOG-LOOKAHEAD-2023", "range or bound"),  # "~1.5", ">2"
     ("VLLM-BLOG-INKLING-2026", "not in catalog: TML Inkling"),  # a verifier the catalog lacks is not guessed
-    ("LLAMACPP-5877", "held out of the gates"),  # llama.cpp: no fitted cost model yet (engine_rows.HELD_OUT_TAG)
+    ("LLAMACPP-5877", "llama.cpp row"),  # llama.cpp: its own cost model, fit and section (engine_cases.row_use)
     ("ROCM-BLOG-SPECDEC-DEEPDIVE-2025", "concurrency not stated"),  # request-rate sweep without a value
     ("SGL-BLOG-MTP-2025", "disaggregated"),  # PD disaggregation, batch per rank
 ])
@@ -216,7 +219,7 @@ def test_report_has_every_group_both_halves_and_coverage(report):
         assert mode.coverage.overall.n == mode.overall.n
         assert mode.coverage.holdout_half.n == mode.holdout_half.n
         assert sum(c.n for c in mode.coverage.per_engine.values()) == mode.overall.n
-    assert set(report.loso.per_engine) == {"vllm", "sglang", "trtllm", "llamacpp"}
+    assert set(report.loso.per_engine) == {"vllm", "sglang", "trtllm"}  # llama.cpp: its own section
     assert report.loso.holdout_half.n >= 20 and report.cost_model.holdout_half.n >= 10
     # the headline rows are scored with their own source removed from the priors
     assert all(r.loso is not None for r in report.rows) or report.loso.not_covered
@@ -256,12 +259,14 @@ def test_draft_cells_resolve_to_catalog_models_or_none(cell, repo_id):
     assert (got.repo_id if got else None) == repo_id
 
 
-def test_held_out_rows_enter_no_gated_figure_and_are_reported_apart(report):
-    held = [r for r in load_engine_rows() if r.held_out]
-    assert held and all(r.engine == "llamacpp" for r in held)
+def test_llamacpp_rows_enter_no_other_engine_figure_and_are_reported_apart(report):
+    lcpp = [r for r in load_engine_rows() if r.engine == "llamacpp"]
+    assert lcpp and all(r.llamacpp for r in lcpp)
     gated_ids = {r.row_id for r in report.rows}
-    assert not gated_ids & {r.row_id for r in held}
-    assert {r.row_id for r in report.held_out_rows} <= {r.row_id for r in held}
-    assert report.held_out_loso is not None and report.held_out_loso.overall.n == len(report.held_out_rows)
-    # the report lists the held-out rows it could run among the skipped reasons of the gated figures
-    assert report.skipped[HELD_OUT_REASON] == len(held)
+    assert not gated_ids & {r.row_id for r in lcpp}
+    assert report.llamacpp is not None
+    assert {r.row_id for r in report.llamacpp.rows} <= {r.row_id for r in lcpp}
+    assert report.llamacpp.loso.overall.n == len(report.llamacpp.rows)
+    assert {r.engine for r in report.llamacpp.rows} == {"llamacpp"}
+    # the report lists the llama.cpp rows among the skipped reasons of the other engines' figures
+    assert report.skipped[LLAMACPP_REASON] == len(lcpp)

@@ -165,8 +165,6 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     measured = is_measured(ctx, cand)
     fit = cand.vram
     notes: tuple[str, ...] = ()
-    if cand.engine == "llamacpp":
-        notes += ("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)",)
     shape = TreeShape(**tree.model_dump()) if tree else None
     # The user's release and overlap setting describe the engine they named; another engine considered for
     # them runs at its newest release with its defaults (the builder decides which).

@@ -70,7 +70,7 @@ def speedup_loso(methods: frozenset[str]) -> SpeedupLoso:
     sources: dict[str, int] = {}
     not_graded: dict[str, int] = {}
     for row in rows:
-        use, case = row_use(row, include_held_out=True)
+        use, case = row_use(row, llamacpp=row.llamacpp)  # a llama.cpp row on its own harness, as the rest
         if isinstance(case, str) or use not in ("cost_model", "end_to_end"):
             why = case if isinstance(case, str) else use
             not_graded[why] = not_graded.get(why, 0) + 1

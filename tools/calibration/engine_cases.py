@@ -191,14 +191,15 @@ def own_acceptance(row: EngineRow) -> bool:
     return (row.tau is not None or row.alpha is not None) and (row.speedup is None or row.acceptance_from_speedup_run)
 
 
-HELD_OUT_REASON = "held out of the gates: llama.cpp row, no fitted llama.cpp cost model yet (reported apart)"
+LLAMACPP_REASON = ("llama.cpp row: tests the llama.cpp cost model only (its own fit, section and gate; "
+                   "tools/model/overhead_llamacpp.py)")
 
 
-def row_use(row: EngineRow, *, include_held_out: bool = False) -> tuple[Use, CalibCase | str]:
-    """What the row can test, and its case (or the skip reason). A held-out row (``EngineRow.held_out``) is skipped
-    unless ``include_held_out``: only the report's own held-out section asks for it."""
-    if row.held_out and not include_held_out:
-        return "skipped", HELD_OUT_REASON
+def row_use(row: EngineRow, *, llamacpp: bool = False) -> tuple[Use, CalibCase | str]:
+    """What the row can test, and its case (or the skip reason). The serving engines' figures (``llamacpp=False``)
+    skip every llama.cpp row; the llama.cpp section and fit (``llamacpp=True``) take only llama.cpp rows."""
+    if row.llamacpp != llamacpp:
+        return "skipped", LLAMACPP_REASON if row.llamacpp else "not a llama.cpp row"
     if (reason := row.excluded_reason) is not None:
         return "skipped", f"held out of the gates: {reason}"
     case = resolve_case(row)

@@ -29,18 +29,50 @@ def _mode_lines(m: EngineModeReport, *, groups: bool) -> list[str]:
     return out
 
 
-def _held_out_lines(report: EngineReport) -> list[str]:
-    """The rows held out of every gate, fit and prior (engine_rows.HELD_OUT_TAG), in their own section."""
-    if report.held_out_loso is None or report.held_out_cost_model is None:
+def _llamacpp_lines(report: EngineReport, *, rows: bool) -> list[str]:
+    """The llama.cpp section: its rows against its own fitted cost model (tools/model/overhead_llamacpp.py)."""
+    sec = report.llamacpp
+    if sec is None:
         return []
-    out = [f"\nheld out of every gate, fit and prior: {report.held_out_loso.overall.n} llama.cpp rows the model can run "
-           "(no llama.cpp cost model is fitted yet: these figures say how far today's model is off; they gate "
-           "nothing)"]
-    for m in (report.held_out_loso, report.held_out_cost_model):
-        lines = _mode_lines(m, groups=True)
-        out.append(f"  {lines[0].strip()}")
-        out += [line for line in lines[1:] if not line.lstrip().startswith(("fit half", "sources never fitted"))]
+    m = sec.loso
+    out = [f"\nllama.cpp (its own cost model, tools/model/overhead_llamacpp.py; no other engine's figure holds these "
+           f"rows): {sec.n_rows} rows, {m.overall.n} with a point speedup the model can run, from {len(sec.sources)} "
+           f"sources ({', '.join(sec.sources)})",
+           "  leave one source out (priors without the row's source; the constants fitted on the fit half only):",
+           format_stats_line("overall", m.overall), format_stats_line("holdout half", m.holdout_half),
+           format_stats_line("fit half", m.fit_half), format_stats_line("sources never fitted", m.never_fitted)]
+    if m.not_covered:
+        out.append(f"  not covered (no prior without the source): {m.not_covered}")
+    out += [format_stats_line(f"family {k}", s) for k, s in sec.per_family.items()]
+    out += [format_stats_line(k, s) for k, s in m.per_method.items()]
+    out += [format_stats_line(f"back end {k}", s) for k, s in sec.per_backend.items()]
+    out += [format_stats_line(k, s) for k, s in m.per_batch.items()]
+    if sec.refit_loso is not None:
+        out.append(format_stats_line("constants refit w/o source", sec.refit_loso))
+    out.append("  interval coverage (measured inside the prediction's [low, high]):")
+    c = m.coverage
+    out += [format_coverage_line("overall", c.overall), format_coverage_line("holdout half", c.holdout_half)]
+    out += [format_coverage_line(f"family {k}", v) for k, v in sec.coverage_per_family.items()]
+    out += [format_coverage_line(k, v) for k, v in c.per_method.items()]
+    if sec.cost_model is not None:
+        out.append("  cost model (the row's own tau/alpha):")
+        out += [format_stats_line("overall", sec.cost_model.overall),
+                format_coverage_line("coverage", sec.cost_model.coverage.overall)]
+    out += [f"  skipped {n:>3}: {reason}" for reason, n in sec.skipped.items()]
+    if rows:
+        out.append("  llama.cpp rows (split | measured | LOSO [low, high] | cost model | in-sample):")
+        out += _row_lines(sec.rows)
     return out
+
+
+def _row_lines(results: list) -> list[str]:
+    f = lambda p: "   -  " if p is None else f"{p.speedup:6.2f}"  # noqa: E731
+    iv = lambda p: "      -       " if p is None else f"[{p.low:5.2f},{p.high:5.2f}]"  # noqa: E731
+    # The id already names the source ({source_id}/{n}), so it replaces the separate source column.
+    width = max((len(r.row_id) for r in results), default=0)
+    return [f"  {r.row_id:<{width}} {r.engine:<6} {r.method:<11} {r.model_class:<5} "
+            f"{r.hardware:<12} bs{r.batch:<3} {r.split:<7} {r.measured:6.2f} | {f(r.loso)} {iv(r.loso)} | "
+            f"{f(r.cost_model)} | {f(r.end_to_end)}" for r in results]
 
 
 def render_engine_in_sample(report: EngineReport) -> str:
@@ -74,17 +106,10 @@ def render_engine_text(report: EngineReport, *, rows: bool = False, in_sample: b
     out += [format_stats_line(name, s) for name, s in (("dense", step.dense), ("MoE", step.moe),
                                                        ("holdout half", step.holdout)) if s is not None]
     out.append(f"  baselines skipped (row not runnable): {sum(step.skipped.values())}")
-    out += _held_out_lines(report)
+    out += _llamacpp_lines(report, rows=rows)
     if in_sample:
         out.append(render_engine_in_sample(report))
     if rows:
         out.append("\nengine rows (split | measured | LOSO [low, high] | cost model | in-sample):")
-        f = lambda p: "   -  " if p is None else f"{p.speedup:6.2f}"  # noqa: E731
-        iv = lambda p: "      -       " if p is None else f"[{p.low:5.2f},{p.high:5.2f}]"  # noqa: E731
-        # The id already names the source ({source_id}/{n}), so it replaces the separate source column.
-        width = max((len(r.row_id) for r in report.rows), default=0)
-        for r in report.rows:
-            out.append(f"  {r.row_id:<{width}} {r.engine:<6} {r.method:<11} {r.model_class:<5} "
-                       f"{r.hardware:<12} bs{r.batch:<3} {r.split:<7} {r.measured:6.2f} | {f(r.loso)} {iv(r.loso)} | "
-                       f"{f(r.cost_model)} | {f(r.end_to_end)}")
+        out += _row_lines(report.rows)
     return "\n".join(out)

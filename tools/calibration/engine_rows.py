@@ -21,13 +21,14 @@ from specpick.tools.catalog.row_ids import source_ordinal_ids
 # run. A source that says so gets this tag in the row's notes (a data test requires it wherever speedup > tau, which
 # no run can show: each cycle costs at least one plain step).
 OTHER_RUN_TAG = "[acceptance from another run]"
-# A row kept out of every gated figure, fit and prior (calibrate --engines reports it in its own section): the
-# llama.cpp rows, until a llama.cpp step-time and per-cycle cost model is fitted on them. Today's model runs
-# llama.cpp with the compiled-decoder constants, which no llama.cpp row was fitted on; letting the rows in would
-# move the CI gates and the committed global fits (tools/calibration/fit.py) without a model for them.
+# The tag the pending llama.cpp rows carried before llama.cpp had its own fitted cost model
+# (tools/model/overhead_llamacpp.py). A llama.cpp row is now chosen by its engine cell, not by this tag: it enters the
+# llama.cpp fit and section only, never another engine's figure, fit or band (``EngineRow.llamacpp``). The tag is
+# ignored where a row still carries it (rows appended from docs/pending-data keep their notes verbatim otherwise).
 HELD_OUT_TAG = "[held out: llama.cpp, no fitted cost model yet]"
-# Any other "[held out: <reason>]" tag keeps a row out of every gate, fit and prior with that reason, and out of the
-# llama.cpp section too (which reports only HELD_OUT_TAG rows): rows a catalog addition would otherwise pull into the
+LLAMACPP_ENGINE = "llamacpp"
+# Any other "[held out: <reason>]" tag keeps a row out of every gate, fit and prior with that reason, the llama.cpp
+# section's included: rows a catalog addition would otherwise pull into the
 # committed fit (VLLM-BLOG-K3-2026 names Kimi-K3; letting them in is a refit, not a catalog change).
 HELD_OUT_PREFIX = "[held out: "
 # A row that is not (yet) an acceptance prior (scripts/build_priors.py skips it): rows appended after the priors were
@@ -48,14 +49,14 @@ class EngineRow(PublishedRow):
         return OTHER_RUN_TAG not in self.notes
 
     @property
-    def held_out(self) -> bool:
-        """The row is reported apart and enters no gate, fit or prior (see ``HELD_OUT_TAG``)."""
-        return HELD_OUT_TAG in self.notes
+    def llamacpp(self) -> bool:
+        """A llama.cpp row: it tests the llama.cpp cost model only (its own fit, section, band and gate)."""
+        return self.engine == LLAMACPP_ENGINE
 
     @property
     def excluded_reason(self) -> str | None:
-        """The reason of a ``[held out: ...]`` tag other than ``HELD_OUT_TAG`` (the row enters no gate, fit, prior
-        or section), or None."""
+        """The reason of a ``[held out: ...]`` tag other than the former llama.cpp tag (``HELD_OUT_TAG``): the row
+        enters no gate, fit, prior or section; or None."""
         m = re.search(re.escape(HELD_OUT_PREFIX) + r"([^\]]+)\]", self.notes.replace(HELD_OUT_TAG, ""))
         return m.group(1).strip() if m else None
 

@@ -48,6 +48,7 @@ class EngineRowResult(BaseModel):
     verifier: str
     model_class: Literal["dense", "moe"]
     hardware: str
+    vendor: str = Field("", description="the GPU's vendor (llama.cpp: its back end, CUDA / ROCm or Vulkan / Metal)")
     batch: int
     split: Split
     constants_saw_source: bool = Field(description="the committed global constants were fitted on this source")
@@ -90,6 +91,24 @@ class AcceptanceReport(BaseModel):
     not_covered: int = 0
 
 
+class LlamacppSection(BaseModel):
+    """The llama.cpp rows against the llama.cpp cost model, by the engines' out-of-sample rules (split by source,
+    LOSO priors; the constants fitted on the fit half only), plus the stricter refit without the row's source."""
+
+    n_rows: int = Field(description="llama.cpp rows in tools/data/engine_measurements.csv")
+    sources: list[str] = Field(description="sources of the rows with a point speedup the model can run")
+    loso: EngineModeReport
+    cost_model: EngineModeReport | None = Field(None, description="rows that state their own tau/alpha")
+    per_backend: dict[str, Stats] = Field(default_factory=dict, description="LOSO by GPU vendor (its back end)")
+    per_family: dict[str, Stats] = Field(default_factory=dict, description="LOSO by method family (tools/vocab.py "
+                                         "METHOD_FAMILY: head, draft, model_free)")
+    coverage_per_family: dict[str, Coverage] = Field(default_factory=dict)
+    refit_loso: Stats | None = Field(None, description="each source predicted with the constants refitted without "
+                                     "it (tools/calibration/llamacpp_fit.py), priors without it")
+    rows: list[EngineRowResult] = Field(default_factory=list)
+    skipped: dict[str, int] = Field(default_factory=dict)
+
+
 class EngineReport(BaseModel):
     n_rows: int
     n_used: int = Field(description="rows with a point speedup the model can run")
@@ -106,10 +125,9 @@ class EngineReport(BaseModel):
     plain_step: PlainStepReport = Field(description="the model's plain decode step against the rows' measured "
                                         "no-speculation baselines, absolute ms (tools/calibration/baselines.py)")
     rows: list[EngineRowResult]
-    held_out_loso: EngineModeReport | None = Field(None, description="rows held out of every gate and fit "
-                                                   "(engine_rows.HELD_OUT_TAG), leave one source out")
-    held_out_cost_model: EngineModeReport | None = Field(None, description="the same rows, their own tau/alpha")
-    held_out_rows: list[EngineRowResult] = Field(default_factory=list)
+    llamacpp: LlamacppSection | None = Field(None, description="the llama.cpp rows: their own cost model, fit and "
+                                             "gate (tools/model/overhead_llamacpp.py); no other engine's figure holds "
+                                             "them")
 
 
 def engine_cases(split: Split | None = None) -> list[CalibCase]:
@@ -160,13 +178,16 @@ def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
         row_id=row.row_id, source_id=row.source_id, engine=row.engine, engine_version=row.engine_version,
         method=row.method or "", verifier=case.verifier.repo_id,
         model_class="moe" if case.verifier.is_moe else "dense", hardware=f"{case.gpus}x {case.gpu.key}",
+        vendor=case.gpu.vendor,
         batch=case.batch, split=split_of_source(row.source_id), constants_saw_source=constants_saw(row.source_id),
         measured=row.speedup or 0.0, notes=case.notes,
     )
     own_source = frozenset({row.source_id})
     # A holdout row's priors leave out every holdout source, not just its own: the holdout half then rests on
     # nothing derived from the holdout half (engine rows are acceptance priors for engine estimates).
-    if res.split == "holdout":
+    # llama.cpp rows: their holdout half is the llama.cpp sources of it, which are no acceptance prior
+    # (tools/calibration/llamacpp_fit.py says why the serving engines' holdout rows stay in their priors).
+    if res.split == "holdout" and not row.llamacpp:
         own_source = own_source | holdout_sources()
     if use == "cost_model":
         res.cost_model = predict(case, own=True, exclude=own_source)
@@ -206,13 +227,16 @@ def engine_report() -> EngineReport:
     skipped: dict[str, int] = {}
     usable: dict[str, dict[str, int]] = {}
     results: list[EngineRowResult] = []
-    held: list[EngineRowResult] = []
+    lcpp: list[EngineRowResult] = []
+    lcpp_skipped: dict[str, int] = {}
     taus: list[tuple[EngineRow, float | None]] = []
     for row in rows:
-        if row.held_out:  # its own section; counted among the skipped for the gated figures
-            use, case = row_use(row, include_held_out=True)
+        if row.llamacpp:  # its own section; counted among the skipped for the serving engines' figures
+            use, case = row_use(row, llamacpp=True)
             if use in ("cost_model", "end_to_end") and not isinstance(case, str):
-                held.append(_result(row, use, case))
+                lcpp.append(_result(row, use, case))
+            elif isinstance(case, str):
+                lcpp_skipped[case] = lcpp_skipped.get(case, 0) + 1
         use, case = row_use(row)
         if isinstance(case, str):
             skipped[case] = skipped.get(case, 0) + 1
@@ -232,6 +256,29 @@ def engine_report() -> EngineReport:
         skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
         loso=_mode("loso", results), cost_model=_mode("cost_model", results),
         end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), plain_step=plain_step_report(),
-        rows=results, held_out_loso=_mode("loso", held) if held else None,
-        held_out_cost_model=_mode("cost_model", held) if held else None, held_out_rows=held,
+        rows=results, llamacpp=_llamacpp_section(sum(1 for r in rows if r.llamacpp), lcpp, lcpp_skipped),
     )
+
+
+def _llamacpp_section(n_rows: int, results: list[EngineRowResult], skipped: dict[str, int]) -> LlamacppSection | None:
+    if not results:
+        return None
+    from specpick.tools.calibration.llamacpp_fit import refit_loso_errors
+
+    with_cost = [r for r in results if r.cost_model is not None]
+    loso = [r for r in results if r.loso is not None]
+    vendor = {r.row_id: r.vendor for r in results}
+    refit = refit_loso_errors()
+    from specpick.tools.vocab import METHOD_FAMILY
+
+    family = lambda r: METHOD_FAMILY.get(r.method, r.method)  # noqa: E731
+    return LlamacppSection(
+        n_rows=n_rows, sources=sorted({r.source_id for r in results}), loso=_mode("loso", results),
+        cost_model=_mode("cost_model", with_cost) if with_cost else None,
+        per_backend=_by(loso, lambda r: vendor[r.row_id],
+                        lambda g: error_stats([(r.loso.speedup, r.measured) for r in g])),  # type: ignore[union-attr]
+        per_family=_by(loso, family, lambda g: error_stats([(r.loso.speedup, r.measured) for r in g])),  # type: ignore[union-attr]
+        coverage_per_family=_by(loso, family, lambda g: interval_coverage(
+            [(r.loso.low, r.loso.high, r.measured) for r in g])),  # type: ignore[union-attr]
+        refit_loso=error_stats(refit) if refit else None, rows=results,
+        skipped=dict(sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))))

@@ -129,9 +129,11 @@ def _grid(name: str, objective: str, grid: dict[str, tuple[float, ...]], score: 
 def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
             batch_grid: dict[str, tuple[float, ...]] = BATCH_GRID,
             path_grid: dict[str, tuple[float, ...]] | None = None,
-            overlap_grid: dict[str, tuple[float, ...]] | None = None) -> list[FitResult]:
+            overlap_grid: dict[str, tuple[float, ...]] | None = None,
+            llamacpp_grid: dict[str, tuple[float | None, ...]] | None = None) -> list[FitResult]:
     """The fits in order: the eager harness on its own-acceptance rows; the roofline (batch rows, engine fit half);
-    the engines' execution paths (fit half, own acceptance); the per-request work overlap scheduling leaves exposed.
+    the engines' execution paths (fit half, own acceptance); the per-request work overlap scheduling leaves exposed;
+    llama.cpp's own constants on its fit-half rows.
 
     Each grid point is scored with its own copy of ``DEFAULT_CONSTANTS``; the defaults are never modified.
     Smaller grids (same keys) make quick checks possible.
@@ -179,7 +181,20 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
         "n_rows": float(len(holdout)), "committed_mean_ape_pct": holdout_score(committed),
         "best_mean_ape_pct": holdout_score(r2.best)}})
     return [r1.model_copy(update={"n_rows": len(paper)}), r2, fit_engine_paths(path_grid or PATH_GRID),
-            fit_overlap_exposure(overlap_grid or OVERLAP_GRID)]
+            fit_overlap_exposure(overlap_grid or OVERLAP_GRID), llamacpp_fit_result(llamacpp_grid)]
+
+
+def llamacpp_fit_result(grid: dict[str, tuple[float | None, ...]] | None = None) -> FitResult:
+    """llama.cpp's own constants on its fit-half rows (tools/calibration/llamacpp_fit.py), as a ``FitResult``."""
+    from specpick.tools.calibration.llamacpp_fit import GRID, fit_llamacpp
+
+    r = fit_llamacpp(grid or GRID)
+    none_as_shared = lambda v: {k: (-1.0 if x is None else x) for k, x in v.items()}  # noqa: E731 - -1: shared value
+    return FitResult(name="llama.cpp", objective="mean APE, coordinate descent on the llama.cpp rows of the fit split "
+                     f"({', '.join(r['sources'])}; own tau where stated, else priors without the row's source or any "
+                     "llama.cpp holdout source); -1 = no vendor value of its own", best=none_as_shared(r["best"]),
+                     best_score_pct=r["best_score_pct"], n_rows=r["n_rows"], committed=none_as_shared(r["committed"]),
+                     committed_score_pct=r["committed_score_pct"], holdout=r["holdout"])
 
 
 if __name__ == "__main__":  # pragma: no cover - maintenance entry point

@@ -34,6 +34,16 @@ class CalibrateInput(BaseModel):
     min_interval_coverage: float | None = Field(
         None, description="fail (exit 8) if the share of held-out measurements inside the predicted [low, high] "
         "(dev LOSO; with --engines also engine LOSO) is below this (0 to 1)", ge=0, le=1, allow_inf_nan=False)
+    max_llamacpp_loso_median_ape_pct: float | None = Field(
+        None, description="fail (exit 8) if the llama.cpp rows' leave-one-source-out median absolute % error exceeds "
+        "this (runs --engines)", **_PCT)
+    min_llamacpp_coverage: float | None = Field(
+        None, description="fail (exit 8) if the share of llama.cpp rows inside their predicted 80% [low, high] (leave "
+        "one source out) is below this: the ranges are overconfident (0 to 1; runs --engines)", ge=0, le=1,
+        allow_inf_nan=False)
+    max_llamacpp_coverage: float | None = Field(
+        None, description="fail (exit 8) if that share is above this: the ranges are wider than the 80% they claim "
+        "(0 to 1; runs --engines)", ge=0, le=1, allow_inf_nan=False)
     max_median_ape_pct: float | None = Field(
         None, description="fail (exit 8) if the IN-SAMPLE end-to-end median absolute % error exceeds this", **_PCT)
     loso: bool = Field(True, description="also predict each row with priors rebuilt without its own source")
@@ -71,6 +81,27 @@ def threshold_failures(inp: CalibrateInput, report: CalibrationReport) -> list[s
         out += _over("engine cost-model", "--max-engine-cost-median-ape-pct", inp.max_engine_cost_median_ape_pct,
                      eng.cost_model.overall)
         out += _under("engine leave-one-source-out", inp.min_interval_coverage, eng.loso.coverage.overall)
+        out += _llamacpp_failures(inp, eng)
+    return out
+
+
+def _llamacpp_failures(inp: CalibrateInput, eng) -> list[str]:  # noqa: ANN001 - EngineReport, imported lazily
+    """The llama.cpp gates: its LOSO median error and its 80% ranges' coverage (both ways)."""
+    sec = eng.llamacpp
+    gates = (inp.max_llamacpp_loso_median_ape_pct, inp.min_llamacpp_coverage, inp.max_llamacpp_coverage)
+    if all(g is None for g in gates):
+        return []
+    if sec is None:
+        return ["no llama.cpp row the model can run: the llama.cpp gates have nothing to grade"]
+    out = _over("llama.cpp leave-one-source-out", "--max-llamacpp-loso-median-ape-pct",
+                inp.max_llamacpp_loso_median_ape_pct, sec.loso.overall)
+    share = sec.loso.coverage.overall.share
+    if share is not None and inp.min_llamacpp_coverage is not None and share < inp.min_llamacpp_coverage:
+        out.append(f"llama.cpp leave-one-source-out interval coverage {share:.1%} is below --min-llamacpp-coverage "
+                   f"{inp.min_llamacpp_coverage:g}")
+    if share is not None and inp.max_llamacpp_coverage is not None and share > inp.max_llamacpp_coverage:
+        out.append(f"llama.cpp leave-one-source-out interval coverage {share:.1%} is above --max-llamacpp-coverage "
+                   f"{inp.max_llamacpp_coverage:g} (the ranges are wider than they claim)")
     return out
 
 
@@ -82,12 +113,15 @@ def calibrate_tool(inp: CalibrateInput) -> CalibrationReport:
         from specpick.tools.calibration.fit import fit_all
 
         report = report.model_copy(update={"fit": [f.model_dump() for f in fit_all()]})
-    if inp.engines or inp.max_engine_loso_median_ape_pct is not None or inp.max_engine_cost_median_ape_pct is not None:
+    if inp.engines or inp.max_engine_loso_median_ape_pct is not None or inp.max_engine_cost_median_ape_pct is not None \
+            or any(g is not None for g in (inp.max_llamacpp_loso_median_ape_pct, inp.min_llamacpp_coverage,
+                                           inp.max_llamacpp_coverage)):
         from specpick.tools.calibration.engines import engine_report
 
         eng = engine_report()
         if not inp.rows:
-            eng = eng.model_copy(update={"rows": [], "held_out_rows": []})
+            lcpp = eng.llamacpp.model_copy(update={"rows": []}) if eng.llamacpp else None
+            eng = eng.model_copy(update={"rows": [], "llamacpp": lcpp})
         report = report.model_copy(update={"engines": eng.model_dump()})
     failures = threshold_failures(inp, report)
     if not inp.rows:
@@ -115,6 +149,9 @@ def _headline(report: CalibrationReport) -> list[str]:
                 format_stats_line("engine holdout cost", e.cost_model.holdout_half),
                 format_coverage_line("engine LOSO coverage", e.loso.coverage.overall),
                 format_coverage_line("engine holdout cover.", e.loso.coverage.holdout_half)]
+        if e.llamacpp is not None:
+            out += [format_stats_line("llama.cpp LOSO", e.llamacpp.loso.overall),
+                    format_coverage_line("llama.cpp LOSO cover.", e.llamacpp.loso.coverage.overall)]
     out.append("  LOSO rebuilds the acceptance priors without the row's source (and, for engine holdout rows, without "
                "any holdout source), the engines' position decay and engine/paper ratio with them; the global "
                "constants and the papers' prior rules (tree factor, temperature ratio, draft-size slope) are as "

@@ -306,8 +306,6 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
                         f"GPU: {gpu.name}, {gpu.bandwidth_gbps:g} GB/s ({gpu.source[:100]})"]
     notes += [f"default: {d}" for d in dep.defaults]
     notes += _derived_notes(inp, dep)
-    if inp.engine == "llamacpp" and inp.harness is None:
-        notes.append("llama.cpp per-cycle cost: the compiled-decoder constants (no llama.cpp measurement in the fit)")
     draft = _resolve_draft(inp, dep, notes)
     # How the verifier's name resolved (a GGUF build: its base model and weight format); a derived verifier's own
     # lines (above) say it instead.

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.errors import InputError
 from specpick.tools.methods import MethodRecord, is_method, method_record
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime, StepLoad
-from specpick.tools.model.overhead import execution_path, path_overhead_ms, per_seq_ms
+from specpick.tools.model.overhead import execution_path, path_overhead_ms, per_seq_ms, verify_token_frac
 from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.model.steptime import MEDUSA_DEFAULT_HEADS, HeadKind, StepTime, head_step_time, step_time
 
@@ -178,6 +178,18 @@ def _overlapped_overhead_ms(over: float, gpu_ms: float, at: _Cycle) -> float:
     return max(0.0, hidden - gpu_ms) + seq_exposed + overhead.overlap_exposed_ms
 
 
+def _verify_step(at: _Cycle, base: StepTime, verify_tokens: int) -> StepTime:
+    """The verify pass over ``verify_tokens`` tokens: its roofline, plus, where the runtime's small-batch kernels
+    cost more than their bytes (llama.cpp: ``RuntimeOverhead.verify_token_frac``), that share of the plain step's
+    memory time per token beyond the first."""
+    verify = at.step(at.verifier, verify_tokens)
+    frac = verify_token_frac(at.runtime.overhead, at.hw.gpu.vendor)
+    if frac <= 0.0 or verify_tokens <= 1:
+        return verify
+    extra = frac * (verify_tokens - 1) * base.memory_ms
+    return verify.model_copy(update={"total_ms": verify.total_ms + extra, "gpu_ms": verify.gpu_ms + extra})
+
+
 def cycle_cost(draft: DraftSetup, verifier: ModelSpec, precision: Precision, hw: Hardware, runtime: Runtime, *,
                batch: int, context_tokens: int) -> CycleCost:
     """Cost of one cycle of ``draft.method`` (see module docstring). ``draft.num_draft_tokens`` is N or the depth.
@@ -197,7 +209,7 @@ def cycle_cost(draft: DraftSetup, verifier: ModelSpec, precision: Precision, hw:
     phase = _draft_phase(draft, at, is_tree)
     verify_tokens = phase.verify_tokens or (draft.tree_tokens if is_tree and draft.tree_tokens else n + 1)
     is_tree = is_tree or phase.tree
-    verify = at.step(verifier, verify_tokens)
+    verify = _verify_step(at, base, verify_tokens)
     draft_ms, forwards = phase.ms, phase.steps + 1
     path = execution_path(overhead, method)
     rec = method_record(method)

@@ -26,6 +26,7 @@ from specpick.tools.model.draftlength import choose_draft_length, draft_length_r
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, get_overhead
 from specpick.tools.model.overhead import RuntimeOverhead
+from specpick.tools.model.overhead_llamacpp import path_note as llamacpp_path_note
 from specpick.tools.model.intervals import interval_group, speedup_interval
 from specpick.tools.model.priors import (
     AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
@@ -417,6 +418,8 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     """
     notes = list(req.assumptions)
     overhead = get_overhead(req.harness, constants=constants)
+    if req.harness == "llamacpp":
+        notes.append(llamacpp_path_note())
     ctx = _context_tokens(req, notes)
     acc = _acceptance(req)
     cost = _cost_at(req, ctx, overhead, constants)
@@ -441,7 +444,8 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         notes.append(f"best at the sweep's limit N={top} ({why}): N={top + 1}-{top + 2} untested and may gain "
                      f"more; run `specpick tune --method {req.method} --draft-lengths {top} {top + 1} {top + 2}`")
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
-        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method)))
+        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
+        llamacpp=req.harness == "llamacpp"))
     notes.append(interval_note)
     if req.tau_spread is not None and req.tau_spread_measured and t > 0:
         # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).

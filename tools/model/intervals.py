@@ -9,8 +9,8 @@ own source (and, for engine rows, only rows of the *fit* split), takes the resid
 ``[speedup x exp(q10), speedup x exp(q90)]`` for its group; ``specpick calibrate`` reports how often the
 held-out rows fall inside.
 
-Groups: the runtime class (``engine``: vLLM / SGLang / TensorRT-LLM; ``paper``: the papers' eager harnesses and
-HF generate) times whether the acceptance was given (``cost_model``: the user's measured tau/alpha, so only the
+Groups: the runtime class (``engine``: vLLM / SGLang / TensorRT-LLM; ``llamacpp``: llama.cpp, from its own rows;
+``paper``: the papers' eager harnesses and HF generate) times whether the acceptance was given (``cost_model``: the user's measured tau/alpha, so only the
 cycle cost can miss) or came from the priors (``end_to_end``); on an engine, separate draft models and
 model-free drafting have bands of their own (``ENVELOPE_FAMILIES``): the engine rows are nearly all trained heads.
 One band per engine was tried (vLLM and SGLang have 33 fit-split rows each) and rejected: vLLM's rests on 5 sources, 27 of its rows from two of them, and its
@@ -54,9 +54,12 @@ class ResidualBand(BaseModel):
     rows_used: str = Field(description="which predictions the residuals come from")
 
 
-def interval_group(engine: bool, user_acceptance: bool, family: str | None = None) -> str:
+def interval_group(engine: bool, user_acceptance: bool, family: str | None = None, *, llamacpp: bool = False) -> str:
     """The residual group of an estimate: runtime class x where its acceptance came from (x the method family on an
-    engine, for the families in ``ENVELOPE_FAMILIES``)."""
+    engine, for the families in ``ENVELOPE_FAMILIES``). llama.cpp has bands of its own, from llama.cpp rows only."""
+    if llamacpp:
+        group = f"llamacpp:{'cost_model' if user_acceptance else 'end_to_end'}"
+        return f"{group}:{family}" if family in ENVELOPE_FAMILIES else group
     group = f"{'engine' if engine else 'paper'}:{'cost_model' if user_acceptance else 'end_to_end'}"
     return f"{group}:{family}" if engine and family in ENVELOPE_FAMILIES else group
 
@@ -80,6 +83,8 @@ def speedup_interval(speedup: float, group: str) -> tuple[float, float, str]:
         band = bands[group]
     elif BUILDING and group.rsplit(":", 1)[0] in bands:
         band = bands[group.rsplit(":", 1)[0]]  # only the residuals are read while the build runs, not this band
+    elif BUILDING:  # a runtime's first band (llama.cpp's): the build reads the point only
+        return speedup, speedup, ""
     else:
         raise KeyError(f"no interval band '{group}' in tools/data/interval_residuals.csv: run "
                        "`python scripts/build_intervals.py`")

@@ -35,8 +35,9 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.errors import InputError
+from specpick.tools.model import overhead_llamacpp as lcpp
 
-Harness = Literal["paper", "transformers", "compiled", "vllm", "sglang", "trtllm"]
+Harness = Literal["paper", "transformers", "compiled", "vllm", "sglang", "trtllm", "llamacpp"]
 HARNESSES: tuple[str, ...] = get_args(Harness)
 
 
@@ -90,6 +91,11 @@ class RuntimeOverhead(BaseModel):
     moe_layer_ms: float = Field(
         0.0, description="fixed GPU time per MoE layer per forward (router, top-k, grouped-GEMM launches, expert "
         "dispatch/combine) that does not grow with the tokens of a small verify pass")
+    verify_token_frac: float = Field(
+        0.0, ge=0.0, description="llama.cpp: each verified token beyond the first costs this share of the plain step's "
+        "memory time (quantized mat-mat kernels, no single-token graph); 0 for runtimes the roofline alone describes")
+    verify_token_frac_apple: float | None = Field(None, description="verify_token_frac on Apple GPUs (None: the same)")
+    verify_token_frac_amd: float | None = Field(None, description="verify_token_frac on AMD GPUs (None: the same)")
     moe_layer_16bit_ms: float | None = Field(
         None, description="moe_layer_ms for experts kept in 16-bit weights (None: the same); fitted apart because "
         "16-bit MoE verifiers measure a much faster plain step (ENGINE_MOE_LAYER_16BIT_MS)")
@@ -230,6 +236,7 @@ class OverheadTable(BaseModel):
     vllm: RuntimeOverhead = Field(description="vLLM with CUDA graphs")
     sglang: RuntimeOverhead = Field(description="SGLang with CUDA graphs")
     trtllm: RuntimeOverhead = Field(description="TensorRT-LLM")
+    llamacpp: RuntimeOverhead = Field(description="llama.cpp (llama-server, one user): tools/model/overhead_llamacpp.py")
 
     def get(self, harness: str) -> RuntimeOverhead:
         """The overhead constants of ``harness``; InputError for an unknown name."""
@@ -355,6 +362,23 @@ DEFAULT_OVERHEADS = OverheadTable(
         "baselines); AUTO "
         "mode turns speculation off above concurrency 32 (ENGINES.md)",
     ),
+    llamacpp=RuntimeOverhead(
+        harness="llamacpp",
+        host_per_layer_ms=0.0,
+        gpu_gap_per_layer_ms=lcpp.GPU_GAP_PER_LAYER_MS,
+        per_forward_ms=lcpp.PER_FORWARD_MS,
+        draft_step_host_ms=0.0,  # a draft forward's host work is spec_forward_ms (each is its own llama_decode)
+        cycle_ms=lcpp.CYCLE_MS,
+        cycle_tree_ms=0.0,  # llama.cpp drafts chains only
+        spec_forward_ms=lcpp.SPEC_FORWARD_MS,
+        verify_token_frac=lcpp.VERIFY_TOKEN_FRAC,
+        verify_token_frac_apple=lcpp.VERIFY_TOKEN_FRAC_APPLE,
+        verify_token_frac_amd=lcpp.VERIFY_TOKEN_FRAC_AMD,
+        moe_layer_ms=lcpp.MOE_LAYER_MS,
+        layer_split=True,  # llama.cpp's default split mode over several GPUs is by layer (-sm layer)
+        source="llama.cpp constants: calibrate --fit ('llama.cpp') on the fit half of the llama.cpp rows of "
+        "tools/data/engine_measurements.csv (tools/model/overhead_llamacpp.py)",
+    ),
 )
 
 ExecutionPath = Literal["eager", "one_model", "two_model", "model_free"]
@@ -373,6 +397,12 @@ def execution_path(overhead: RuntimeOverhead, method: str) -> ExecutionPath:
     if method in MODEL_FREE_METHODS:
         return "model_free"
     return "two_model"
+
+
+def verify_token_frac(overhead: RuntimeOverhead, vendor: str) -> float:
+    """The share of a plain step's memory time each extra verified token costs on this GPU vendor's back end."""
+    by_vendor = {"apple": overhead.verify_token_frac_apple, "amd": overhead.verify_token_frac_amd}.get(vendor)
+    return overhead.verify_token_frac if by_vendor is None else by_vendor
 
 
 def per_seq_ms(overhead: RuntimeOverhead, moe: bool) -> float:
@@ -400,8 +430,7 @@ def path_overhead_ms(overhead: RuntimeOverhead, path: ExecutionPath, *, forwards
 
 ENGINE_TO_HARNESS: dict[str, str] = {
     "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm", "transformers": "transformers",
-    # assumption: llama.cpp decodes through CUDA graphs from C++ like a compiled decoder; no llama.cpp row is
-    # in the fit, so its per-cycle cost is the compiled harness's
-    "llamacpp": "compiled",
+    # llama.cpp's own constants, fitted on llama.cpp rows only (tools/model/overhead_llamacpp.py)
+    "llamacpp": "llamacpp",
 }
 
