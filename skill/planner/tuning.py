@@ -94,9 +94,11 @@ def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: flo
         n, why = 3, (f"adjustment: concurrency {conc} -> N=3, rejected draft tokens cost real verifier "
                      "compute under load (vllm#6494, #21278; seed: gains diminish as batch grows)")
     if strategy == "mtp" and n > 3:
-        # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1).
-        n, why = 3, "adjustment: MTP -> N=3 (one MTP layer is reused for each extra position; vLLM warns " \
-                    "acceptance drops)"
+        # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1). Say which rule pushed N
+        # up first, so the answer does not read as MTP raising N itself.
+        cap = "N=3 for MTP (one MTP layer is reused for each extra position and its acceptance falls with depth; " \
+              "vLLM warns for k>1)"
+        n, why = 3, (f"{why}, then capped at {cap}" if why else f"adjustment: MTP -> {cap}")
     return n, why
 
 
