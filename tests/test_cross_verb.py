@@ -370,3 +370,14 @@ def test_a_gguf_build_named_without_an_engine_is_answered_for_llama_cpp_by_every
     # A catalog name keeps the usual default (vLLM's overheads for speedup, the planner's choice for recommend).
     plain = estimate_speedup(SpeedupInput(verifier="llama-3.1-8b", gpu="RTX-4090", workload="chat", method="ngram"))
     assert plain.engine is None and GGUF_ENGINE_LINE not in plain.defaults_used
+
+
+def test_a_plain_configuration_names_the_release_the_defaults_name():
+    # Speculation off (the 70B does not fit one H100): the configuration header and the defaults line must name the
+    # same release (the newest tracked), not the support table's first row.
+    from specpick.skill.render import to_markdown
+
+    text = to_markdown(plan(PlannerInputs(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="chat",
+                                          gpu="H100-SXM", engine="vllm")))
+    newest = get_catalog().newest_release("vllm")
+    assert f"option names as of {newest} or newer" in text and f"vllm {newest} or newer" in text
