@@ -430,9 +430,8 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     t, t_lo, t_hi = acc.tau(shape)
     cc = cost(n, req.batch)
     if req.harness == "llamacpp" and not req.user_acceptance:  # how its drafters really draft (llamacpp_cycle.py)
-        (t, t_lo, t_hi), cc = llamacpp_cycle(req.method, req.workload, n, req.draft_p_min,
-                                             lambda i: acc.tau(req.shape(i))[0], lambda k: cost(k, req.batch),
-                                             (t, t_lo, t_hi), cc, notes)
+        (t, t_lo, t_hi), cc = llamacpp_cycle(req.method, n, req.draft_p_min, lambda i: acc.tau(req.shape(i))[0],
+                                             lambda k: cost(k, req.batch), (t, t_lo, t_hi), cc, notes)
     notes.extend(a for a in cc.verify.assumptions if a not in notes)  # e.g. the MoE routing note
     if req.spec_overlap and not cc.overlapped:
         notes.append(f"{req.harness} overlaps the speculative path for chain drafts (top-k 1) only: this draft's "

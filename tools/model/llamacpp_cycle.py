@@ -18,7 +18,7 @@ from specpick.tools.model.llamacpp_pmin import pmin_cycle
 Taus = tuple[float, float, float]
 
 
-def llamacpp_cycle(method: str, workload: str, n: int, p_min: float | None, tau_at: Callable[[int], float],
+def llamacpp_cycle(method: str, n: int, p_min: float | None, tau_at: Callable[[int], float],
                    cost_at: Callable[[int], CycleCost], taus: Taus, cc: CycleCost,
                    notes: list[str]) -> tuple[Taus, CycleCost]:
     """((tau, low, high), cycle cost) of a llama.cpp cycle at N = ``n`` from the fixed chain's ``taus`` and ``cc``
