@@ -135,7 +135,7 @@ def _format(quant: str | None, dtype: str) -> tuple[str, float]:
     return fmt, BYTES_PER_PARAM.get(fmt, 2.0)
 
 
-def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None]:
+def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None, str | None]:
     """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build).
 
     A derived verifier (``--base-model``) takes the base model's facts: a fine-tune keeps its architecture.
@@ -148,7 +148,8 @@ def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None
     # One name rule for every verb: a GGUF repo id (with :QUANT) or a local .gguf path resolves to its base model
     # and weight format here, whether or not the verb may read the Hub.
     resolved = resolve_model_spec(name, live=q.live and not q.catalog_only, catalog_only=q.catalog_only)
-    return resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization
+    return (resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization,
+            q.verifier if q.base_model else resolved.served_as)
 
 
 def _check(q: DeploymentQuery) -> None:
@@ -284,7 +285,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
         NotFoundError: unknown verifier, draft or GPU (close matches listed).
     """
     _check(q)
-    verifier, source, notes, declared_format = _verifier(q)
+    verifier, source, notes, declared_format, served_id = _verifier(q)
     # A GGUF file or repo says its own weight format; the user's --quantization still wins.
     quantization = q.quantization or declared_format
     tp = q.gpus // q.pipeline_parallel
@@ -313,7 +314,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     defaults += [GGUF_ENGINE_LINE] if q.engine_from_gguf else []
     defaults += [line for line in (context_line, release_line) if line]
     dep = Deployment(
-        verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
+        verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=served_id,
                              change=q.verifier_change,
                              adapters=q.adapters if q.verifier_change == "lora" else None), engine=engine,
         hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction,
