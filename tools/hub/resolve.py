@@ -85,6 +85,29 @@ def _quant_build(name: str) -> ResolvedModel | None:
                          notes=[quant_build_note(name, base, q)])
 
 
+def _unknown_quant_base(name: str) -> None:
+    """A name shaped like a quantized build whose base the catalog does not know uniquely: a not-found that says
+    what the name was read as, with the close matches of its model part (NotFoundError: exit 3, tools/errors.py).
+
+    Raises:
+        NotFoundError: always, when ``name`` carries a quantized-build suffix.
+    """
+    from specpick.tools.catalog.quant_names import split_quant_name
+    from specpick.tools.errors import close_matches_hint
+
+    q = split_quant_name(name)
+    if q is None:
+        return
+    catalog = get_catalog()
+    owners = [m.repo_id for m in catalog.models if m.repo_id.split("/", 1)[-1].lower() == q.model.lower()]
+    which = (f"{q.model} is published by {len(owners)} owners in the catalog ({', '.join(owners)})" if owners else
+             f"the catalog knows no model {q.model}")
+    hint = close_matches_hint(owners or catalog.close_models(q.model))
+    raise NotFoundError(f"'{name}' reads as a {q.quantization} build ({q.token}) but {which}.{hint} Pass the base "
+                        f"model as --verifier <owner/name> with --quantization {q.quantization}, or see `specpick "
+                        "models`.")
+
+
 def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None,
                        catalog_only: bool = False) -> ResolvedModel:
     """Resolve ``name`` to a ``ModelSpec``.
@@ -121,8 +144,12 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     catalog = get_catalog()
     found = catalog.find_model(name)
     if catalog_only:  # the catalog's own not-found (close matches, `specpick models`) when it lacks the name
-        return ResolvedModel(spec=catalog.model(name), source="catalog") if found is not None else \
-            _quant_build(name) or ResolvedModel(spec=catalog.model(name), source="catalog")
+        if found is not None:
+            return ResolvedModel(spec=found, source="catalog")
+        by_name = _quant_build(name)
+        if by_name is None:
+            _unknown_quant_base(name)
+        return by_name or ResolvedModel(spec=catalog.model(name), source="catalog")
     if found is not None and not live:
         if revision is not None:
             raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
