@@ -144,7 +144,8 @@ def normalize_quantization(value: object) -> object:
     return _QUANT_SPELLINGS.get(low, low)
 
 
-QuantizationName = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4", *GGUF_QUANTIZATIONS]  # type: ignore[valid-type]
+QuantizationName = Literal[  # type: ignore[valid-type]
+    "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4", *GGUF_QUANTIZATIONS]
 Quantization = Annotated[QuantizationName, BeforeValidator(normalize_quantization)]
 QUANTIZATIONS: tuple[str, ...] = get_args(QuantizationName)
 # Bytes per weight, including the usual group-scale overhead for 4-bit formats
