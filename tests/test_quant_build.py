@@ -145,3 +145,23 @@ def test_cli_an_fp8_name_with_an_unknown_base_is_one_line(verb: str, args: list[
     out = _cli(verb, "--verifier", "acme/Llama-3.1-8B-Instruct-Foo-FP8", *args)
     assert out.returncode == EXIT_NOT_FOUND, out.stderr
     assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1 and "Did you mean" in out.stderr
+
+
+@pytest.mark.parametrize("name,base_file", [
+    ("nvidia/Llama-3.3-70B-Instruct-NVFP4", "Llama-3.3-70B-Instruct-Q4_K_M.gguf"),
+    ("RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic", "Llama-3.1-8B-Instruct-Q8_0.gguf"),
+])
+def test_llama_cpp_converts_a_quantized_build_from_its_base(monkeypatch, name: str,  # type: ignore[no-untyped-def]
+                                                           base_file: str) -> None:
+    # llama-quantize has no FP8/NVFP4 type (its types are tools/vocab.GGUF_QUANTIZATIONS): the GGUF comes from the
+    # base model's BF16 weights at a type it has, and the config says which.
+    from specpick.tools.checks.engine_setting import EngineConfigInput
+    from specpick.tools.commands.engine_config import engine_config_tool
+    from specpick.tools.vocab import GGUF_QUANTIZATIONS
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cfg = engine_config_tool(EngineConfigInput(engine="llamacpp", method="ngram", verifier=name))
+    assert cfg.argv[cfg.argv.index("-m") + 1] == base_file
+    quantize = next(line for line in cfg.setup_commands if line.startswith("llama-quantize"))
+    assert quantize.split()[-1].lower() in GGUF_QUANTIZATIONS
+    assert any("llama.cpp has no" in n for n in cfg.notes)
