@@ -130,6 +130,11 @@ def context_rule(given: int | None, workload: str | None, limit: int) -> tuple[i
                      "check and the speed estimate both use it)")
 
 
+# 4-bit float formats whose FP4 tensor-core rate (gpus.csv fp4_tflops) the speed model does not use: it costs their
+# matmuls at the FP8 rate, and the answer says so.
+FP8_COMPUTE_FORMATS = frozenset({"nvfp4"})  # mxfp4 (gpt-oss) too, unsaid as before
+
+
 def _format(quant: str | None, dtype: str) -> tuple[str, float]:
     fmt = quant or (dtype if dtype in BYTES_PER_PARAM else "bf16")
     return fmt, BYTES_PER_PARAM.get(fmt, 2.0)
@@ -303,6 +308,9 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     gpu = get_catalog().gpu(q.gpu)
     sampling, temperature, sampling_notes = _sampling(q)
     fmt, bpp = _format(quantization, verifier.dtype)
+    if fmt in FP8_COMPUTE_FORMATS:  # the step time's matmul rate is keyed by bytes per weight (tools/model/steptime)
+        notes.append(f"{fmt} weights: memory and weight reads at {bpp * 8:g} bits per weight; matmuls costed at the "
+                     "GPU's FP8 rate (as for int4 and mxfp4), not an FP4 rate: decode is bound by the reads")
     drafter = _drafter(q, verifier, fmt)
     engine, release_line = _engine(q)
     defaults: list[str] = []
