@@ -15,7 +15,8 @@ from specpick.tools.catalog.tables import get_catalog
 # (docs.nvidia.com/nemo/megatron-bridge/nightly/apidocs/bridge/bridge.models.bailing.configuration_bailing_moe_v2).
 LING_1T_CONFIG_CONTEXT = 32768
 # nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 config.json: moe_shared_expert_intermediate_size 5376,
-# moe_intermediate_size 2688 (public copy of the config, search-index file id 70608027248).
+# moe_intermediate_size 2688 (read from the NVFP4 sibling's config.json as transcribed in a public test header:
+# https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4/blob/4f0cf9da/config.json).
 SUPER_SHARED_EXPERT_WIDTH = 5376
 SUPER_EXPERT_WIDTH = 2688
 # vllm-project/recipes@8959cf6 models/nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16.yaml: model_id and the

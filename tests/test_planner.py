@@ -13,6 +13,7 @@ import pytest
 from specpick.skill.planner.plan import plan
 from specpick.skill.render import to_markdown
 from specpick.skill.schema import SECTION_HEADINGS, PlannerInputs
+from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError
 
 
@@ -428,7 +429,8 @@ def test_an_alternative_above_the_choice_says_why_it_was_not_chosen():
         for a in above:
             assert "; " in a.reason.split("(on ")[-1], (inp, a)
             reasons.append(a.reason)
-    assert any("low end of its range" in r for r in reasons)  # n-gram decided on its low end off copy work
+    # n-gram off copy work is not chosen (its own low_overlap_ngram flag would contradict it), and says so
+    assert any("does not copy its input" in r and "vllm#8439" in r for r in reasons)
     assert any("speculation is off" in r for r in reasons)  # the 70B that does not fit on one H100
 
 
@@ -513,3 +515,33 @@ def test_a_draft_model_that_pays_at_its_own_length_is_not_ruled_out_by_its_defau
                              draft="Qwen/Qwen2.5-0.5B-Instruct"))
     assert rec.strategy == "draft_model" and rec.num_draft_tokens < 5
     assert rec.expected_speedup.value >= 1.1
+
+
+def test_a_copy_drafter_is_not_chosen_where_its_own_flag_says_it_loses():
+    # low_overlap_ngram rules n-gram out wherever it is raised (tools/methods.py blocking_flags, vllm#8439): on chat
+    # the planner must not choose it and then warn against it; it stays in "considered" with the reason.
+    for inp in (dict(verifier="Qwen/Qwen2.5-7B-Instruct", workload="chat", gpu="RTX-4090", engine="transformers",
+                     draft="Qwen/Qwen2.5-0.5B-Instruct"),
+                dict(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="RTX-4090",
+                     engine="transformers")):
+        rec = plan(PlannerInputs(**inp))
+        assert rec.strategy != "ngram" and "low_overlap_ngram" not in {f.id for f in rec.flags}, inp
+        ngram = next(a for a in rec.alternatives if a.strategy == "ngram")
+        assert "does not copy its input" in ngram.reason and "--method ngram" in ngram.reason
+    # asked for by name it is answered, with the warning
+    rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="RTX-4090",
+                             engine="transformers", method="ngram"))
+    assert rec.strategy == "ngram" and "low_overlap_ngram" in {f.id for f in rec.flags}
+
+
+def test_a_users_draft_slower_than_none_gives_way_unless_the_method_is_forced():
+    # Llama-3.1-70B Q4_K_M on 2x RTX 3090 at 32k: the 8B draft pushes verifier layers into system RAM (partial
+    # offload), so it is slower than no speculation at every swept N; a catalog same-family draft replaces it.
+    base = dict(verifier="bartowski/Meta-Llama-3.1-70B-Instruct-GGUF", workload="chat", gpu="RTX-3090", gpus=2,
+                engine="llamacpp", context_tokens=32768, draft="meta-llama/Llama-3.1-8B-Instruct")
+    rec = plan(PlannerInputs(**base))
+    assert rec.strategy == "draft_model" and rec.draft_model in {d.draft_repo_id for d in get_catalog().drafts}
+    assert rec.draft_model != "meta-llama/Llama-3.1-8B-Instruct" and rec.expected_speedup.value > 1.0
+    assert any("instead of your draft meta-llama/Llama-3.1-8B-Instruct" in r for r in rec.rationale)
+    forced = plan(PlannerInputs(**base, method="draft_model"))
+    assert forced.draft_model == "meta-llama/Llama-3.1-8B-Instruct"

@@ -393,7 +393,7 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         # llama.cpp partial offload: a large draft pushes verifier layers into system RAM) and the user did not
         # force the method too; then a faster catalog draft replaces it, said so.
         users_draft_ok = best is not None and best.feasible and best.draft == ctx.draft and (
-            _best_swept(best) >= 1.0 or ctx.inp.method == "draft_model")
+            _best_swept(best) >= 1.0 or ctx.inp.method == best.strategy)
         if best is None or not best.feasible or (not users_draft_ok and cand.speedup > best.speedup):
             best = cand
     assert best is not None  # options is non-empty

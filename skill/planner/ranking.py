@@ -116,9 +116,17 @@ def score(ctx: PlanContext, c: Candidate) -> float:
     return ranking_speedup(ctx, c) * penalty
 
 
+def off_its_ground(ctx: PlanContext, c: Candidate) -> bool:
+    """A copy drafter (n-gram, suffix) on work whose output does not copy its input, not asked for by the user: the
+    answer would raise its own blocking flag (``low_overlap_ngram``, tools/methods.py blocking_flags; vllm#8439
+    measured a loss on such traffic), so the planner does not choose it."""
+    return (c.strategy in COPY_METHODS and ctx.inp.workload not in INPUT_GROUNDED_WORKLOADS
+            and ctx.inp.method != c.strategy)
+
+
 def ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
     """Feasible candidates, best first; the user's (or default) engine first when another engine's option is only
-    marginally faster."""
+    marginally faster; a copy drafter off its ground (``off_its_ground``) left out."""
     feasible = [c for c in candidates if c.feasible and c.estimate is not None]
     if not feasible:
         return []
@@ -130,7 +138,9 @@ def ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
             scores[id(same_engine[0])] >= scores[id(best)] * (1 - TIE_MARGIN):
         feasible.remove(same_engine[0])
         feasible.insert(0, same_engine[0])
-    return feasible
+    # A copy drafter off its ground is not chosen at all: the answer would contradict its own flag. It stays in
+    # "considered" with the reason, and the user can still ask for it with --method to measure it.
+    return [c for c in feasible if not off_its_ground(ctx, c)]
 
 
 def choose_tuned(ctx: PlanContext, order: list[Candidate],
@@ -167,6 +177,9 @@ def why_not_chosen(ctx: PlanContext, c: Candidate, chosen: Candidate) -> str:
     """Why an alternative whose figure (at the length tuning would give it) beats the choice's still ranks below it
     ('' when it does not)."""
     workload = ctx.inp.workload
+    if off_its_ground(ctx, c):
+        return (f"; not chosen: {workload} output does not copy its input and copy-based drafting lost speed on "
+                f"such traffic (vllm#8439); to try it, ask for it with --method {c.strategy} and measure")
     if chosen.strategy == "none":
         return "; not run: speculation is off for this deployment (the recommendation says why)"
     point, _ = ranking_point(ctx, c)
