@@ -165,3 +165,20 @@ def test_llama_cpp_converts_a_quantized_build_from_its_base(monkeypatch, name: s
     assert base_file.rsplit("-", 1)[1].removesuffix(".gguf").lower() in GGUF_QUANTIZATIONS
     assert not [line for line in cfg.setup_commands if "FP8" in line or "NVFP4" in line]  # the build is not converted
     assert any("llama.cpp has no" in n for n in cfg.notes)
+
+
+def test_a_successor_published_for_the_build_replaces_the_preview_on_the_base() -> None:
+    # heads.csv: RedHatAI/GLM-5.2-speculator.dspark-preview says superseded_by RedHatAI/GLM-5.2-speculator.dspark, both
+    # for zai-org/GLM-5.2-FP8: asked about the base, the successor alone is offered.
+    from specpick.tools.deploy.drafts import published_heads
+
+    for verifier in ("zai-org/GLM-5.2", "zai-org/GLM-5.2-FP8"):
+        assert [h.head_repo_id for h in published_heads(verifier, "dspark")] == ["RedHatAI/GLM-5.2-speculator.dspark"]
+
+
+def test_mtp_layers_in_a_builds_checkpoint_stay_that_builds() -> None:
+    # heads.csv: zai-org/GLM-4.6-FP8 lists itself as its MTP drafter (the layers are in that checkpoint), not a repo
+    # the BF16 zai-org/GLM-4.6 could load beside its own.
+    cat = get_catalog()
+    assert "zai-org/GLM-4.6-FP8" in {h.head_repo_id for h in cat.heads_for("zai-org/GLM-4.6-FP8")}
+    assert "zai-org/GLM-4.6-FP8" not in {h.head_repo_id for h in cat.heads_for("zai-org/GLM-4.6")}

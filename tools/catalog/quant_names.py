@@ -55,3 +55,11 @@ def base_repo_name(name: str) -> str | None:
     if q is None:
         return None
     return f"{q.org}/{q.model}" if q.org else q.model
+
+
+def same_weights(a: str, b: str) -> bool:
+    """Two repo ids name the same weights up to a quantized build (``zai-org/GLM-5.2`` and ``zai-org/GLM-5.2-FP8``):
+    a head trained on one reads the same model's hidden states on the other."""
+    def family(name: str) -> str:
+        return (base_repo_name(name) or name).strip().lower()
+    return family(a) == family(b)

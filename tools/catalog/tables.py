@@ -193,12 +193,12 @@ class Catalog:
         weights (``zai-org/GLM-5.2-FP8`` for ``zai-org/GLM-5.2`` and back, by the name rule of ``quant_names``): the
         hidden states a head reads are the same model's. ``head.verifier_repo_id`` still says which one it was
         trained on (the planner flags a head trained on the other precision)."""
-        from specpick.tools.catalog.quant_names import base_repo_name
+        from specpick.tools.catalog.quant_names import same_weights
 
         v = verifier_repo_id.lower()
-        family = {v, (base_repo_name(verifier_repo_id) or verifier_repo_id).lower()}
-        return [h for h in self.heads if h.verifier_repo_id.lower() in family
-                or (base_repo_name(h.verifier_repo_id) or "").lower() in family]
+        # A row whose head is the verifier's own checkpoint (MTP layers in zai-org/GLM-4.6-FP8) is that build's only.
+        return [h for h in self.heads if h.verifier_repo_id.lower() == v or (
+            h.head_repo_id.lower() != h.verifier_repo_id.lower() and same_weights(h.verifier_repo_id, verifier_repo_id))]
 
     def head(self, head_repo_id: str) -> HeadSpec | None:
         h = head_repo_id.lower()
