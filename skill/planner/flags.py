@@ -120,7 +120,8 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and chosen.head.trained_dtype == "bf16"
             and quantized and trained_on != fmt):
         fit = _precision_fitness(chosen.head.head_repo_id, ctx, fmt)
-        out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against the BF16 verifier; "
+        against = f"{chosen.head.verifier_repo_id} ({trained_on})" if trained_on else "the BF16 verifier"
+        out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against {against}; "
                       f"with the verifier in {fmt} acceptance can collapse (acceptance 0 and '!!!' "
                       "output reported)" + (f". Expected effect: {fit.effect}. Action: {fit.action}" if fit else
                                             ": measure alpha before trusting the estimate"),
