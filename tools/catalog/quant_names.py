@@ -11,6 +11,7 @@ catalog look-up and the Hub's ``quantization_config`` are ``tools/hub/quant_ref.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 # (suffix pattern, our weight format), most specific first. W4A8/W4A16: 4-bit weights (activations do not change
@@ -35,6 +36,7 @@ class QuantName(NamedTuple):
     token: str  # the suffix as written (FP8-Dynamic, quantized.w4a16)
 
 
+@lru_cache(maxsize=4096)  # heads_for asks about every head row's verifier on each look-up
 def split_quant_name(name: str) -> QuantName | None:
     """``RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic`` -> (RedHatAI, Llama-3.1-8B-Instruct, fp8, FP8-dynamic); None
     when the name carries no quantized-build suffix."""
