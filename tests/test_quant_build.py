@@ -182,3 +182,19 @@ def test_mtp_layers_in_a_builds_checkpoint_stay_that_builds() -> None:
     cat = get_catalog()
     assert "zai-org/GLM-4.6-FP8" in {h.head_repo_id for h in cat.heads_for("zai-org/GLM-4.6-FP8")}
     assert "zai-org/GLM-4.6-FP8" not in {h.head_repo_id for h in cat.heads_for("zai-org/GLM-4.6")}
+
+
+def test_a_catalog_fp8_row_with_its_bases_head_is_flagged() -> None:
+    # heads.csv: nvidia/Llama-4-Maverick-17B-128E-Eagle3 was published for the BF16 meta-llama/Llama-4-Maverick-17B-
+    # 128E-Instruct; models.csv holds the -FP8 build as its own row (dtype fp8).
+    import json
+
+    head = get_catalog().head("nvidia/Llama-4-Maverick-17B-128E-Eagle3")
+    assert head is not None and head.verifier_repo_id == "meta-llama/Llama-4-Maverick-17B-128E-Instruct"
+    out = _cli("recommend", "--verifier", "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "--method", "eagle3",
+               "--workload", "chat", "--gpu", "H100", "--gpus", "8", "--json")
+    assert out.returncode == 0, out.stderr
+    rec = json.loads(out.stdout)
+    head_row = get_catalog().head(rec["draft_model"])
+    assert head_row is not None and head_row.verifier_repo_id == "meta-llama/Llama-4-Maverick-17B-128E-Instruct"
+    assert "quantized_verifier_bf16_head" in [f["id"] for f in rec["flags"]]

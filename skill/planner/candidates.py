@@ -212,10 +212,13 @@ def _fused_recipe(repo_id: str, method: str) -> str:
             "size or acceptance yet, so no estimate)")
 
 
-def _fit_words(ctx: PlanContext) -> str:
+def _fit_words(ctx: PlanContext, head: HeadSpec | None = None) -> str:
     """How a head published for the catalog row fits the served verifier (never 'no training needed' for a
     derived one: the head was trained for the base model's weights, EAGLE#98)."""
     v = ctx.dep.verifier
+    if v.change == "none" and head is not None and head.verifier_repo_id.lower() != v.served_repo_id.lower():
+        return (f"{head.verifier_repo_id}, the same weights as {v.served_repo_id} in another precision: no training "
+                "needed (see the flags)")
     if v.change == "none":
         return "this exact verifier: no training needed"
     return (f"the base model {v.repo_id}, not your {v.change} {v.served_repo_id}: measure it, "
@@ -272,7 +275,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         best = published[0]
         what = "drafter" if method in PARALLEL_START_LENGTH else "head"
         cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for "
-                         f"{_fit_words(ctx)}" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
+                         f"{_fit_words(ctx, best)}" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
                          head=best, draft_repo=best.head_repo_id)
         old = [h.head_repo_id for h in cat.heads_for(ctx.verifier.repo_id) if h.superseded_by == best.head_repo_id]
         if old:

@@ -107,6 +107,10 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     served = ctx.dep.verifier  # the user's --quantization, or the format a GGUF build declares
     fmt = served.quantization_given
     quantized = fmt is not None and served.bytes_per_param < 2.0 and fmt != ctx.verifier.dtype
+    if (fmt is None and chosen.head is not None and served.bytes_per_param < 2.0
+            and chosen.head.verifier_repo_id.lower() != ctx.verifier.repo_id.lower()):
+        # A catalog build row (meta-llama/Llama-4-Maverick-...-FP8) served with a head published for its base.
+        fmt, quantized = served.weight_format, True
     # A head published for a quantized build (RedHatAI/GLM-5.2-speculator.dspark for zai-org/GLM-5.2-FP8) was trained
     # against that build's hidden states: no BF16 warning when the same format is served, the opposite one otherwise.
     head_build = split_quant_name(chosen.head.verifier_repo_id) if chosen.head is not None else None
