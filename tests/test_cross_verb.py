@@ -411,3 +411,14 @@ def test_a_quantized_build_resolves_the_same_in_every_verb(monkeypatch,  # type:
                                                draft_model=rec.draft_model if method != "ngram" else None,
                                                num_draft_tokens=rec.num_draft_tokens or 1))
     assert rec.engine_config.argv[2] == cfg.argv[2] == verifier
+
+
+def test_a_plain_configuration_names_the_release_the_defaults_name():
+    # Speculation off (the 70B does not fit one H100): the configuration header and the defaults line must name the
+    # same release (the newest tracked), not the support table's first row.
+    from specpick.skill.render import to_markdown
+
+    text = to_markdown(plan(PlannerInputs(verifier="meta-llama/Llama-3.1-70B-Instruct", workload="chat",
+                                          gpu="H100-SXM", engine="vllm")))
+    newest = get_catalog().newest_release("vllm")
+    assert f"option names as of {newest} or newer" in text and f"vllm {newest} or newer" in text

@@ -8,6 +8,7 @@ engine issues (ENGINES.md). Each step has a machine-readable ``Trigger`` so
 
 from __future__ import annotations
 
+from specpick.skill.planner.tuning import LONG_DRAFT, longest_seed_draft
 from specpick.skill.schema import Alternative, FallbackStep, Trigger
 from specpick.tools.vocab import COPY_METHODS
 
@@ -91,12 +92,16 @@ def build_fallback(
                 next_strategy=strategy, next_num_draft_tokens=3,
             ))
         # Under load the answer's own tuning never lengthens N (skill/planner/tuning.py under_load): nor does this.
-        if num_draft_tokens < 7 and not under_load:
+        # The same cap the answer's tuning applies to MTP (tuning.seed_adjustment), so the fallback never asks for
+        # an N the tuning itself would refuse.
+        longest = longest_seed_draft(strategy)
+        if num_draft_tokens < longest and not under_load:
             steps.append(FallbackStep(
                 trigger=Trigger(metric="alpha", op=">", value=0.9),
                 condition="measured alpha > 0.9",
-                action=f"raise the draft length from N={num_draft_tokens} to N=7 (seed tuning rule)",
-                next_strategy=strategy, next_num_draft_tokens=7,
+                action=f"raise the draft length from N={num_draft_tokens} to N={longest} (seed tuning rule"
+                       + (f", capped at {longest} for {strategy}" if longest < LONG_DRAFT else "") + ")",
+                next_strategy=strategy, next_num_draft_tokens=longest,
             ))
     tau_low, tau_high = tau_range
     steps.append(FallbackStep(

@@ -33,6 +33,8 @@ HIGH_LOAD = 16
 # vllm#21278): no adjustment lengthens N to LONG_DRAFT or more from this concurrency, or for a throughput target.
 LOAD_CONCURRENCY = 8
 LONG_DRAFT = 7
+# One MTP layer reused k times loses acceptance with depth (vLLM warns for k>1): the seed rules stop MTP here.
+MTP_MAX_DRAFT = 3
 # A lengthening seed rule yields to the model when the model expects it to lose more than the 6% the wide-tree
 # rule allows (tools/model/draftshape.TREE_TOLERANCE), well inside the model's own error.
 SEED_LENGTHEN_TOLERANCE = TREE_TOLERANCE
@@ -68,6 +70,11 @@ def _measured_horizon(ctx: PlanContext, c: Candidate) -> int | None:
     return ev.num_draft_tokens
 
 
+def longest_seed_draft(strategy: str) -> int:
+    """The longest N the seed rules give ``strategy``: 7 (push N to 7+), 3 for MTP (its layer reused per position)."""
+    return MTP_MAX_DRAFT if strategy == "mtp" else LONG_DRAFT
+
+
 def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: float | None,
                     concurrency: int | None = None) -> tuple[int, str | None]:
     """(N, the named adjustment that set it, with its source) from the seed's tuning rules; None: N unchanged.
@@ -93,10 +100,12 @@ def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: flo
     if conc >= HIGH_LOAD and n > 3:
         n, why = 3, (f"adjustment: concurrency {conc} -> N=3, rejected draft tokens cost real verifier "
                      "compute under load (vllm#6494, #21278; seed: gains diminish as batch grows)")
-    if strategy == "mtp" and n > 3:
-        # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1).
-        n, why = 3, "adjustment: MTP -> N=3 (one MTP layer is reused for each extra position; vLLM warns " \
-                    "acceptance drops)"
+    if longest_seed_draft(strategy) < LONG_DRAFT and n > MTP_MAX_DRAFT:
+        # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1). Say which rule pushed N
+        # up first, so the answer does not read as MTP raising N itself.
+        cap = (f"N={MTP_MAX_DRAFT} for MTP (one MTP layer is reused for each extra position and its acceptance "
+               "falls with depth; vLLM warns for k>1)")
+        n, why = MTP_MAX_DRAFT, (f"{why}, then capped at {cap}" if why else f"adjustment: MTP -> {cap}")
     return n, why
 
 

@@ -209,6 +209,12 @@ class Catalog:
         fam = verifier.family.lower()
         return [d for d in self.drafts if d.verifier_family.lower() == fam and d.draft_repo_id != verifier.repo_id]
 
+    def newest_release(self, engine: str) -> str | None:
+        """The newest release the catalog tracks for ``engine`` (the latest ``min_version`` of its support rows): the
+        release an answer assumes when the user names none."""
+        versions = [s.min_version for s in self.engine_support if s.engine == engine and s.min_version]
+        return max(versions, key=version_key) if versions else None
+
     def support(self, engine: str, method: str, version: str | None = None) -> EngineSupport | None:
         """The support row of ``method`` on ``engine`` at ``version``.
 

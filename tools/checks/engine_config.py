@@ -22,10 +22,12 @@ __all__ = ["ENGINE_LABEL", "EngineConfig", "EngineConfigInput", "EngineTranslati
 
 
 def _version(engine: str, version: str | None) -> str:
+    """The release a plain (speculation off) configuration names: the user's, else the newest tracked, worded as
+    the answer's defaults word it (tools/deploy/resolve.release_text)."""
     if version is not None:
         return version
-    rows = [s for s in get_catalog().engine_support if s.engine == engine]
-    return rows[0].engine_version if rows else "unknown"
+    newest = get_catalog().newest_release(engine)
+    return f"{newest} or newer" if newest else "today's build"
 
 
 def engine_support_row(engine: str, method: str, version: str | None = None) -> EngineSupport | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from specpick.tools.arch.params import count_params
-from specpick.tools.catalog.specs import ModelSpec, version_key
+from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.deploy.drafts import find_known_draft, synthetic_draft
 from specpick.tools.deploy.measured_file import MeasuredFigures
@@ -104,9 +104,8 @@ def engine_for_gguf(verifier: str, engine: str | None, harness: str | None = Non
 
 
 def newest_release(engine: str) -> str | None:
-    """The newest release the catalog tracks for ``engine`` (the latest ``min_version`` of its support rows)."""
-    versions = [s.min_version for s in get_catalog().engine_support if s.engine == engine and s.min_version]
-    return max(versions, key=version_key) if versions else None
+    """The newest release the catalog tracks for ``engine`` (``Catalog.newest_release``)."""
+    return get_catalog().newest_release(engine)
 
 
 def release_text(engine: str, version: str | None) -> str:
