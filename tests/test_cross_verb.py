@@ -372,6 +372,47 @@ def test_a_gguf_build_named_without_an_engine_is_answered_for_llama_cpp_by_every
     assert plain.engine is None and GGUF_ENGINE_LINE not in plain.defaults_used
 
 
+# --- Safetensors quantized builds: <base>-FP8 / -W4A16 named by any publisher, resolved by name offline ----------
+# (tools/catalog/quant_names.py; the names are the publishers' own conventions, heads.csv and models.csv.)
+QUANT_BUILD_CASES = [
+    # (verifier as named, base model, weight format, GPU, GPUs, method)
+    ("RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic", "meta-llama/Llama-3.1-8B-Instruct", "fp8", "H100", 1, "eagle3"),
+    ("RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "meta-llama/Llama-3.1-8B-Instruct", "int4", "L4", 1, "ngram"),
+    ("zai-org/GLM-5.2-FP8", "zai-org/GLM-5.2", "fp8", "B200", 8, "dspark"),
+]
+
+
+@pytest.mark.parametrize("verifier,base,fmt,gpu,gpus,method", QUANT_BUILD_CASES,
+                         ids=[c[0].split("/")[-1] for c in QUANT_BUILD_CASES])
+def test_a_quantized_build_resolves_the_same_in_every_verb(monkeypatch,  # type: ignore[no-untyped-def]
+                                                           verifier: str, base: str, fmt: str, gpu: str, gpus: int,
+                                                           method: str) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    rec = plan(PlannerInputs(verifier=verifier, gpu=gpu, gpus=gpus, engine="vllm", workload="chat", method=method))
+    sp = estimate_speedup(SpeedupInput(verifier=verifier, gpu=gpu, gpus=gpus, engine="vllm", workload="chat",
+                                       method=method, num_draft_tokens=rec.num_draft_tokens))
+    fit = vram_fit(VramInput(verifier=verifier, gpu=gpu, gpus=gpus, engine="vllm", workload="chat"))
+    said = f"a {fmt} build"
+    assert rec.strategy == method and sp.verifier == fit.verifier == base
+    for lines in (rec.expected_speedup.assumptions, sp.assumptions, fit.assumptions):
+        assert any(said in line and f"of {base}; base model and format taken from the repo name" in line
+                   for line in lines)
+    assert rec.expected_speedup.value == pytest.approx(sp.speedup, rel=0.01)
+    # The base named with --quantization is the same deployment: same speedup, same weight bytes.
+    named = estimate_speedup(SpeedupInput(verifier=base, gpu=gpu, gpus=gpus, engine="vllm", workload="chat",
+                                          method=method, num_draft_tokens=rec.num_draft_tokens, quantization=fmt))
+    named_fit = vram_fit(VramInput(verifier=base, gpu=gpu, gpus=gpus, engine="vllm", workload="chat",
+                                   quantization=fmt))
+    assert sp.speedup == pytest.approx(named.speedup, rel=1e-9)
+    assert fit.weight_bytes_per_param == named_fit.weight_bytes_per_param
+    assert fit.verdict_line() == named_fit.verdict_line()
+    # The engine loads the build as named, in the answer and in engine-config.
+    cfg = engine_config_tool(EngineConfigInput(engine="vllm", method=method, verifier=verifier, tensor_parallel=gpus,
+                                               draft_model=rec.draft_model if method != "ngram" else None,
+                                               num_draft_tokens=rec.num_draft_tokens or 1))
+    assert rec.engine_config.argv[2] == cfg.argv[2] == verifier
+
+
 def test_a_plain_configuration_names_the_release_the_defaults_name():
     # Speculation off (the 70B does not fit one H100): the configuration header and the defaults line must name the
     # same release (the newest tracked), not the support table's first row.

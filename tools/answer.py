@@ -42,6 +42,7 @@ FlagId = Literal[
     "pipeline_parallel",  # speculation + pipeline parallelism fails in vLLM / TRT-LLM
     "lora",  # speculation + LoRA serving is unsupported
     "quantized_verifier_bf16_head",  # head trained on BF16 verifier, verifier served quantized
+    "bf16_verifier_quantized_head",  # head trained on a quantized build (-FP8), verifier served in BF16
     "small_verifier",  # verifier too small for a separate draft to pay (vLLM #15025)
     "low_overlap_ngram",  # n-gram drafting on output that does not copy its input (vLLM #8439)
     "large_k_high_load",  # large draft length under load halves throughput (vLLM #6494, #21278)

@@ -144,12 +144,17 @@ def normalize_quantization(value: object) -> object:
     return _QUANT_SPELLINGS.get(low, low)
 
 
-QuantizationName = Literal["bf16", "fp16", "fp8", "int8", "int4", "mxfp4", *GGUF_QUANTIZATIONS]  # type: ignore[valid-type]
+QuantizationName = Literal[  # type: ignore[valid-type]
+    "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4", *GGUF_QUANTIZATIONS]
 Quantization = Annotated[QuantizationName, BeforeValidator(normalize_quantization)]
 QUANTIZATIONS: tuple[str, ...] = get_args(QuantizationName)
 # Bytes per weight, including the usual group-scale overhead for 4-bit formats
 # (group size 128 with an fp16 scale adds 16/128 bit = 0.125 bit per weight;
-# MXFP4 uses an 8-bit scale per 32 values = 0.25 bit, as ggml's block_mxfp4: 1 + 16 bytes per 32).
+# MXFP4 uses an 8-bit scale per 32 values = 0.25 bit, as ggml's block_mxfp4: 1 + 16 bytes per 32;
+# NVFP4 one FP8 E4M3 scale per 16 FP4 E2M1 values = 0.5 bit, "8 packed FP4 bytes plus one FP8 scale byte, or 9 bytes"
+# per 16 values, NVIDIA cuTile tutorial 11 "Inference with NVFP4/MXFP8",
+# https://nvidia.github.io/cuda-rust/cutile/latest/tutorials/11-nvfp4-inference.html; its per-tensor FP32 scale is
+# 4 bytes per tensor, left out).
 BYTES_PER_PARAM: dict[str, float] = {
     "bf16": 2.0,
     "fp16": 2.0,
@@ -157,6 +162,7 @@ BYTES_PER_PARAM: dict[str, float] = {
     "int8": 1.0,
     "int4": 4.125 / 8,
     "mxfp4": 4.25 / 8,
+    "nvfp4": 4.5 / 8,
     **{name: bits / 8 for name, bits in GGUF_BITS_PER_WEIGHT.items()},
 }
 

@@ -198,10 +198,27 @@ def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
     return memory_fit(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft, head=cand.head)
 
 
-def _fit_words(ctx: PlanContext) -> str:
+def _fused_recipe(repo_id: str, method: str) -> str:
+    """An engine recipe that serves ``method`` with no drafter repo (DeepSeek-V4's DSpark drafter ships inside the
+    checkpoint, tools/data/recipes.csv): say so, with its options, since no catalog row models that drafter yet."""
+    from specpick.tools.catalog.freshness import recipe_rows
+
+    rows = [r for r in recipe_rows() if r["model_id"].lower() == repo_id.lower() and r["method"] == method
+            and not r.get("draft_repo_id") and r["speculative_config"]]
+    if not rows:
+        return ""
+    return (f" (its vLLM recipe, {rows[0]['source']}, serves {method} from the drafter inside the checkpoint: "
+            f"--speculative-config '{rows[0]['speculative_config']}'; the catalog has no row for that fused drafter's "
+            "size or acceptance yet, so no estimate)")
+
+
+def _fit_words(ctx: PlanContext, head: HeadSpec | None = None) -> str:
     """How a head published for the catalog row fits the served verifier (never 'no training needed' for a
     derived one: the head was trained for the base model's weights, EAGLE#98)."""
     v = ctx.dep.verifier
+    if v.change == "none" and head is not None and head.verifier_repo_id.lower() != v.served_repo_id.lower():
+        return (f"{head.verifier_repo_id}, the same weights as {v.served_repo_id} in another precision: no training "
+                "needed (see the flags)")
     if v.change == "none":
         return "this exact verifier: no training needed"
     return (f"the base model {v.repo_id}, not your {v.change} {v.served_repo_id}: measure it, "
@@ -258,7 +275,7 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
         best = published[0]
         what = "drafter" if method in PARALLEL_START_LENGTH else "head"
         cand = Candidate(method, engine, True, f"published {best.publisher} {what} {best.head_repo_id} for "
-                         f"{_fit_words(ctx)}" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
+                         f"{_fit_words(ctx, best)}" + (" (convert it to GGUF for llama.cpp)" if gguf else ""),
                          head=best, draft_repo=best.head_repo_id)
         old = [h.head_repo_id for h in cat.heads_for(ctx.verifier.repo_id) if h.superseded_by == best.head_repo_id]
         if old:
@@ -287,7 +304,8 @@ def _head_candidate(ctx: PlanContext, method: str, engine: str) -> Candidate:
     elif method in PARALLEL_START_LENGTH:
         runs = sorted({r for h in cat.heads_for(ctx.verifier.repo_id) if h.method == wanted for r in h.runtimes})
         where = f" for {engine} (published ones load in {', '.join(runs)})" if runs else ""
-        cand = Candidate(method, engine, False, f"no published {method} drafter for {ctx.verifier.repo_id}{where}",
+        cand = Candidate(method, engine, False, f"no published {method} drafter for {ctx.verifier.repo_id}{where}"
+                         f"{_fused_recipe(ctx.verifier.repo_id, method)}",
                          rejected_for="no_draft")
     else:
         cand = Candidate(method, engine, False, f"needs a {method} head trained for {ctx.verifier.repo_id}; none is "

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import Flag
+from specpick.tools.catalog.quant_names import split_quant_name
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
 
@@ -106,10 +107,25 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     served = ctx.dep.verifier  # the user's --quantization, or the format a GGUF build declares
     fmt = served.quantization_given
     quantized = fmt is not None and served.bytes_per_param < 2.0 and fmt != ctx.verifier.dtype
+    if (fmt is None and chosen.head is not None and served.bytes_per_param < 2.0
+            and chosen.head.verifier_repo_id.lower() != ctx.verifier.repo_id.lower()):
+        # A catalog build row (meta-llama/Llama-4-Maverick-...-FP8) served with a head published for its base.
+        fmt, quantized = served.weight_format, True
+    # A head published for a quantized build (RedHatAI/GLM-5.2-speculator.dspark for zai-org/GLM-5.2-FP8) was trained
+    # against that build's hidden states: no BF16 warning when the same format is served, the opposite one otherwise.
+    head_build = split_quant_name(chosen.head.verifier_repo_id) if chosen.head is not None else None
+    trained_on = head_build.quantization if head_build is not None else None
+    if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and trained_on is not None
+            and not quantized and served.weight_format in ("bf16", "fp16")):
+        out.append(_f("bf16_verifier_quantized_head", "info", f"the head was trained against "
+                      f"{chosen.head.verifier_repo_id} ({trained_on} weights); you serve {served.served_repo_id} in "
+                      f"{served.weight_format}: the same model, but not the hidden states it was trained on; measure "
+                      "alpha before trusting the estimate", f"heads.csv verifier_repo_id ({chosen.head.source})"))
     if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and chosen.head.trained_dtype == "bf16"
-            and quantized):
+            and quantized and trained_on != fmt):
         fit = _precision_fitness(chosen.head.head_repo_id, ctx, fmt)
-        out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against the BF16 verifier; "
+        against = f"{chosen.head.verifier_repo_id} ({trained_on})" if trained_on else "the BF16 verifier"
+        out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against {against}; "
                       f"with the verifier in {fmt} acceptance can collapse (acceptance 0 and '!!!' "
                       "output reported)" + (f". Expected effect: {fit.effect}. Action: {fit.action}" if fit else
                                             ": measure alpha before trusting the estimate"),

@@ -189,9 +189,16 @@ class Catalog:
 
     # -- heads, drafts, engines -----------------------------------------------
     def heads_for(self, verifier_repo_id: str) -> list[HeadSpec]:
-        """Published heads trained for exactly this verifier (case-insensitive repo id)."""
+        """Published heads trained for this verifier (case-insensitive repo id) or for a quantized build of the same
+        weights (``zai-org/GLM-5.2-FP8`` for ``zai-org/GLM-5.2`` and back, by the name rule of ``quant_names``): the
+        hidden states a head reads are the same model's. ``head.verifier_repo_id`` still says which one it was
+        trained on (the planner flags a head trained on the other precision)."""
+        from specpick.tools.catalog.quant_names import same_weights
+
         v = verifier_repo_id.lower()
-        return [h for h in self.heads if h.verifier_repo_id.lower() == v]
+        # A row whose head is the verifier's own checkpoint (MTP layers in zai-org/GLM-4.6-FP8) is that build's only.
+        return [h for h in self.heads if h.verifier_repo_id.lower() == v or (
+            h.head_repo_id.lower() != h.verifier_repo_id.lower() and same_weights(h.verifier_repo_id, verifier_repo_id))]
 
     def head(self, head_repo_id: str) -> HeadSpec | None:
         h = head_repo_id.lower()

@@ -30,6 +30,9 @@ LAST_BUILD_BEFORE_SPEC_RENAME = 7815
 FIRST_BUILD_AFTER_SPEC_RENAME = 9626
 # convert_hf_to_gguf.py --outtype choices it writes itself; anything else goes through llama-quantize.
 CONVERTER_OUTTYPES = frozenset({"f32", "f16", "bf16", "q8_0"})
+# Safetensors weight formats llama-quantize has no type for -> the nearest type it has (tools/vocab.py bits: Q8_0 8.5
+# for 8-bit, Q4_K_M 4.89 for 4-bit). A quantized build is converted from its base model's BF16 weights.
+SAFETENSORS_ONLY: dict[str, str] = {"fp8": "q8_0", "int8": "q8_0", "int4": "q4_k_m", "nvfp4": "q4_k_m"}
 _BUILD_RE = re.compile(r"^b(\d{3,6})$")
 # llama-server's drafters that read the verifier's hidden states (EAGLE-3, MTP, DFlash, DSpark) came with PR #22964.
 _METHOD_FROM_PR_22964 = frozenset(r.name for r in REGISTRY if r.verifier_bound and r.engine_key("llamacpp"))
@@ -89,9 +92,20 @@ def _verifier(inp: EngineConfigInput) -> tuple[list[str], list[str], list[str]]:
     if is_gguf_source(inp.gguf_source):
         return _model_args(inp.gguf_source or ""), [], []
     quant = inp.gguf_quant or "q8_0"
-    lines, out = conversion_steps(inp.verifier, quant)
-    return ["-m", out], lines, [f"{inp.verifier} is a safetensors repo and -hf loads GGUF repos only: convert it "
-                                f"first (the lines before the command; convert_hf_to_gguf.py, llama-quantize)"]
+    source, notes = inp.verifier, []
+    if quant in SAFETENSORS_ONLY:  # fp8, int4, nvfp4...: no llama.cpp file type of that name
+        from specpick.tools.hub.quant_ref import quant_build_base
+
+        base = quant_build_base(inp.verifier)
+        source = base[0].repo_id if base is not None else inp.verifier
+        nearest = SAFETENSORS_ONLY[quant]
+        notes.append(f"llama.cpp has no {quant} file type: the GGUF is made from {source} at {nearest.upper()}, the "
+                     f"nearest llama-quantize type (the estimate was costed at {quant}; pass --quantization "
+                     f"{nearest.upper()} to cost this file)")
+        quant = nearest
+    lines, out = conversion_steps(source, quant)
+    return ["-m", out], lines, [f"{source} is a safetensors repo and -hf loads GGUF repos only: convert it "
+                                f"first (the lines before the command; convert_hf_to_gguf.py, llama-quantize)", *notes]
 
 
 def _drafter(inp: EngineConfigInput, old: bool) -> tuple[list[str], list[str]]:

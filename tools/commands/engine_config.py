@@ -34,7 +34,8 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
     gguf = inp.gguf_source or (inp.verifier if is_gguf_name(inp.verifier) else None)
     quant = inp.gguf_quant or dep.verifier.quantization_given
     placement, notes = _placement(inp, dep)
-    cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.repo_id, "gguf_source": gguf,
+    # The repo the engine loads: a quantized build (zai-org/GLM-5.2-FP8) as named, not the base row it was costed on.
+    cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.served_repo_id, "gguf_source": gguf,
                                                      "gguf_quant": quant, **placement}))
     # The release the option names are for is a default like any other: listed the way every verb lists it.
     return cfg.model_copy(update={"notes": [*cfg.notes, *notes, *(f"default: {d}" for d in dep.defaults)]})

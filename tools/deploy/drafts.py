@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
+from specpick.tools.catalog.quant_names import same_weights
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.methods import methods_where
@@ -123,14 +124,16 @@ def published_heads(verifier_repo_id: str, method: str, engine: str | None = Non
         seen = {head.head_repo_id}
         while head.superseded_by and head.superseded_by not in seen:
             newer = cat.head(head.superseded_by)
-            if newer is None or newer.method != method or newer.verifier_repo_id.lower() != verifier_repo_id.lower():
+            if newer is None or newer.method != method or not same_weights(newer.verifier_repo_id, verifier_repo_id):
                 break
             seen.add(newer.head_repo_id)
             head = newer
         if head not in out and (engine is None or engine in head.runtimes):
             out.append(head)
     rank = {"official": 0, "vendor": 1, "community": 2}
-    return sorted(out, key=lambda h: rank.get(h.publisher, 3))
+    # A head trained on exactly this repo before one trained on its quantized build or base (tables.heads_for).
+    return sorted(out, key=lambda h: (h.verifier_repo_id.lower() != verifier_repo_id.lower(),
+                                      rank.get(h.publisher, 3)))
 
 
 def head_runtime_filter(engine: str | None, method: str) -> str | None:

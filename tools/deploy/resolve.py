@@ -129,12 +129,17 @@ def context_rule(given: int | None, workload: str | None, limit: int) -> tuple[i
                      "check and the speed estimate both use it)")
 
 
+# 4-bit float formats whose FP4 tensor-core rate (gpus.csv fp4_tflops) the speed model does not use: it costs their
+# matmuls at the FP8 rate, and the answer says so.
+FP8_COMPUTE_FORMATS = frozenset({"nvfp4"})  # mxfp4 (gpt-oss) too, unsaid as before
+
+
 def _format(quant: str | None, dtype: str) -> tuple[str, float]:
     fmt = quant or (dtype if dtype in BYTES_PER_PARAM else "bf16")
     return fmt, BYTES_PER_PARAM.get(fmt, 2.0)
 
 
-def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None]:
+def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None, str | None]:
     """The verifier's facts, where they came from, notes, and the weight format its name declares (a GGUF build).
 
     A derived verifier (``--base-model``) takes the base model's facts: a fine-tune keeps its architecture.
@@ -147,7 +152,8 @@ def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None
     # One name rule for every verb: a GGUF repo id (with :QUANT) or a local .gguf path resolves to its base model
     # and weight format here, whether or not the verb may read the Hub.
     resolved = resolve_model_spec(name, live=q.live and not q.catalog_only, catalog_only=q.catalog_only)
-    return resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization
+    return (resolved.spec, resolved.source, notes + list(resolved.notes), resolved.quantization,
+            q.verifier if q.base_model else resolved.served_as)
 
 
 def _check(q: DeploymentQuery) -> None:
@@ -283,7 +289,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
         NotFoundError: unknown verifier, draft or GPU (close matches listed).
     """
     _check(q)
-    verifier, source, notes, declared_format = _verifier(q)
+    verifier, source, notes, declared_format, served_id = _verifier(q)
     # A GGUF file or repo says its own weight format; the user's --quantization still wins.
     quantization = q.quantization or declared_format
     tp = q.gpus // q.pipeline_parallel
@@ -301,6 +307,9 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     gpu = get_catalog().gpu(q.gpu)
     sampling, temperature, sampling_notes = _sampling(q)
     fmt, bpp = _format(quantization, verifier.dtype)
+    if fmt in FP8_COMPUTE_FORMATS:  # the step time's matmul rate is keyed by bytes per weight (tools/model/steptime)
+        notes.append(f"{fmt} weights: memory and weight reads at {bpp * 8:g} bits per weight; matmuls costed at the "
+                     "GPU's FP8 rate (as for int4 and mxfp4), not an FP4 rate: decode is bound by the reads")
     drafter = _drafter(q, verifier, fmt)
     engine, release_line = _engine(q)
     defaults: list[str] = []
@@ -312,7 +321,7 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     defaults += [GGUF_ENGINE_LINE] if q.engine_from_gguf else []
     defaults += [line for line in (context_line, release_line) if line]
     dep = Deployment(
-        verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=q.verifier if q.base_model else None,
+        verifier=ServedModel(verifier, fmt, bpp, quantization, served_id=served_id,
                              change=q.verifier_change,
                              adapters=q.adapters if q.verifier_change == "lora" else None), engine=engine,
         hardware=Hardware(gpu, q.gpus, q.pipeline_parallel, q.dp_attention, q.reserve_fraction,

@@ -26,6 +26,9 @@ class ResolvedModel(BaseModel):
     params: ParamBreakdown | None = None
     notes: list[str] = []
     quantization: str | None = None  # the weight format the name itself says (a GGUF build: tools/hub/gguf_ref.py)
+    # The repo the engine loads when it is not the facts row's: a safetensors quantized build (zai-org/GLM-5.2-FP8)
+    # answered from its base model's row.
+    served_as: str | None = None
 
 
 def _snapshot_date() -> str:
@@ -68,6 +71,43 @@ def _recipe_hint(name: str) -> str:
             f"(method {method}); speedup and memory need its config.json.")
 
 
+def _quant_build(name: str) -> ResolvedModel | None:
+    """A safetensors quantized build (``<base>-FP8``, ``-NVFP4``, ``-quantized.w4a16``) of a catalog model, by its
+    name (tools/hub/quant_ref.py); None when the name is not one."""
+    from specpick.tools.hub.quant_ref import quant_build_base, quant_build_note
+
+    found = quant_build_base(name)
+    if found is None:
+        return None
+    base, q = found
+    return ResolvedModel(spec=base, source="overlay" if base.fact_source == "overlay" else "catalog",
+                         quantization=q.quantization, served_as=name.strip(),
+                         notes=[quant_build_note(name, base, q)])
+
+
+def _unknown_quant_base(name: str) -> None:
+    """A name shaped like a quantized build whose base the catalog does not know uniquely: a not-found that says
+    what the name was read as, with the close matches of its model part (NotFoundError: exit 3, tools/errors.py).
+
+    Raises:
+        NotFoundError: always, when ``name`` carries a quantized-build suffix.
+    """
+    from specpick.tools.catalog.quant_names import split_quant_name
+    from specpick.tools.errors import close_matches_hint
+
+    q = split_quant_name(name)
+    if q is None:
+        return
+    catalog = get_catalog()
+    owners = [m.repo_id for m in catalog.models if m.repo_id.split("/", 1)[-1].lower() == q.model.lower()]
+    which = (f"{q.model} is published by {len(owners)} owners in the catalog ({', '.join(owners)})" if owners else
+             f"the catalog knows no model {q.model}")
+    hint = close_matches_hint(owners or catalog.close_models(q.model))
+    raise NotFoundError(f"'{name}' reads as a {q.quantization} build ({q.token}) but {which}.{hint} Pass the base "
+                        f"model as --verifier <owner/name> with --quantization {q.quantization}, or see `specpick "
+                        "models`.")
+
+
 def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = None,
                        catalog_only: bool = False) -> ResolvedModel:
     """Resolve ``name`` to a ``ModelSpec``.
@@ -82,7 +122,8 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
         live: read ``config.json`` from the Hub even when the catalog knows the model.
         revision: Hub revision to pin (only with the Hub path).
         catalog_only: answer from the catalog alone (`speedup`, `vram`, `engine-config`): no Hub look-up. A GGUF
-            name still resolves (its repo name or local header, read without the network) to its base model.
+            name still resolves (its repo name or local header, read without the network) to its base model, and so
+            does a safetensors quantized build named ``<catalog model>-FP8`` / ``-NVFP4`` / ``-W4A16`` ... .
 
     Raises:
         NotFoundError: not a catalog name and not shaped like a repo id (close matches listed), or unknown on the Hub.
@@ -101,9 +142,14 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
         return inner.model_copy(update={"quantization": ref.quantization, "notes": [
             *ref.notes, f"{name}: a GGUF build of {inner.spec.repo_id}; weights {said}", *inner.notes]})
     catalog = get_catalog()
-    if catalog_only:  # the catalog's own not-found (close matches, `specpick models`) when it lacks the name
-        return ResolvedModel(spec=catalog.model(name), source="catalog")
     found = catalog.find_model(name)
+    if catalog_only:  # the catalog's own not-found (close matches, `specpick models`) when it lacks the name
+        if found is not None:
+            return ResolvedModel(spec=found, source="catalog")
+        by_name = _quant_build(name)
+        if by_name is None:
+            _unknown_quant_base(name)
+        return by_name or ResolvedModel(spec=catalog.model(name), source="catalog")
     if found is not None and not live:
         if revision is not None:
             raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
@@ -118,6 +164,9 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
     except UnavailableError as exc:
         if found is not None:  # pragma: no cover - fetch_model_spec falls back to the catalog row itself
             raise
+        by_name = _quant_build(name)  # a quantized build of a catalog model: its name answers while the Hub cannot
+        if by_name is not None:
+            return by_name
         from specpick.tools.hub.client import HubSettings
 
         offline = HubSettings().is_offline()
