@@ -27,7 +27,7 @@ from specpick.tools.deploy.requests import estimate_request
 from specpick.tools.deploy.resolve import context_rule
 from specpick.tools.deployment import Deployment, Drafter, EngineChoice, Evidence, Hardware, ServedModel
 from specpick.tools.model.estimate import TreeShape, estimate_for_specs
-from specpick.tools.model.llamacpp_pmin import row_p_min
+from specpick.tools.model.llamacpp_pmin import row_p_min, stops_below_p_min
 from specpick.tools.vocab import COPY_HEAVY_WORKLOADS, BYTES_PER_PARAM, EAGLE_METHODS, Runner
 
 DEFAULT_BATCH = 1  # rows whose batch is not stated: the papers' harnesses run batch 1
@@ -196,7 +196,7 @@ def case_deployment(case: CalibCase, workload: str) -> Deployment:
 
 def case_p_min(case: CalibCase) -> float | None:
     """llama.cpp draft-model rows: the p-min their build ran (tools/model/llamacpp_pmin.py); else None."""
-    if case.harness != "llamacpp" or case.row.method != "draft_model":
+    if case.harness != "llamacpp" or not stops_below_p_min(case.row.method or ""):
         return None
     return row_p_min(getattr(case.row, "config", ""), getattr(case.row, "engine_version", ""))[0]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from specpick.tools.model.cyclecost import CycleCost
-from specpick.tools.model.llamacpp_pmin import pmin_cycle
+from specpick.tools.model.llamacpp_pmin import pmin_cycle, stops_below_p_min
 
 Taus = tuple[float, float, float]
 
@@ -24,7 +24,7 @@ def llamacpp_cycle(method: str, n: int, p_min: float | None, tau_at: Callable[[i
     """((tau, low, high), cycle cost) of a llama.cpp cycle at N = ``n`` from the fixed chain's ``taus`` and ``cc``
     (``tau_at(i)``: the chain's tau at i, ``cost_at(k)``: its cycle cost at k); notes say what was assumed."""
     t, t_lo, t_hi = taus
-    if method == "draft_model" and p_min:
+    if p_min and stops_below_p_min(method):
         pm = pmin_cycle(lambda i: tau_at(i) if i else 1.0, lambda k: cost_at(k).cycle_cost, n, p_min)
         notes.append(f"llama.cpp stops drafting below p-min {p_min:g}: {pm.mean_drafted:.2f} of {n} tokens drafted "
                      "per cycle on average (calibrated-confidence assumption, tools/model/llamacpp_pmin.py)")

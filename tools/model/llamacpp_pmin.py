@@ -34,6 +34,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from specpick.tools.methods import method_record
+
 # common/common.h @6c8a04576e2cfa04261019fe8cbdc90c5cfc90fb: `float p_min = 0.75f; // minimum speculative decoding
 # probability (greedy)` (common_params_speculative, the --draft-* builds).
 P_MIN_LEGACY = 0.75
@@ -68,6 +70,14 @@ def row_p_min(config: str, engine_version: str) -> tuple[float, str]:
     if legacy:
         return P_MIN_LEGACY, "p-min not stated: the build's default 0.75 (before the April 2026 refactor)"
     return P_MIN_CURRENT, "p-min not stated: the build's default 0.0 (no early stop)"
+
+
+def stops_below_p_min(method: str) -> bool:
+    """The method runs llama.cpp's draft-simple (the registry's llama.cpp spec type), the loop p-min stops."""
+    try:
+        return "draft-simple" in dict(method_record(method).engine_keys).get("llamacpp", ())
+    except KeyError:
+        return False
 
 
 @dataclass(frozen=True)
