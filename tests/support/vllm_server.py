@@ -168,10 +168,36 @@ def ensure_all(project_python: str = sys.executable) -> tuple[Path, Path]:
         return py, smollm.model_dir(dequantizer)
 
 
+# Ports handed out recently, by any test process on this machine: a port is free when asked but the server binds it
+# only after loading its model (~40 s), so two servers started back to back (spec and baseline) or by two concurrent
+# test runs were once given the same port and the baseline's health check answered from the speculative server.
+PORT_REUSE_AFTER_S = 900.0
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free 127.0.0.1 port that no test process on this machine was handed in the last ``PORT_REUSE_AFTER_S``."""
+    import fcntl
+
+    book = measure_home() / "ports-handed-out.json"
+    book.parent.mkdir(parents=True, exist_ok=True)
+    with (measure_home() / "ports.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        now = time.time()
+        try:
+            recent = {int(p): t for p, t in json.loads(book.read_text()).items() if now - t < PORT_REUSE_AFTER_S}
+        except (OSError, ValueError):
+            recent = {}
+        for _ in range(64):  # bounded: the ephemeral range is thousands wide
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
+            if port not in recent:
+                recent[port] = now
+                tmp = book.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({str(p): t for p, t in recent.items()}))
+                tmp.replace(book)  # atomic: a reader sees the old book or the new one
+                return port
+    raise RuntimeError("no free 127.0.0.1 port that was not handed out in the last 15 minutes")
 
 
 @dataclass
