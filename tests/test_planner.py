@@ -451,7 +451,7 @@ def test_candidates_are_ranked_at_the_draft_length_tuning_gives_them(inputs):
     estimated at. Chains only, at concurrencies where no seed adjustment moves N (trees widen after ranking)."""
     from specpick.skill.planner.candidates import evaluate_candidates
     from specpick.skill.planner.context import build_context
-    from specpick.skill.planner.ranking import decision_speedup, ranking_point, ranking_speedup
+    from specpick.skill.planner.ranking import ranking_point, ranking_speedup
     from specpick.skill.planner.tuning import choose_parameters
 
     ctx = build_context(PlannerInputs(**inputs))
@@ -462,7 +462,7 @@ def test_candidates_are_ranked_at_the_draft_length_tuning_gives_them(inputs):
         untuned, (_, n) = ranking_speedup(ctx, c), ranking_point(ctx, c)
         tuned = choose_parameters(ctx, c)
         assert not any("adjustment" in note for note in tuned.notes), tuned.notes
-        decided = decision_speedup(tuned, ctx.inp.workload)
+        decided = tuned.speedup
         if tuned.tree is not None and tuned.tree.top_k > 1:
             # tuning may widen a chain into a tree after ranking: the ranked figure is the chain's, a near-tie
             assert untuned == pytest.approx(decided, rel=0.05), c.strategy

@@ -22,7 +22,7 @@ from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.labels import LABEL
 from specpick.skill.planner.ranking import (
-    choose_tuned, decision_speedup, ranked, ranking_point, why_not_chosen,
+    choose_tuned, ranked, ranking_point, why_not_chosen,
 )
 from specpick.skill.planner.fallback import build_fallback
 from specpick.skill.planner.flags import (
@@ -214,10 +214,8 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
                   f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
         flags += load_flags(ctx, chosen, TRTLLM_AUTO_OFF_ABOVE)
     else:
-        decided = decision_speedup(chosen, inp.workload)
-        if decided < MIN_WORTHWHILE_SPEEDUP:
-            shown = f"{decided:.2f}x" + ("" if decided == chosen.speedup else " at the low end of its range")
-            reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {shown}, below "
+        if chosen.speedup < MIN_WORTHWHILE_SPEEDUP:
+            reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {chosen.speedup:.2f}x, below "
                       f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {ctx.concurrency}: not worth running")
             flags += load_flags(ctx, chosen, chosen.estimate.break_even_concurrency) + engine_flags(chosen)
         flags += breaks_with_flags(ctx, chosen)

@@ -24,20 +24,6 @@ if TYPE_CHECKING:  # the model layer loads with the first estimate, not with the
 TIE_MARGIN = 0.05
 
 
-def decision_speedup(c: Candidate, workload: str) -> float:
-    """The speedup a choice is made on.
-
-    Copy-based drafting (n-gram, suffix) on work that does not copy its input is decided on the low end
-    of its range: its acceptance prior comes from papers' own harnesses on MT-Bench, while an engine
-    measured a loss on such traffic (vllm#8439: 69.8 -> 61.8 tok/s).
-    """
-    if c.estimate is None:
-        return 0.0
-    if c.strategy in COPY_METHODS and workload not in INPUT_GROUNDED_WORKLOADS:
-        return c.estimate.low
-    return c.speedup
-
-
 def ranking_point(ctx: PlanContext, c: Candidate) -> tuple[float, int | None]:
     """(point speedup, N) of a candidate at the draft length tuning will give it; a tuned candidate's own. Computed
     once per untuned candidate (two of the cases cost an estimate)."""
@@ -83,12 +69,11 @@ def _tuning_may_widen(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> bool:
 
 
 def ranking_speedup(ctx: PlanContext, c: Candidate) -> float:
-    """``decision_speedup`` read at ``ranking_point`` (the low end scales with the point)."""
+    """The candidate's speedup at ``ranking_point`` (the draft length tuning will give it)."""
     e = c.estimate
     if e is None or e.speedup <= 0:
         return 0.0
-    point, _ = ranking_point(ctx, c)
-    return decision_speedup(c, ctx.inp.workload) * point / e.speedup
+    return ranking_point(ctx, c)[0]
 
 
 def _second_model_margin(ctx: PlanContext, c: Candidate) -> bool:
@@ -151,7 +136,6 @@ def choose_tuned(ctx: PlanContext, order: list[Candidate],
     and taken if it now scores higher, down the ranking. A leader that tuning did not weaken keeps its place (so
     the ranking's preference for the user's engine within ``TIE_MARGIN`` stands).
     """
-    workload = ctx.inp.workload
     leader = order[0]
     before = score(ctx, leader)
     chosen = choose_parameters(ctx, leader)
@@ -166,8 +150,8 @@ def choose_tuned(ctx: PlanContext, order: list[Candidate],
         if score(ctx, tuned) > score(ctx, chosen):
             n = f" (N={chosen.num_draft_tokens})" if chosen.num_draft_tokens else ""
             rationale.append(f"{LABEL[chosen.strategy]} on {chosen.engine} ranked first, but its tuned setting{n} is "
-                             f"expected at {decision_speedup(chosen, workload):.2f}x, below "
-                             f"{LABEL[tuned.strategy]} on {tuned.engine} at {decision_speedup(tuned, workload):.2f}x: "
+                             f"expected at {chosen.speedup:.2f}x, below "
+                             f"{LABEL[tuned.strategy]} on {tuned.engine} at {tuned.speedup:.2f}x: "
                              f"{LABEL[tuned.strategy]} is chosen.")
             chosen = tuned
     return chosen, tuned_pairs
@@ -185,11 +169,6 @@ def why_not_chosen(ctx: PlanContext, c: Candidate, chosen: Candidate) -> str:
     point, _ = ranking_point(ctx, c)
     if chosen.estimate is None or point <= chosen.speedup:
         return ""
-    decided = ranking_speedup(ctx, c)
-    if decided < point:
-        return (f"; decided on the low end of its range ({decided:.2f}x, below the choice's "
-                f"{decision_speedup(chosen, workload):.2f}x): {workload} output does not copy its input, and "
-                "copy-based drafting lost speed on such traffic (vllm#8439)")
     if c.needs_training:
         return f"; needs training, so it must beat an option that needs none by more than {TIE_MARGIN:.0%}"
     if c.strategy == "suffix" and workload != "agentic":
