@@ -10,7 +10,7 @@ from __future__ import annotations
 from specpick.skill.schema import Recommendation
 from specpick.tools.answer import SECTION_HEADINGS
 from specpick.tools.calibration.evidence import measured_line
-from specpick.tools.vocab import ENGINE_LABEL
+from specpick.tools.engines.lookup import label as engine_label
 
 _MARK = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "info": "INFO"}
 _FENCE = {"cli-json": "json", "cli-flags": "bash", "yaml": "yaml", "python-kwargs": "python", "none": ""}
@@ -38,10 +38,10 @@ def to_markdown(rec: Recommendation) -> str:
 
     head = rec.strategy_label + (f", {_params(rec)}" if _params(rec) else "")
     out += [h[0], "", f"**{head}**" + (f" with `{rec.draft_model}`" if rec.draft_model else ""),
-            f"on {ENGINE_LABEL[rec.engine]} for `{rec.inputs.verifier}` ({rec.inputs.workload}, "
+            f"on {engine_label(rec.engine)} for `{rec.inputs.verifier}` ({rec.inputs.workload}, "
             f"{rec.inputs.sampling}, {rec.inputs.gpus}x {rec.inputs.gpu}, concurrency {rec.inputs.concurrency}).", ""]
     out += [f"- {r}" for r in rec.rationale]
-    out += ["", f"Configuration ({ENGINE_LABEL[cfg.engine]}, option names as of {cfg.engine_version}):", ""]
+    out += ["", f"Configuration ({engine_label(cfg.engine)}, option names as of {cfg.engine_version}):", ""]
     if cfg.config:
         out += [f"```{_FENCE[cfg.format]}", cfg.config.rstrip(), "```", ""]
     out += ["```bash", *cfg.setup_commands, cfg.launch_command, "```"]
@@ -49,10 +49,10 @@ def to_markdown(rec: Recommendation) -> str:
     if cfg.translations:
         out += ["", "The same setting on other engines:"]
         # A library with no server (transformers) has no argv: its config, else its launch call, never an empty "``".
-        out += [f"- {ENGINE_LABEL[t.engine]}: `{t.config.launch_command}`" if t.config is not None and
+        out += [f"- {engine_label(t.engine)}: `{t.config.launch_command}`" if t.config is not None and
                 (t.config.argv or not t.config.config.strip())
-                else f"- {ENGINE_LABEL[t.engine]}: `{t.config.config}`" if t.config is not None
-                else f"- {ENGINE_LABEL[t.engine]}: not available ({t.reason})" for t in cfg.translations]
+                else f"- {engine_label(t.engine)}: `{t.config.config}`" if t.config is not None
+                else f"- {engine_label(t.engine)}: not available ({t.reason})" for t in cfg.translations]
 
     out += ["", h[1], ""]
     if rec.strategy == "none":
@@ -64,7 +64,7 @@ def to_markdown(rec: Recommendation) -> str:
                    f"({s.acceptance_source}).")
         out += ["", f"- cost ratio c (draft step / verifier step): {s.cost_ratio:.3f}",
                 f"- cycle cost k (draft + verify, in verifier steps): {s.cycle_cost:.2f}",
-                f"- {ENGINE_LABEL[rec.engine]} per-cycle runtime overhead: {s.engine_overhead:.2f} verifier steps"]
+                f"- {engine_label(rec.engine)} per-cycle runtime overhead: {s.engine_overhead:.2f} verifier steps"]
         out.append("- stops paying above concurrency "
                    f"{s.break_even_concurrency}" if s.break_even_concurrency else
                    "- still pays at the highest concurrency swept")

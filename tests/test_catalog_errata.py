@@ -110,7 +110,7 @@ def test_dspark_engine_configs_use_each_engines_option_names_per_release() -> No
     import yaml
 
     from specpick.tools.checks.engine_config import build_engine_config
-    from specpick.tools.checks.engine_setting import EngineConfigInput
+    from specpick.tools.engines.setting import EngineConfigInput
     from specpick.tools.errors import InputError
 
     def config(engine: str, version: str):

@@ -22,7 +22,7 @@ import pytest
 from specpick.skill.planner.plan import plan
 from specpick.skill.schema import PlannerInputs, Recommendation
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.engine_setting import EngineConfigInput
+from specpick.tools.engines.setting import EngineConfigInput
 from specpick.tools.commands.engine_config import engine_config_tool
 from specpick.tools.commands.speedup import SpeedupAnswer, SpeedupInput, estimate_speedup
 from specpick.tools.commands.vram import VramInput, vram_fit

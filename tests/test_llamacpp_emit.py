@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from specpick.tools.checks.engine_config import build_engine_config
-from specpick.tools.checks.engine_setting import EngineConfigInput
-from specpick.tools.checks.llamacpp_emit import build_number
+from specpick.tools.engines.setting import EngineConfigInput
+from specpick.tools.engines.llamacpp import build_number
 
 
 def _cfg(**kw):

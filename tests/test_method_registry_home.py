@@ -24,7 +24,7 @@ SCANNED = ("tools", "skill", "evals")
 COMPARISONS_ALLOWED: dict[str, tuple[int, str]] = {
     # Engine option spellings: each branch writes one method's own engine options (cited in the emitter).
     "tools/checks/engine_emitters.py": (4, "a method's own vLLM options (DSpark sampling, draft TP, n-gram, suffix)"),
-    "tools/checks/llamacpp_emit.py": (2, "a separate draft model's GGUF quantization and draft flags"),
+    "tools/engines/llamacpp.py": (2, "a separate draft model's GGUF quantization and draft flags"),
     "tools/commands/engine_config.py": (3, "flags that exist for one method only (prompt lookup, TRT-LLM EAGLE-3)"),
     "evals/evaluators/configcheck.py": (7, "the grader re-reads one method's own engine options"),
     "evals/mutants.py": (5, "a mutant swaps the chosen method's key for another method's spelling; draft pool"),

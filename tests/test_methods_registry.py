@@ -12,7 +12,7 @@ import yaml
 
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_config import build_engine_config, engine_support_row
-from specpick.tools.checks.engine_setting import EngineConfigInput
+from specpick.tools.engines.setting import EngineConfigInput
 from specpick.tools.errors import PickerError
 from specpick.tools.methods import CANDIDATE_ORDER, METHOD_NAMES, REGISTRY, method_record, methods_where
 from specpick.tools import vocab

@@ -10,7 +10,7 @@ from specpick.skill.planner.plan import plan
 from specpick.skill.render import to_markdown
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.engine_setting import EngineConfigInput
+from specpick.tools.engines.setting import EngineConfigInput
 from specpick.tools.checks.offload import HOST_RESERVED_GIB, GpuBudget, plan_offload
 from specpick.tools.commands.engine_config import engine_config_tool
 from specpick.tools.commands.speedup import SpeedupInput, estimate_speedup

@@ -155,7 +155,7 @@ def test_llama_cpp_converts_a_quantized_build_from_its_base(monkeypatch, name: s
                                                            base_file: str) -> None:
     # llama-quantize has no FP8/NVFP4 type (its types are tools/vocab.GGUF_QUANTIZATIONS): the GGUF comes from the
     # base model's BF16 weights at a type it has, and the config says which.
-    from specpick.tools.checks.engine_setting import EngineConfigInput
+    from specpick.tools.engines.setting import EngineConfigInput
     from specpick.tools.commands.engine_config import engine_config_tool
     from specpick.tools.vocab import GGUF_QUANTIZATIONS
 

@@ -10,6 +10,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BeforeValidator
 
+from specpick.tools.engines.registry import names as engine_names
 from specpick.tools.methods import METHOD_NAMES, REGISTRY, method_record, methods_where
 
 # The methods and their families are derived from the method registry (tools/methods.py), their one home.
@@ -85,7 +86,8 @@ Runner = Literal["authors", "third_party"]
 Sampling = Literal["greedy", "low-temp", "high-temp", "beam"]
 SAMPLINGS: tuple[str, ...] = get_args(Sampling)
 
-EngineName = Literal["vllm", "sglang", "trtllm", "llamacpp", "transformers"]
+# The engines are the registry's (tools/engines/registry.py): built-in ones and any registered before this import.
+EngineName = Literal[engine_names()]  # type: ignore[valid-type]
 ENGINES: tuple[str, ...] = get_args(EngineName)
 # Runtimes users ask about that the picker does not model. MLX: 25 public rows (11 threads, Apple M1 Pro to M5 Max)
 # spread 0.64-1.67x by runtime for like setups, too few and too spread per model for a cost model
@@ -105,8 +107,6 @@ def check_engine(value: object) -> object:
 
 
 Engine = Annotated[EngineName, BeforeValidator(check_engine)]
-ENGINE_LABEL: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
-                                "llamacpp": "llama.cpp", "transformers": "HF transformers"}
 # Overlap (async) scheduling of the speculative path: the engine release's default, or what the user runs
 # (tools/model/overlap.py).
 SpecOverlap = Literal["auto", "on", "off"]

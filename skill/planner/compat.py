@@ -13,7 +13,8 @@ from specpick.skill.schema import CompatCheck, Flag
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.catalog.specs import EngineSupport
 from specpick.tools.methods import is_method, method_record
-from specpick.tools.vocab import ENGINE_LABEL, MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
+from specpick.tools.engines.lookup import engine, label as engine_label
+from specpick.tools.vocab import MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
 
 # Tags of engine_support.csv ``breaks_with`` that the inputs cannot tell (engine flags we do not ask for).
 _UNASKED = ("overlap_schedule",)
@@ -145,7 +146,7 @@ def breaks_with_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         return []
     fix = f"; workaround: {row.workaround}" if row.workaround else ""
     return [Flag(id="engine_breaks_with", severity="warn",
-                 message=f"{chosen.strategy} on {ENGINE_LABEL[chosen.engine]} ({row.engine_version}) breaks with "
+                 message=f"{chosen.strategy} on {engine_label(chosen.engine)} ({row.engine_version}) breaks with "
                          f"{', '.join(hit)}, which this deployment uses{fix}",
                  source=f"engine_support.csv breaks_with ({row.source})")]
 
@@ -161,7 +162,7 @@ def _runtime_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
     if hit:
         verdict = "fail" if {"pipeline_parallel", "lora", "beam_search"} & set(hit) else "warn"
     unasked = [t for t in row.breaks_with if t in _UNASKED]
-    reason = (f"{ENGINE_LABEL[chosen.engine]} ({row.engine_version}): {row.config_name}"
+    reason = (f"{engine_label(chosen.engine)} ({row.engine_version}): {row.config_name}"
               + (f"; {row.notes}" if row.notes else "")
               + (f"; breaks with {', '.join(hit)} here" + (f" ({row.workaround})" if row.workaround else "")
                  if hit else "")
@@ -179,7 +180,7 @@ def _kv_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
         return CompatCheck(name="kv_rollback", verdict="pass", reason="DynamicCache is cropped after rejections "
                            "(no static cache)", source="transformers generation docs")
     reason, source = _KV_ROLLBACK.get(chosen.engine, _KV_ROLLBACK["vllm"])
-    return CompatCheck(name="kv_rollback", verdict="pass", reason=f"{ENGINE_LABEL[chosen.engine]} {reason}",
+    return CompatCheck(name="kv_rollback", verdict="pass", reason=f"{engine_label(chosen.engine)} {reason}",
                        source=source)
 
 

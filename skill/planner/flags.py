@@ -310,8 +310,8 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
 def _engines_running(*methods: str) -> str:
     """The engines whose support row runs any of ``methods`` (engine_support.csv), in words."""
     from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.vocab import ENGINE_LABEL
+    from specpick.tools.engines.lookup import label as engine_label
 
-    names = sorted({ENGINE_LABEL[r.engine] for r in get_catalog().engine_support
+    names = sorted({engine_label(r.engine) for r in get_catalog().engine_support
                     if r.method in methods and r.support != "no" and r.engine != "transformers"})
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else (names[0] if names else "no engine")

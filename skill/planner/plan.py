@@ -37,7 +37,7 @@ from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import MEASURED_TAU_METHODS
 from specpick.tools.checks.method_fit import draft_tensor_parallel
-from specpick.tools.checks.engine_setting import DEFAULT_MAX_BATCH_SIZE
+from specpick.tools.engines.setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
 
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it.

@@ -17,7 +17,7 @@ from specpick.tools.deploy.measured_file import MeasuredFigures, pooled_tau, tau
 # The longest chain simulated: per-position counts then give every shorter N (the model's chain sweep's top,
 # tools/model/estimate.py CHAIN_SWEEP_MAX).
 SIM_DRAFT_TOKENS = 12
-# The match window the emitted vLLM setting uses (tools/checks/engine_setting.py defaults).
+# The match window the emitted vLLM setting uses (tools/engines/setting.py defaults).
 LOOKUP_MIN, LOOKUP_MAX = 2, 5
 
 

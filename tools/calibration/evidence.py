@@ -17,7 +17,7 @@ from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.published import read_cells
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 from specpick.tools.catalog.tables import normalize_name
-from specpick.tools.vocab import ENGINE_LABEL
+from specpick.tools.engines.lookup import is_engine, label as engine_label
 
 MAX_SHOWN = 5
 
@@ -104,6 +104,6 @@ def measured_line(m: MeasuredSpeedup) -> str:
     """One measured row in words: speedup, engine (display name) and release, hardware, batch, draft, shape and id
     (the same line in `speedup` and in `recommend`)."""
     tau = f", tau {m.tau:.2f}" if m.tau is not None else ""
-    engine = ENGINE_LABEL.get(m.engine, m.engine)
+    engine = engine_label(m.engine) if is_engine(m.engine) else m.engine
     return (f"{m.speedup:.2f}x on {engine} {m.engine_version}, {m.hardware}, batch {m.batch}, "
             f"draft {m.draft}, shape {m.config}{tau} ({m.row_id})")

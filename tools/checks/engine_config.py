@@ -11,8 +11,8 @@ from __future__ import annotations
 from specpick.tools.catalog.specs import EngineSupport
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.engine_emitters import EMITTERS, plain_launch, sglang_tree
-from specpick.tools.checks.llamacpp_emit import plain_argv as llamacpp_plain_argv
-from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput, EngineTranslation
+from specpick.tools.engines.llamacpp import plain_argv as llamacpp_plain_argv
+from specpick.tools.engines.setting import EngineConfig, EngineConfigInput, EngineTranslation
 from specpick.tools.errors import InputError
 from specpick.tools.methods import is_method
 from specpick.tools.vocab import ENGINE_LABEL, ENGINES
@@ -41,15 +41,15 @@ def _require_support(engine: str, method: str, version: str | None) -> tuple[str
     if row is None or not row.runs_at(version):
         cat = get_catalog()
         runs = sorted({s.engine for s in cat.engine_support if s.method == method and s.support != "no"})
-        alt = ", ".join(ENGINE_LABEL[e] for e in runs) or "no engine we track"
+        alt = ", ".join(engine_label(e) for e in runs) or "no engine we track"
         if row is not None and row.support != "no":
-            raise InputError(f"{ENGINE_LABEL[engine]} runs {method} from {row.min_version} on, not {version}: "
+            raise InputError(f"{engine_label(engine)} runs {method} from {row.min_version} on, not {version}: "
                              f"upgrade, or use one of: {alt}.")
         reason = f" ({row.notes})" if row and row.notes else ""
-        raise InputError(f"{ENGINE_LABEL[engine]} does not run {method}{reason}; engines that do: {alt}.")
+        raise InputError(f"{engine_label(engine)} does not run {method}{reason}; engines that do: {alt}.")
     notes = []
     if row.support == "partial" or row.notes:
-        notes.append(f"{ENGINE_LABEL[engine]} support for {method}: {row.support}; {row.notes}".rstrip("; "))
+        notes.append(f"{engine_label(engine)} support for {method}: {row.support}; {row.notes}".rstrip("; "))
     if row.breaks_with:
         notes.append(f"breaks with: {', '.join(row.breaks_with)}" + (f" (workaround: {row.workaround})"
                                                                     if row.workaround else ""))

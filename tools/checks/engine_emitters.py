@@ -18,8 +18,8 @@ import shlex
 import yaml
 
 from specpick.tools.catalog.specs import version_key
-from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
-from specpick.tools.checks.llamacpp_emit import llamacpp, plain_argv as llamacpp_plain_argv
+from specpick.tools.engines.setting import EngineConfig, EngineConfigInput
+from specpick.tools.engines.llamacpp import llamacpp, plain_argv as llamacpp_plain_argv
 from specpick.tools.errors import InputError
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS

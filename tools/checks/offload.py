@@ -8,7 +8,7 @@ offload follows from the step time (``tools/model/steptime.py`` adds the read of
 case here.
 
 The arithmetic (pure, over plain numbers) is used by the memory check (``tools/checks/method_fit.py``), the
-llama-server command (``tools/checks/llamacpp_emit.py``: ``-ngl`` / ``--n-cpu-moe``) and the step time.
+llama-server command (``tools/engines/llamacpp.py``: ``-ngl`` / ``--n-cpu-moe``) and the step time.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ translated for every engine we track, or the reason an engine cannot run it is g
 
 from __future__ import annotations
 
-from specpick.tools.checks.engine_config import ENGINE_LABEL, EngineConfig, EngineConfigInput, build_engine_config
+from specpick.tools.engines.lookup import label as engine_label
+from specpick.tools.checks.engine_config import EngineConfig, EngineConfigInput, build_engine_config
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
@@ -26,7 +27,7 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
                          f"({', '.join(sorted(SEPARATE_REPO_METHODS | {'mtp'}))}), not {inp.method}; drop it")
     ignored = _ignored_options(inp)
     if ignored:
-        raise InputError(f"{ignored} has no effect for {inp.method} on {ENGINE_LABEL[inp.engine]}; drop it "
+        raise InputError(f"{ignored} has no effect for {inp.method} on {engine_label(inp.engine)}; drop it "
                          "(or pick the engine/method that uses it)")
     dep = resolve_deployment(deployment_query(inp))
     from specpick.tools.hub.gguf_ref import is_gguf_name
@@ -44,7 +45,7 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
 def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int | None], list[str]]:
     """llama.cpp's -ngl / --n-cpu-moe from the deployment's memory check (``--gpu``), unless the user gave them."""
     if inp.gpu is None or inp.engine != "llamacpp":
-        return {}, ([f"--gpu {inp.gpu}: the {ENGINE_LABEL[inp.engine]} configuration does not depend on it (it "
+        return {}, ([f"--gpu {inp.gpu}: the {engine_label(inp.engine)} configuration does not depend on it (it "
                      "sizes llama.cpp's layer split only)"] if inp.gpu is not None else [])
     if inp.gpu_layers is not None or inp.n_cpu_moe is not None:
         return {}, ["-ngl / --n-cpu-moe as given (the memory check for --gpu is not applied)"]
@@ -101,7 +102,7 @@ def _ignored_options(inp: EngineConfigInput) -> str | None:
 
 
 def _one(cfg: EngineConfig) -> list[str]:
-    lines = [f"# {ENGINE_LABEL[cfg.engine]} (option names as of {cfg.engine_version})"]
+    lines = [f"# {engine_label(cfg.engine)} (option names as of {cfg.engine_version})"]
     if cfg.config:
         lines += [cfg.config.rstrip(), ""]
     lines += [f"before: {c}" for c in cfg.setup_commands]
@@ -117,5 +118,5 @@ def render_text(cfg: EngineConfig) -> str:
         if t.config is not None:
             lines += _one(t.config)
         else:
-            lines += [f"# {ENGINE_LABEL[t.engine]}", f"not available: {t.reason}"]
+            lines += [f"# {engine_label(t.engine)}", f"not available: {t.reason}"]
     return "\n".join(lines)

@@ -1,7 +1,7 @@
 """Hub repo id and revision rules, checked before an id touches a URL, the filesystem or an engine command.
 
 Kept apart from ``client.py`` (which re-exports both functions) so that code that only checks an id, such as the
-engine configuration emitted with every recommendation (``tools/checks/engine_setting.py``), does not import the
+engine configuration emitted with every recommendation (``tools/engines/setting.py``), does not import the
 client's settings models and error plumbing (2-5 ms of an offline answer).
 """
 

@@ -42,7 +42,7 @@ P_MIN_LEGACY = 0.75
 # common/common.h @001d906a6d86e2490e394361e7cc6f478b100088: `float p_min = 0.0f;` (common_params_speculative_draft,
 # the --spec-draft-* builds after PR #22397, merged 2026-04-27).
 P_MIN_CURRENT = 0.0
-REFACTOR_MONTH = (2026, 4)  # PR #22397 "spec : refactor params", merged 2026-04-27 (tools/checks/llamacpp_emit.py)
+REFACTOR_MONTH = (2026, 4)  # PR #22397 "spec : refactor params", merged 2026-04-27 (tools/engines/llamacpp.py)
 
 _P_MIN_FLAG = re.compile(r"--(?:spec-)?draft-p-min[= ]([0-9.]+)")
 _YEAR = re.compile(r"\b(20\d\d)\b")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specpick.tools.checks.engine_config import build_engine_config
-from specpick.tools.checks.engine_setting import EngineConfigInput
+from specpick.tools.engines.setting import EngineConfigInput
 from pydantic import ValidationError
 
 from specpick.tools.errors import InputError, ServiceError, format_validation_error

@@ -17,7 +17,7 @@ import re
 from pydantic import BaseModel, Field, ValidationError
 
 from specpick.tools.checks.engine_config import build_engine_config
-from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
+from specpick.tools.engines.setting import EngineConfig, EngineConfigInput
 from specpick.tools.errors import InputError
 from specpick.tools.measure.report import MeasureReport
 from specpick.tools.measure.run import MeasureInput, run_measure

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from specpick.tools.checks.engine_setting import EngineConfig, EngineConfigInput
+from specpick.tools.engines.setting import EngineConfig, EngineConfigInput
 from specpick.tools.methods import REGISTRY, method_record
 
 # Newest build known to predate PR #22397 / #22964 (b7815, 2026-01-23) and oldest known to postdate them (b9626-era).

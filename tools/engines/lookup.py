@@ -1,0 +1,46 @@
+"""Every engine's spec, looked up by name: the built-in modules registered through the same hook as a plugin.
+
+The rest of the tool asks ``engine(name)`` instead of comparing ``name`` with an engine's spelling.
+"""
+
+from __future__ import annotations
+
+from specpick.tools.engines import llamacpp, sglang, transformers, trtllm, vllm
+from specpick.tools.engines.base import EngineSpec
+from specpick.tools.engines.registry import names, register, registered
+
+for _module in (vllm, sglang, trtllm, llamacpp, transformers):
+    if registered(_module.ENGINE.name) is None:  # a plugin registered before us may replace a built-in
+        register(_module.ENGINE)
+
+
+def engine(name: str) -> EngineSpec:
+    """The spec of engine ``name``.
+
+    Raises:
+        KeyError: ``name`` is not a registered engine (input models validate names before this runs).
+    """
+    spec = registered(name)
+    if spec is None:
+        raise KeyError(name)
+    return spec
+
+
+def engines() -> list[EngineSpec]:
+    """Every registered engine's spec, built-ins first."""
+    return [engine(n) for n in names()]
+
+
+def is_engine(name: str | None) -> bool:
+    """Whether ``name`` is a registered engine (harness names such as ``paper`` are not)."""
+    return name is not None and registered(name) is not None
+
+
+def label(name: str) -> str:
+    """How answers name engine ``name``."""
+    return engine(name).label
+
+
+def labels() -> dict[str, str]:
+    """Engine -> label, for code that formats several."""
+    return {s.name: s.label for s in engines()}
