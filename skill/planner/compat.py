@@ -179,20 +179,11 @@ def _kv_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck:
                                "cache; sliding-window (hybrid) caches are not supported", source="transformers docs")
         return CompatCheck(name="kv_rollback", verdict="pass", reason="DynamicCache is cropped after rejections "
                            "(no static cache)", source="transformers generation docs")
-    reason, source = _KV_ROLLBACK.get(chosen.engine, _KV_ROLLBACK["vllm"])
+    reason, source = engine(chosen.engine).kv_rollback
     return CompatCheck(name="kv_rollback", verdict="pass", reason=f"{engine_label(chosen.engine)} {reason}",
                        source=source)
 
 
-# How each server engine takes back the KV of rejected draft tokens, in its own terms.
-_KV_ROLLBACK = {
-    "vllm": ("writes draft KV into paged slots and discards rejected ones", "engine design (paged KV)"),
-    "sglang": ("writes draft KV into paged slots and discards rejected ones", "engine design (paged KV)"),
-    "trtllm": ("writes draft KV into paged slots and discards rejected ones", "engine design (paged KV)"),
-    "llamacpp": ("removes the rejected draft positions from the slot's KV cache after each verify step "
-                 "(llama_memory_seq_rm); a draft model keeps its own context", "llama.cpp tools/server (server "
-                 "slot speculative loop)"),
-}
 
 
 def _parallelism_check(ctx: PlanContext, chosen: Candidate, problems: list[str]) -> CompatCheck:

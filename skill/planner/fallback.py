@@ -10,22 +10,10 @@ from __future__ import annotations
 
 from specpick.skill.planner.tuning import LONG_DRAFT, longest_seed_draft
 from specpick.skill.schema import Alternative, FallbackStep, Trigger
+from specpick.tools.engines.lookup import engine as engine_spec, is_engine
 from specpick.tools.vocab import COPY_METHODS
 
 
-# What to do above the break-even concurrency, in each engine's own terms.
-UNDER_LOAD_ACTION = {
-    "vllm": "turn speculation off above that batch size: vLLM `disable_by_batch_size` (early-2026) or a measured "
-            "`num_speculative_tokens_per_batch_size` schedule (newer; vllm#49548 shows a badly set threshold "
-            "collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)",
-    "trtllm": "TensorRT-LLM: set `max_concurrency` (and a `draft_len_schedule`) in speculative_config (1.3.0rc29+, "
-              "PR #10860)",
-    "sglang": "run a second replica without speculation for high-load traffic, or lower the draft length (SGLang "
-              "has no per-batch switch in the versions we track)",
-    "llamacpp": "serve the extra users from a llama-server without --spec-type, or lower --spec-draft-n-max; each "
-                "--parallel slot drafts on its own and acceptance falls as drafting slots grow (llama.cpp#27117)",
-    "transformers": "assisted generation runs batch 1 only: serve concurrent users without the assistant model",
-}
 
 
 def build_fallback(
@@ -118,7 +106,7 @@ def build_fallback(
         steps.append(FallbackStep(
             trigger=Trigger(metric="concurrency", op=">=", value=float(break_even)),
             condition=f"serving at concurrency >= {break_even}",
-            action=UNDER_LOAD_ACTION.get(engine, UNDER_LOAD_ACTION["sglang"]),
+            action=engine_spec(engine).under_load if is_engine(engine) else engine_spec("sglang").under_load,
             next_strategy="none",
         ))
     nxt = next((a for a in alternatives if a.speedup and a.speedup > 1.05 and a.strategy != strategy), None)

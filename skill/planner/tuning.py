@@ -22,6 +22,7 @@ from specpick.skill.planner.context import MODEL_BASED_MEASURED
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH
+from specpick.tools.engines.lookup import engine as engine_spec
 from specpick.tools.model.draftshape import TREE_TOLERANCE
 from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
 
@@ -38,7 +39,6 @@ MTP_MAX_DRAFT = 3
 # A lengthening seed rule yields to the model when the model expects it to lose more than the 6% the wide-tree
 # rule allows (tools/model/draftshape.TREE_TOLERANCE), well inside the model's own error.
 SEED_LENGTHEN_TOLERANCE = TREE_TOLERANCE
-TREE_METHODS_ON_ENGINE = {"sglang": EAGLE_METHODS, "trtllm": EAGLE_METHODS}
 
 
 def lengthening_yields(n: int, adjusted: int, speedup_at_n: float, speedup_adjusted: float) -> bool:
@@ -159,7 +159,7 @@ def choose_parameters(ctx: PlanContext, c: Candidate) -> Candidate:
             c.notes.append(f"{why}: {est.speedup:.2f}x at N={adjusted} by the model (rule's N={n}).")
             n = adjusted
     c.num_draft_tokens, c.estimate = n, est
-    if c.strategy in TREE_METHODS_ON_ENGINE.get(c.engine, set()):
+    if c.strategy in engine_spec(c.engine).tree_methods:
         c.tree = (TreeParams(**est.tree.model_dump()) if est.tree is not None
                   else TreeParams(depth=n, top_k=1, num_verify_tokens=n + 1))
         shape = [a for a in est.assumptions if a.startswith(("tree top-", "a chain beats", "chain drafting"))]

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specpick.tools.engines.base import version_key  # noqa: F401  (the one rule; re-exported for the catalog)
 from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import BreakTag
 
@@ -201,18 +202,6 @@ class DraftPairing(BaseModel):
     ]
     note: str = ""
     source: str = ""
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """Sort key for engine versions: '0.16.0' < '1.4.0rc1' < '1.4.0'; '' (every version) sorts first.
-
-    A pre-release (rc, dev, a, b) sorts before its release. Text after the version is ignored.
-    """
-    m = re.match(r"\s*v?(\d+(?:\.\d+)*)(?:\.?(rc|dev|a|b)(\d*))?", version or "")
-    if m is None:
-        return (-1,)
-    nums = [int(x) for x in m.group(1).split(".")] + [0] * 3
-    return (*nums[:4], 0 if m.group(2) else 1, int(m.group(3) or 0))
 
 
 class EngineSupport(BaseModel):

@@ -1,7 +1,7 @@
 """Exact runtime configuration per engine, and the same setting translated for every engine.
 
-The input model and ids checks live in ``engine_setting.py``, the per-engine spelling in
-``engine_emitters.py``; this module checks the support matrix (``tools/data/engine_support.csv``, kept
+The input model and ids checks live in ``tools/engines/setting.py``, the per-engine spelling in each engine's
+module (``tools/engines/<engine>.py``, looked up by name); this module checks the support matrix (``tools/data/engine_support.csv``, kept
 per engine version) and puts them together. Versions are repeated in every emitted config because
 option names drift between releases.
 """
@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from specpick.tools.catalog.specs import EngineSupport
 from specpick.tools.catalog.tables import get_catalog
-from specpick.tools.checks.engine_emitters import EMITTERS, plain_launch, sglang_tree
-from specpick.tools.engines.llamacpp import plain_argv as llamacpp_plain_argv
+from specpick.tools.engines.lookup import engine, engines, label as engine_label
 from specpick.tools.engines.setting import EngineConfig, EngineConfigInput, EngineTranslation
+from specpick.tools.engines.sglang import sglang_tree
 from specpick.tools.errors import InputError
 from specpick.tools.methods import is_method
-from specpick.tools.vocab import ENGINE_LABEL, ENGINES
 
-__all__ = ["ENGINE_LABEL", "EngineConfig", "EngineConfigInput", "EngineTranslation", "build_engine_config",
+__all__ = ["EngineConfig", "EngineConfigInput", "EngineTranslation", "build_engine_config",
            "engine_support_row", "sglang_tree", "translate_setting"]
 
 
@@ -72,25 +71,26 @@ def build_engine_config(inp: EngineConfigInput) -> EngineConfig:
 
 def _one(inp: EngineConfigInput) -> EngineConfig:
     if not is_method(inp.method):  # strategy "none": speculation off
-        argv, launch = plain_launch(inp)
-        setup = llamacpp_plain_argv(inp)[1] if inp.engine == "llamacpp" else []
+        spec = engine(inp.engine)
+        argv, launch = spec.plain_launch(inp)
+        setup = spec.plain_argv(inp)[1]
         return EngineConfig(engine=inp.engine, engine_version=_version(inp.engine, inp.engine_version),
                             format="none", config="", launch_command=launch, argv=argv,
                             notes=["speculative decoding off"], setup_commands=setup)
     version, support_notes = _require_support(inp.engine, inp.method, inp.engine_version)
-    out = EMITTERS[inp.engine](inp, version)
+    out = engine(inp.engine).emit(inp, version)
     return out.model_copy(update={"notes": support_notes + out.notes})
 
 
 def translate_setting(inp: EngineConfigInput, exclude: str | None = None) -> list[EngineTranslation]:
     """The same setting spelled for every engine (today's builds), or why an engine cannot run it."""
     out = []
-    for engine in ENGINES:
-        if engine == exclude:
+    for spec in engines():
+        if spec.name == exclude:
             continue
-        other = inp.model_copy(update={"engine": engine, "engine_version": None, "all_engines": False})
+        other = inp.model_copy(update={"engine": spec.name, "engine_version": None, "all_engines": False})
         try:
-            out.append(EngineTranslation(engine=engine, runs=True, config=_one(other)))
+            out.append(EngineTranslation(engine=spec.name, runs=True, config=_one(other)))
         except InputError as exc:
-            out.append(EngineTranslation(engine=engine, runs=False, reason=str(exc)))
+            out.append(EngineTranslation(engine=spec.name, runs=False, reason=str(exc)))
     return out

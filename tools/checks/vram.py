@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.engines.lookup import engine as engine_spec
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import KV_DTYPE_BYTES, kv_bytes_per_sequence
 from specpick.tools.arch.params import count_params
@@ -32,15 +33,8 @@ from specpick.tools.deployment import Hardware
 from specpick.tools.vocab import BYTES_PER_PARAM
 
 GIB = 2**30
-# vLLM's default --gpu-memory-utilization: the share of each GPU for weights, activations and KV
-# (vllm/config/cache.py, gpu_memory_utilization = 0.9). Also the default when no engine is named.
-DEFAULT_RESERVE_FRACTION = 0.9
-# SGLang's --mem-fraction-static when not given, by tensor-parallel size (sglang python/sglang/srt/
-# server_args.py __post_init__: tp >= 16: 0.79, >= 8: 0.81, >= 4: 0.85, >= 2: 0.87, else 0.88).
-SGLANG_MEM_FRACTION_STATIC: tuple[tuple[int, float], ...] = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))
-# TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction: the KV cache takes 0.9 of the memory left free
-# after weights and activations (tensorrt_llm/llmapi/llm_args.py, KvCacheConfig default 0.9).
-TRTLLM_FREE_GPU_MEMORY_FRACTION = 0.9
+# The engine whose memory reservation applies when none is named (vLLM's gpu_memory_utilization, tools/engines/vllm.py).
+DEFAULT_ENGINE = "vllm"
 # Activation workspace, CUDA-graph pools and the sampler's logits buffers: a stated
 # assumption of 1.5 GiB per GPU (vLLM profiles this at start-up; 1-3 GiB is typical for
 # 7B-70B models at default max_num_batched_tokens).
@@ -110,28 +104,16 @@ def reservation(engine: str | None, gpus: int, memory_gib: float, fixed_gib: flo
     ``fixed_gib`` is weights + runtime per GPU (TensorRT-LLM sizes its KV pool from what they leave free).
     ``override`` is a user-given fraction of the whole GPU, in the engine's own knob.
     """
+    spec = engine_spec(engine or DEFAULT_ENGINE)
     if override is not None:
-        knob = {"sglang": "mem_fraction_static", "trtllm": "free_gpu_memory_fraction"}.get(
-            engine or "vllm", "gpu_memory_utilization")
-        if engine == "trtllm":
-            return fixed_gib + override * max(memory_gib - fixed_gib, 0.0), f"TensorRT-LLM {knob} {override:g}"
+        knob = spec.reservation.knob or engine_spec(DEFAULT_ENGINE).reservation.knob
+        if spec.reservation.of_free:
+            return fixed_gib + override * max(memory_gib - fixed_gib, 0.0), f"{spec.label} {knob} {override:g}"
         return memory_gib * override, f"{knob} {override:g} (given)"
-    if engine == "sglang":
-        frac = next(f for tp, f in SGLANG_MEM_FRACTION_STATIC if gpus >= tp)
-        return memory_gib * frac, (f"SGLang mem_fraction_static {frac:g} (its default at TP={gpus}, "
-                                   "sglang server_args.py)")
-    if engine == "trtllm":
-        f = TRTLLM_FREE_GPU_MEMORY_FRACTION
-        return fixed_gib + f * max(memory_gib - fixed_gib, 0.0), (
-            f"TensorRT-LLM free_gpu_memory_fraction {f:g} of the memory left after weights (KvCacheConfig default)")
-    if engine == "transformers":
-        return memory_gib, "transformers: no memory reservation (the cache grows as it is used)"
-    if engine == "llamacpp":
-        return memory_gib, ("llama.cpp: no memory reservation fraction (it allocates the weights, the KV cache for "
-                            "-c and its compute buffers)")
-    who = "vLLM" if engine == "vllm" else "engine not given: vLLM's"
-    return memory_gib * DEFAULT_RESERVE_FRACTION, (f"{who} gpu_memory_utilization {DEFAULT_RESERVE_FRACTION:g} "
-                                                   "(vllm/config/cache.py default)")
+    usable, words = spec.reserve(gpus, memory_gib, fixed_gib)
+    if engine is None:  # the default engine's reservation, said as such
+        words = f"engine not given: {spec.label}'s {words.removeprefix(spec.label + ' ')}"
+    return usable, words
 
 
 def draft_tensor_parallel(draft_params_b: float, gpus: int) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from specpick.tools.engines.registry import names as engine_names
 from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import ModelSpec
 from specpick.tools.catalog.tables import get_catalog
@@ -31,7 +32,6 @@ from specpick.tools.vocab import BYTES_PER_PARAM, sampling_from_temperature
 NO_WORKLOAD_CONTEXT_TOKENS = 4096
 # Representative temperatures for the coarse sampling classes (stated when used).
 SAMPLING_TEMPERATURE = {"greedy": 0.0, "low-temp": 0.3, "high-temp": 1.0, "beam": 0.0}
-ENGINES_TRACKED = ("vllm", "sglang", "trtllm", "llamacpp", "transformers")
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ def _engine(q: DeploymentQuery) -> tuple[EngineChoice, str]:
                 f"{release_text(q.assumed_engine, None)}")
         return EngineChoice(None, None, release_text(q.assumed_engine, None), q.spec_overlap, q.harness), line
     if q.engine is None:
-        tracked = ", ".join(release_text(e, None) for e in ENGINES_TRACKED if newest_release(e))
+        tracked = ", ".join(release_text(e, None) for e in engine_names() if newest_release(e))
         line = f"engine release = the newest tracked for each engine considered ({tracked}; others: today's build)"
         return EngineChoice(None, None, line.split("= ", 1)[1], q.spec_overlap, q.harness), line
     text = release_text(q.engine, q.engine_version)

@@ -143,8 +143,9 @@ class EngineSpec:
         return shlex.split(config.config)
 
     # -- the speed model and the planner --------------------------------------------------------------------
-    def overlap(self, version: str | None, method_rec: Any) -> Overlap | None:
-        """Its overlap scheduling of ``method_rec``'s speculative path at ``version`` (None: no mode modelled)."""
+    def overlap(self, version: str | None, method: str, method_rec: Any) -> Overlap | None:
+        """Its overlap scheduling of ``method``'s speculative path at ``version`` (``method_rec``: its registry
+        record, None for a row without a method; returns None: no mode modelled)."""
         return None
 
     def reserve(self, gpus: int, memory_gib: float, fixed_gib: float) -> tuple[float, str]:
@@ -154,3 +155,14 @@ class EngineSpec:
     def measure_commands(self, verifier: str, strategy: str, concurrency: int, levels: list[int]) -> list[str]:
         """Its own benchmark lines for the measurement plan (after the launch lines)."""
         return []
+
+    def plan_commands(self, verifier: str, strategy: str, concurrency: int, levels: list[int], launch: str,
+                      baseline: str) -> list[str]:
+        """The measurement plan's commands: both launch lines, ``specpick measure`` against a server, then the
+        engine's own benchmark lines."""
+        out = [f"# speculative server:  {launch}", f"# baseline server:     {baseline}"]
+        if self.metrics_port:
+            out.append(f"specpick measure --endpoint http://HOST:{self.metrics_port} --baseline-endpoint "
+                       f"http://HOST:{self.metrics_port + 1} --model {verifier} --prompts prompts.jsonl "
+                       f"--concurrency {' '.join(str(c) for c in levels)} --expect recommendation.json")
+        return out + self.measure_commands(verifier, strategy, concurrency, levels)

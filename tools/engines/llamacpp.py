@@ -22,7 +22,11 @@ from __future__ import annotations
 import re
 import shlex
 
-from specpick.tools.engines.setting import EngineConfig, EngineConfigInput
+from typing import Any
+
+from specpick.tools.answer import EngineConfig, MetricRef
+from specpick.tools.engines.base import EngineSpec, ServeSpec
+from specpick.tools.engines.setting import EngineConfigInput
 from specpick.tools.methods import REGISTRY, method_record
 
 # Newest build known to predate PR #22397 / #22964 (b7815, 2026-01-23) and oldest known to postdate them (b9626-era).
@@ -150,7 +154,7 @@ def _placement(inp: EngineConfigInput) -> tuple[list[str], list[str]]:
     return flags, notes
 
 
-def llamacpp(inp: EngineConfigInput, version: str) -> EngineConfig:
+def emit(inp: EngineConfigInput, version: str) -> EngineConfig:
     build = build_number(inp.engine_version)
     old = build is not None and build <= LAST_BUILD_BEFORE_SPEC_RENAME
     notes: list[str] = []
@@ -212,3 +216,109 @@ def plain_argv(inp: EngineConfigInput) -> tuple[list[str], list[str]]:
     slots = ["--parallel", str(inp.parallel_slots)] if inp.parallel_slots else []
     return ["llama-server", *model, *place, *slots], setup
 
+
+
+# llama-server's own numbers (tools/server/README.md @00dc805): each response's `timings` ("such as the number of
+# tokens predicted_per_second"; draft_n / draft_n_accepted are the speculative counts it adds), GET /slots (on by
+# default) and, with --metrics only, Prometheus counters named llamacpp:spec_decode_*.
+METRICS = (
+    MetricRef(engine="llamacpp", name="timings.draft_n / timings.draft_n_accepted",
+              meaning="draft tokens proposed / accepted in one response (/completion, /v1/chat/completions); "
+                      "alpha = sum accepted / sum proposed over your requests"),
+    MetricRef(engine="llamacpp", name="timings.predicted_per_second",
+              meaning="decode tokens per second of the request (speedup = with / without speculation)"),
+    MetricRef(engine="llamacpp", name="GET /slots",
+              meaning="per slot: n_ctx, speculative (on/off) and params speculative.n_max / n_min / p_min: check "
+                      "the server runs the draft settings you passed"),
+    MetricRef(engine="llamacpp", name="llamacpp:spec_decode_num_drafts_total (with --metrics)",
+              meaning="verify steps; tau = 1 + llamacpp:spec_decode_num_accepted_tokens_total / this (deltas)"),
+)
+# The response fields ``measure`` reads (tools/measure/metrics.py).
+TIMINGS_DRAFTED = "draft_n"
+TIMINGS_ACCEPTED = "draft_n_accepted"
+# llama-server @00dc805 listens on 9931 by default (README "--port PORT ... default: 9931"; older builds 8080):
+# the plan starts it with --port 8080 so one address holds across builds.
+PLAN_PORT = 8080
+
+
+def parse_flags(command: str) -> dict[str, Any] | None:
+    """llama-server flags as ``{"spec-type": "draft-simple", "md": "...", ...}`` (single-dash flags too)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    out: dict[str, Any] = {}
+    for i, word in enumerate(words):
+        if not word.startswith("-") or word.lstrip("-")[:1].isdigit():
+            continue
+        key, eq, val = word.lstrip("-").partition("=")
+        if eq:
+            out[key] = val
+        elif i + 1 < len(words) and not words[i + 1].startswith("-"):
+            out[key] = words[i + 1]
+        else:
+            out[key] = True
+    return out
+
+
+def _plan_commands(launch: str, baseline: str, conc: str) -> list[str]:
+    # One local GPU holds one server: the speculative and the plain server run one after the other on one port.
+    return [
+        f"# 1. speculative:  {launch} --port {PLAN_PORT}",
+        f"specpick measure --endpoint http://127.0.0.1:{PLAN_PORT} --prompts prompts.jsonl "
+        f"--concurrency {conc} --expect recommendation.json   # reads each response's timings.draft_n / "
+        "draft_n_accepted",
+        f"curl -s http://127.0.0.1:{PLAN_PORT}/slots | python3 -m json.tool   # per slot: n_ctx, speculative, "
+        "params speculative.n_max / n_min / p_min (README @00dc805, GET /slots)",
+        f"curl -s http://127.0.0.1:{PLAN_PORT}/completion -d '{{\"prompt\": \"...\", \"n_predict\": 256}}' | "
+        "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"timings\"])'   # draft_n, draft_n_accepted, "
+        "predicted_per_second of one request",
+        f"# 2. stop it, then plain:  {baseline} --port {PLAN_PORT}   and rerun the same specpick measure line",
+    ]
+
+
+class LlamacppEngine(EngineSpec):
+    def emit(self, inp: EngineConfigInput, version: str) -> EngineConfig:
+        return emit(inp, version)
+
+    def parse(self, config: EngineConfig) -> dict[str, Any] | None:
+        flags = parse_flags(config.launch_command or config.config)
+        if flags is None:
+            return None
+        out: dict[str, Any] = dict(flags)
+        n = flags.get("spec-draft-n-max", flags.get("draft-max"))
+        draft = next((flags[f] for f in ("md", "model-draft", "spec-draft-hf", "hfd") if f in flags), None)
+        out.update(key=flags.get("spec-type"), num_draft_tokens=int(n) if isinstance(n, str) and n.isdigit()
+                   else None, draft_model=draft)
+        return out
+
+    def plain_argv(self, inp: EngineConfigInput) -> tuple[list[str], list[str]]:
+        return plain_argv(inp)
+
+    def serve_command(self, serve: ServeSpec, spec_args: list[str]) -> list[str]:
+        return [serve.executable, "-m", serve.model, "--alias", serve.served_name, "--host", "127.0.0.1", "--port",
+                str(serve.port), "--parallel", "1", *serve.extra_args, *spec_args]
+
+    def reserve(self, gpus: int, memory_gib: float, fixed_gib: float) -> tuple[float, str]:
+        return memory_gib, ("llama.cpp: no memory reservation fraction (it allocates the weights, the KV cache for "
+                            "-c and its compute buffers)")
+
+    def plan_commands(self, verifier: str, strategy: str, concurrency: int, levels: list[int], launch: str,
+                      baseline: str) -> list[str]:
+        return _plan_commands(launch, baseline, " ".join(str(c) for c in levels))
+
+
+ENGINE = LlamacppEngine(
+    name="llamacpp", label="llama.cpp", format="cli-flags", harness="llamacpp", metrics=METRICS,
+    metrics_port=PLAN_PORT,
+    read_step="Sum timings.draft_n and timings.draft_n_accepted over the responses: alpha = accepted / drafted. Each "
+              "response carries its own counts (nothing is cumulative); tau needs the number of drafts, which the "
+              "timings do not give: read it from /metrics (llamacpp:spec_decode_num_drafts_total, with --metrics) or "
+              "take tau from alpha at the N you ran.", single_user=True,
+    under_load="serve the extra users from a llama-server without --spec-type, or lower --spec-draft-n-max; each "
+               "--parallel slot drafts on its own and acceptance falls as drafting slots grow (llama.cpp#27117)",
+    kv_rollback=("removes the rejected draft positions from the slot's KV cache after each verify step "
+                 "(llama_memory_seq_rm); a draft model keeps its own context", "llama.cpp tools/server (server "
+                 "slot speculative loop)"),
+    launches=True,
+)

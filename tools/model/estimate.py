@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.engines.lookup import engines
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
@@ -48,7 +49,7 @@ TREE_DEPTH_SWEEP_MAX = 10
 # N afterwards; methods without one sweep to the generic limits above.
 # Heads loaded from their own repository draft trees (the methods tree options apply to).
 TREE_METHODS_WITH_HEADS: frozenset[str] = methods_where(tree_head=True)
-ENGINE_HARNESSES = ("vllm", "sglang", "trtllm")
+ENGINE_HARNESSES = tuple(e.harness for e in engines() if e.engine_harness)  # fitted on engine rows
 
 
 class TreeShape(BaseModel):

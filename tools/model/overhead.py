@@ -34,6 +34,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specpick.tools.engines.lookup import engines
 from specpick.tools.errors import InputError
 from specpick.tools.model import overhead_llamacpp as lcpp
 
@@ -428,9 +429,7 @@ def path_overhead_ms(overhead: RuntimeOverhead, path: ExecutionPath, *, forwards
             + per_forward * forwards)
 
 
-ENGINE_TO_HARNESS: dict[str, str] = {
-    "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm", "transformers": "transformers",
-    # llama.cpp's own constants, fitted on llama.cpp rows only (tools/model/overhead_llamacpp.py)
-    "llamacpp": "llamacpp",
-}
+# Each engine's runtime constants (EngineSpec.harness; llama.cpp's are fitted on llama.cpp rows only,
+# tools/model/overhead_llamacpp.py).
+ENGINE_TO_HARNESS: dict[str, str] = {e.name: e.harness for e in engines()}
 

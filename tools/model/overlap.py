@@ -28,17 +28,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.catalog.specs import version_key
+from specpick.tools.engines.lookup import engine as engine_spec, engines, is_engine
+from specpick.tools.engines.vllm import VLLM_ASYNC_SPEC_SINCE  # noqa: F401  (its home; re-exported for the calibration)
 from specpick.tools.model.estimate import ENGINE_HARNESSES
 from specpick.tools.methods import is_method, method_record
 from specpick.tools.vocab import SpecOverlap
 
-VLLM_ASYNC_SPEC_SINCE = "0.14.0"  # vllm#31998
-# vLLM: autoregressive heads (EAGLE/MTP) only, "non-EAGLE/MTP types" stay off (vllm#31998). SGLang spec v2: the
-# EAGLE/EAGLE3/NEXTN workers (autoregressive heads) and STANDALONE (a draft model), by SGLang algorithm name.
-SGLANG_SPEC_V2_STANDALONE = "STANDALONE"
-SGLANG_SPEC_V2_ENV = "SGLANG_ENABLE_SPEC_V2=1"
-OVERLAP_ENGINES = ("vllm", "sglang")  # the engines with a separate overlap mode in the model
+# The engines with a separate overlap mode in the model (each engine's own ``overlap``, tools/engines/).
+OVERLAP_ENGINES = tuple(e.name for e in engines() if e.overlap_mode)
 
 
 def overlap_setting_error(engine: str, setting: SpecOverlap) -> str | None:
@@ -71,19 +68,11 @@ def spec_overlap(engine: str, engine_version: str | None, method: str, *,
     if engine not in ENGINE_HARNESSES:
         return OverlapDecision(overlap=False, note=None)
     rec = method_record(method) if is_method(method) else None  # a row without a method, or no speculation
-    if engine == "vllm":
-        since = version_key(VLLM_ASYNC_SPEC_SINCE)
-        can = rec is not None and rec.autoregressive_head
-        default = can and (engine_version is None or version_key(engine_version) >= since)
-        what = (f"vLLM async scheduling with {method} speculation (default from {VLLM_ASYNC_SPEC_SINCE}, "
-                "vllm#31998)")
-    elif engine == "sglang":
-        can = rec is not None and (rec.autoregressive_head or rec.engine_key("sglang") == SGLANG_SPEC_V2_STANDALONE)
-        default = False
-        what = f"SGLang spec v2 overlap scheduling ({SGLANG_SPEC_V2_ENV}; chains of EAGLE/MTP/standalone only)"
-    else:
+    mode = engine_spec(engine).overlap(engine_version, method, rec) if is_engine(engine) else None
+    if mode is None:
         return OverlapDecision(overlap=False, note=f"{engine}: speculative host work costed as measured in its "
                                "engine rows (no separate overlap mode modelled)")
+    can, default, what = mode.can, mode.default, mode.what
     if setting == "off" or not can:
         why = "turned off" if setting == "off" else f"not available for {method}"
         return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} {why}")
@@ -96,5 +85,4 @@ def spec_overlap(engine: str, engine_version: str | None, method: str, *,
                                "predicts at concurrency 64)")
     version = f" {engine_version}" if engine_version else ""
     return OverlapDecision(overlap=False, note=f"speculative host work adds to each cycle: {what} is not on by "
-                           f"default in {engine}{version}" + (f"; set {SGLANG_SPEC_V2_ENV} and --spec-overlap on"
-                                                              if engine == "sglang" else ""))
+                           f"default in {engine}{version}" + mode.hint)

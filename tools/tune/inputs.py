@@ -9,10 +9,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from specpick.tools.engines.lookup import engines
 from specpick.tools.errors import InputError, format_validation_error
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import Method
 
+# The engines tune starts as servers (EngineSpec.launches).
+LaunchedEngine = Literal[tuple(e.name for e in engines() if e.launches)]  # type: ignore[valid-type]
 MAX_SETTINGS = 32  # draft lengths x concurrencies: each is a timed run on a live server
 MAX_DRAFT_LEN = 64
 
@@ -28,7 +31,7 @@ class TuneInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     method: Method = _opt("speculative method the servers run", default="ngram")
-    engine: Literal["vllm", "sglang", "llamacpp"] = _opt("serving engine", default="vllm")
+    engine: LaunchedEngine = _opt("serving engine", default="vllm")
     engine_version: str | None = _opt("engine release, for the emitted schedule (default: the newest tracked)",
                                       "V", default=None)
     draft_lengths: list[int] = _opt("draft lengths N to tune over", "N", default_factory=lambda: [2, 4, 6])

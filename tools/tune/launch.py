@@ -9,7 +9,6 @@ tool downloads.
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -21,9 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from specpick.tools.checks.engine_config import build_engine_config
-from specpick.tools.engines.setting import EngineConfigInput
 from pydantic import ValidationError
+
+from specpick.tools.checks.engine_config import build_engine_config
+from specpick.tools.engines.base import ServeSpec
+from specpick.tools.engines.lookup import engine, engines
+from specpick.tools.engines.setting import EngineConfigInput
 
 from specpick.tools.errors import InputError, ServiceError, format_validation_error
 
@@ -61,26 +63,19 @@ def speculative_args(spec: LaunchSpec, method: str, num_draft_tokens: int, draft
         ))
     except ValidationError as exc:
         raise InputError(format_validation_error(exc, audience="cli", subject="tune")) from None
-    if spec.engine == "vllm":
-        # Per-request figures ("detailed": accepted drafts per step) are what the per-position prediction reads.
-        return ["--speculative-config", cfg.config, "--per-request-spec-decode-metrics", "detailed"]
-    return shlex.split(cfg.config)  # SGLang and llama-server: the config is the flags themselves
+    return engine(spec.engine).serve_spec_args(cfg)
 
 
 def command(spec: LaunchSpec, port: int, spec_args: list[str]) -> list[str]:
-    """The full launch command for one server."""
-    if spec.engine == "vllm":
-        return [spec.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", spec.model,
-                "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
-                *spec.extra_args, *spec_args]
-    if spec.engine == "sglang":
-        return [spec.executable, "-m", "sglang.launch_server", "--model-path", spec.model, "--served-model-name",
-                SERVED_NAME, "--host", "127.0.0.1", "--port", str(port), *spec.extra_args, *spec_args]
-    if spec.engine == "llamacpp":
-        return [spec.executable, "-m", spec.model, "--alias", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
-                "--parallel", "1", *spec.extra_args, *spec_args]
-    raise InputError(f"specpick tune launches vllm, sglang or llamacpp servers, not {spec.engine}; run the server "
-                     "yourself and pass --endpoint N=URL")
+    """The full launch command for one server: the engine's own builder (tools/engines/), the one ``tune`` and
+    ``watch`` start."""
+    eng = engine(spec.engine)
+    if not eng.launches:
+        names = [e.name for e in engines() if e.launches]
+        can = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+        raise InputError(f"specpick tune launches {can} servers, not {spec.engine}; run the server "
+                         "yourself and pass --endpoint N=URL")
+    return eng.serve_command(ServeSpec(spec.executable, spec.model, port, SERVED_NAME, spec.extra_args), spec_args)
 
 
 def free_port() -> int:
