@@ -28,9 +28,14 @@ TOPS = ("tools", "skill", "evals")
 LAYERS: dict[str, int] = {
     "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.answer": 0,
     "tools.sanitize": 0, "tools.bootstrap": 0,
+    # The engine interface and registry (the closed set of engine names the input models read) at the bottom;
+    # the engine modules, which spell configurations and read the catalog and the Hub's id rules, above the hub
+    # and below every check, model, verb and planner module that asks an engine for its facts.
+    "tools.engines.base": 0, "tools.engines.registry": 0,
     "tools.catalog": 1, "tools.deployment": 1,
     "tools.arch": 2,
     "tools.hub": 3,
+    "tools.engines": 3.5,
     "tools.checks": 4,
     "tools.model": 5,
     # The resolver (names -> Deployment) and the builders of the model's and memory check's inputs: above the

@@ -1,7 +1,8 @@
 """Parse and check an emitted engine configuration, independently of the emitter (``tools/checks/engine_config.py``).
 
 The eval suite must catch the emitter being wrong, so this module re-reads the
-engines' rules from ENGINES.md section (b) rather than calling the emitter:
+engines' rules from ENGINES.md section (b) rather than calling the emitter; it reads a configuration with the
+engine's own ``parse`` (tools/engines/, the inverse of ``emit``, property-tested to round-trip):
 
 * vLLM ``--speculative-config`` JSON: parses, has ``method`` matching the strategy, ``model`` for model-based
   methods, ``num_speculative_tokens`` equal to N, ``draft_tensor_parallel_size`` 1 or the target TP (vllm#31345),
@@ -14,13 +15,11 @@ engines' rules from ENGINES.md section (b) rather than calling the emitter:
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from typing import Any
 
-import yaml
-
+from specpick.tools.answer import EngineConfig
+from specpick.tools.engines.lookup import engine as engine_spec, is_engine
 from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
 
@@ -44,110 +43,15 @@ LLAMACPP_REMOVED = ("draft-max", "draft-min", "draft", "draft-n")
 NEEDS_MODEL = SEPARATE_REPO_METHODS
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def parse_vllm(config: str, launch_command: str = "") -> dict[str, Any] | None:
-    """The speculative-config dict from the config text, or from ``--speculative-config`` in the command."""
-    found = _json_object(config.strip())
-    if found is not None:
-        return found
-    for text in (config, launch_command):
-        try:
-            words = shlex.split(text)
-        except ValueError:
-            continue
-        for i, word in enumerate(words):
-            if word.startswith("--speculative-config="):
-                found = _json_object(word.split("=", 1)[1])
-            elif word in ("--speculative-config", "--speculative_config") and i + 1 < len(words):
-                found = _json_object(words[i + 1])
-            if found is not None:
-                return found
-    return None
-
-
-def parse_sglang(config: str) -> dict[str, Any] | None:
-    """SGLang flags as ``{"speculative-algorithm": "EAGLE3", ...}`` (flags without a value map to True)."""
-    try:
-        words = shlex.split(config)
-    except ValueError:
-        return None
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if not word.startswith("--"):
-            i += 1
-            continue
-        key, eq, val = word[2:].partition("=")
-        if eq:
-            out[key] = val
-        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
-            out[key] = words[i + 1]
-            i += 1
-        else:
-            out[key] = True
-        i += 1
-    return out
-
-
-def parse_trtllm(config: str) -> dict[str, Any] | None:
-    """The ``speculative_config`` mapping of a TRT-LLM YAML (or the top level if it has ``decoding_type``)."""
-    try:
-        doc = yaml.safe_load(config)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(doc, dict):
-        return None
-    spec = doc.get("speculative_config", doc)
-    return spec if isinstance(spec, dict) else None
-
-
-def parse_kwargs(config: str) -> dict[str, str]:
-    """``key=value`` pairs of a Python kwargs string (values as source text)."""
-    return {m.group(1): m.group(2).strip() for m in re.finditer(r"\b([A-Za-z_]\w*)\s*=\s*([^,\n]+(?:\([^)]*\))?)",
-                                                                 config)}
-
-
 def parse_config(engine: str, fmt: str, config: str, launch_command: str = "") -> dict[str, Any] | None:
-    """Parsed config for ``engine`` (None when it does not parse)."""
-    if engine == "vllm":
-        return parse_vllm(config, launch_command)
-    if engine == "sglang":
-        return parse_sglang(config)
-    if engine == "trtllm":
-        return parse_trtllm(config)
-    if engine == "llamacpp":
-        return parse_llamacpp(launch_command or config)
-    if engine == "transformers":
-        return parse_kwargs(config) or None
-    return None
-
-
-def parse_llamacpp(command: str) -> dict[str, Any] | None:
-    """llama-server flags as ``{"spec-type": "draft-simple", "md": "...", ...}`` (single-dash flags too)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
+    """Parsed config for ``engine`` (None when it does not parse): the engine's own ``parse``, the inverse of its
+    ``emit`` (tools/engines/), which keeps the option names as the engine spells them (vLLM's JSON keys, SGLang's
+    and llama-server's flags without dashes, TensorRT-LLM's ``speculative_config`` keys, transformers' kwargs)."""
+    if not is_engine(engine):
         return None
-    out: dict[str, Any] = {}
-    for i, word in enumerate(words):
-        if not word.startswith("-") or word.lstrip("-")[:1].isdigit():
-            continue
-        key, eq, val = word.lstrip("-").partition("=")
-        if eq:
-            out[key] = val
-        elif i + 1 < len(words) and not words[i + 1].startswith("-"):
-            out[key] = words[i + 1]
-        else:
-            out[key] = True
-    return out
+    # Built without validation: a graded answer's format or engine version may be anything.
+    return engine_spec(engine).parse(EngineConfig.model_construct(
+        engine=engine, engine_version="", format=fmt, config=config, launch_command=launch_command))
 
 
 def _int(value: Any) -> int | None:

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from specpick.tools.engines import llamacpp, sglang, transformers, trtllm, vllm
 from specpick.tools.engines.base import EngineSpec
-from specpick.tools.engines.registry import names, register, registered
+from specpick.tools.engines.registry import is_registered, names, register, registered
+
+
+def _builtin(spec: EngineSpec) -> None:
+    if not is_registered(spec.name):  # a plugin registered before us may replace a built-in
+        register(spec.name, lambda: spec)
+
 
 for _module in (vllm, sglang, trtllm, llamacpp, transformers):
-    if registered(_module.ENGINE.name) is None:  # a plugin registered before us may replace a built-in
-        register(_module.ENGINE)
+    _builtin(_module.ENGINE)
 
 
 def engine(name: str) -> EngineSpec:
@@ -33,7 +38,7 @@ def engines() -> list[EngineSpec]:
 
 def is_engine(name: str | None) -> bool:
     """Whether ``name`` is a registered engine (harness names such as ``paper`` are not)."""
-    return name is not None and registered(name) is not None
+    return name is not None and is_registered(name)
 
 
 def label(name: str) -> str:

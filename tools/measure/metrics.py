@@ -24,15 +24,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.engines import sglang, vllm
 from specpick.tools.errors import RemoteDataError
 
 VLLM_PREFIX = "vllm:spec_decode_"
-VLLM_DRAFTS = "vllm:spec_decode_num_drafts_total"
-VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
-VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
-VLLM_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
-SGLANG_ACCEPT_LENGTH = "sglang:spec_accept_length"
-SGLANG_ACCEPT_RATE = "sglang:spec_accept_rate"
+# The metric names are the engines' own facts (tools/engines/vllm.py, sglang.py), named here by what they count.
+VLLM_DRAFTS = vllm.COUNTER_DRAFTS
+VLLM_DRAFT_TOKENS = vllm.COUNTER_DRAFT_TOKENS
+VLLM_ACCEPTED = vllm.COUNTER_ACCEPTED
+VLLM_PER_POS = vllm.COUNTER_ACCEPTED_PER_POS
+SGLANG_ACCEPT_LENGTH = sglang.GAUGE_ACCEPT_LENGTH
+SGLANG_ACCEPT_RATE = sglang.GAUGE_ACCEPT_RATE
 
 MAX_METRICS_BYTES = 16 * 2**20  # a metrics page is tens of KB; refuse anything absurd
 # No engine drafts more than this many tokens per verify step (vLLM and SGLang configs are single digits to a few
