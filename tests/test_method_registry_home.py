@@ -23,7 +23,7 @@ SCANNED = ("tools", "skill", "evals")
 # Comparisons with a method's name still allowed per file, and why they remain. The count may only fall.
 COMPARISONS_ALLOWED: dict[str, tuple[int, str]] = {
     # Engine option spellings: each branch writes one method's own engine options (cited in the emitter).
-    "tools/checks/engine_emitters.py": (4, "a method's own vLLM options (DSpark sampling, draft TP, n-gram, suffix)"),
+    "tools/engines/vllm.py": (4, "a method's own vLLM options (DSpark sampling, draft TP, n-gram, suffix)"),
     "tools/engines/llamacpp.py": (2, "a separate draft model's GGUF quantization and draft flags"),
     "tools/commands/engine_config.py": (3, "flags that exist for one method only (prompt lookup, TRT-LLM EAGLE-3)"),
     "evals/evaluators/configcheck.py": (7, "the grader re-reads one method's own engine options"),
