@@ -61,3 +61,9 @@ def test_parse_inverts_emit(engine_name: str, method: str, n: int, top_k: int) -
         assert parsed["draft_model"] == DRAFT
     if inp.tree_top_k > 1:
         assert parsed["tree_top_k"] == inp.tree_top_k
+
+
+@pytest.mark.parametrize(("engine_name", "method"), PAIRS[:: max(1, len(PAIRS) // 12)])
+def test_the_engine_reads_its_method_spellings_from_the_method_record(engine_name: str, method: str) -> None:
+    assert engine(engine_name).method_names(method) == method_record(method).engine_names(engine_name)
+    assert engine(engine_name).method_names("none") == ()

@@ -19,6 +19,7 @@ from specpick.evals.evaluators.contradiction import grade_contradiction
 from specpick.evals.evaluators.prose import grade_asked, grade_mentions, grade_sections
 from specpick.evals.dataset import ERROR_EXIT
 from specpick.skill.schema import Recommendation
+from specpick.tools.engines.lookup import engine as engine_spec, is_engine
 from specpick.tools.vocab import TREE_METHODS, TRAINED_HEAD_METHODS
 
 __all__ = ["CHECK_NAMES", "GRADERS", "CheckResult", "GradeContext", "Grader", "Status", "grade"]
@@ -286,10 +287,6 @@ def _fallback(ctx: GradeContext, rec: Recommendation) -> CheckResult:
     return check_result("fallback", not bad, "; ".join(bad) or f"triggers on {sorted(metrics)}")
 
 
-_ENGINE_METRICS = {
-    "vllm": ("vllm:spec_decode_num_accepted_tokens", "vllm:spec_decode_num_draft_tokens", "vllm:spec_decode_num_drafts"),
-    "sglang": ("sglang:spec_accept_length",),
-}
 
 
 def _measurement_metrics(ctx: GradeContext, rec: Recommendation) -> CheckResult:
@@ -298,8 +295,8 @@ def _measurement_metrics(ctx: GradeContext, rec: Recommendation) -> CheckResult:
     if rec.strategy == "none":
         return not_applicable("measurement_metrics", "speculation off")
     text = " ".join([x.name for x in m.metrics] + m.commands + m.steps)
-    need = _ENGINE_METRICS.get(rec.engine, ())
-    missing = [n for n in need if n not in text]  # "_total" suffixed names contain the base name
+    need = engine_spec(rec.engine).read_metrics if is_engine(rec.engine) else ()  # the names `measure` reads
+    missing = [n for n in need if n not in text]
     bad = [f"missing {missing}"] if missing else []
     if not m.commands:
         bad.append("no commands")

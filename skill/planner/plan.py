@@ -37,6 +37,7 @@ from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import MEASURED_TAU_METHODS
 from specpick.tools.checks.method_fit import draft_tensor_parallel
+from specpick.tools.engines.lookup import engine as engine_spec
 from specpick.tools.engines.setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
 
@@ -272,7 +273,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     # reaches a batch where speculation stops paying, so there is no threshold to set.
     disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
                                                   (ctx.concurrency > 1 or inp.latency == "throughput")) else None
-    ranges = draft_schedule(ctx, chosen) if chosen.engine in ("vllm", "trtllm") else []
+    ranges = draft_schedule(ctx, chosen) if engine_spec(chosen.engine).schedule_form else []  # a per-batch key
     if ranges:
         rationale.append(f"Per-batch-size draft length (same N rule at each batch the model sweeps, up to the "
                          f"{chosen.estimate.max_batch} sequences that fit in memory): {schedule_text(ranges)}.")

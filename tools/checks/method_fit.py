@@ -15,6 +15,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import NO_DRAFT, DraftWeights, KvLoad, VramResult, fit_specs
 from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
 from specpick.tools.deployment import Hardware
+from specpick.tools.engines.lookup import offloads, splits_layers
 from specpick.tools.methods import REGISTRY
 from specpick.tools.validation import valid_tp_sizes
 
@@ -61,7 +62,7 @@ def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, dr
     fit = fit_specs(verifier, hw, draft=weights, kv=replace(kv, kv_cache_dtype=sizable_kv_dtype(kv.kv_cache_dtype)),
                     quantization=quantization, engine=engine)
     # Unified memory (Apple M-series, Strix Halo, DGX Spark): the GPU's memory is the system RAM, nothing to offload to.
-    if engine == "llamacpp" and not fit.fits and not hw.gpu.unified_memory:
+    if offloads(engine) and not fit.fits and not hw.gpu.unified_memory:
         fit = with_offload(fit, verifier, hw, kv)
     if head is not None and head_b is None and method in OWN_REPO_HEADS:
         fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
@@ -130,7 +131,7 @@ def fit_options(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, d
         bigger = method_fit(verifier, replace(hw, gpus=more), quantization=quantization, **kw)  # type: ignore[arg-type]
         if bigger.fits:
             # llama.cpp splits whole layers over its GPUs (--split-mode layer, its default; PCIe suffices).
-            split = "layer split, --split-mode layer" if engine == "llamacpp" else f"tensor parallel {more}"
+            split = "layer split, --split-mode layer" if splits_layers(engine) else f"tensor parallel {more}"
             out.append(f"{more}x {gpu.key} ({split}; up to {bigger.max_concurrency_at_context} "
                        f"sequences at {kv.context_tokens} tokens)")
             break

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.engines.lookup import engine as engine_spec
+from specpick.tools.engines.lookup import engine as engine_spec, splits_layers
 from specpick.tools.errors import InputError
 from specpick.tools.arch.kv import KV_DTYPE_BYTES, kv_bytes_per_sequence
 from specpick.tools.arch.params import count_params
@@ -250,7 +250,7 @@ def _sizing_notes(verifier: ModelSpec, hw: Hardware, kv: KvLoad, quant: str, res
         f"memory reservation: {reserve_text}, of {hw.gpu.memory_gib:g} GiB per GPU (marketed GB of HBM parts are "
         "binary GiB)",
         f"weights at {quant} ({BYTES_PER_PARAM[quant]:.3g} bytes/param), "
-        + (f"split by layer over {hw.gpus} GPU(s) (--split-mode layer)" if engine == "llamacpp"
+        + (f"split by layer over {hw.gpus} GPU(s) (--split-mode layer)" if splits_layers(engine)
            else f"sharded over TP={hw.gpus}"),
         f"{RUNTIME_OVERHEAD_GIB} GiB per GPU for activations, CUDA graphs and sampler buffers (stated assumption)",
         f"KV cache dtype {kv.kv_cache_dtype} ({KV_DTYPE_BYTES[kv.kv_cache_dtype]:g} bytes/element), "

@@ -6,7 +6,7 @@ translated for every engine we track, or the reason an engine cannot run it is g
 
 from __future__ import annotations
 
-from specpick.tools.engines.lookup import label as engine_label
+from specpick.tools.engines.lookup import engine as engine_spec, label as engine_label
 from specpick.tools.checks.engine_config import EngineConfig, EngineConfigInput, build_engine_config
 from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
 from specpick.tools.deployment import Deployment
@@ -44,7 +44,7 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
 
 def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int | None], list[str]]:
     """llama.cpp's -ngl / --n-cpu-moe from the deployment's memory check (``--gpu``), unless the user gave them."""
-    if inp.gpu is None or inp.engine != "llamacpp":
+    if inp.gpu is None or not engine_spec(inp.engine).sizes_placement:
         return {}, ([f"--gpu {inp.gpu}: the {engine_label(inp.engine)} configuration does not depend on it (it "
                      "sizes llama.cpp's layer split only)"] if inp.gpu is not None else [])
     if inp.gpu_layers is not None or inp.n_cpu_moe is not None:
@@ -73,7 +73,7 @@ def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int |
 def deployment_query(inp: EngineConfigInput) -> DeploymentQuery:
     """The deployment `engine-config` emits for, in the resolver's terms (TP checked against the verifier's heads)."""
     # A GGUF build: the resolver answers for the model it was made from (the one name rule of every verb).
-    sized = inp.gpu is not None and inp.engine == "llamacpp"
+    sized = inp.gpu is not None and engine_spec(inp.engine).sizes_placement
     return DeploymentQuery(verifier=inp.verifier, gpus=inp.tensor_parallel, engine=inp.engine,
                            engine_version=inp.engine_version, catalog_only=True, gpus_flag="--tensor-parallel",
                            # without --gpu engine-config sizes nothing (1 token passes every limit check); with it

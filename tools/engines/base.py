@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specpick.tools.answer import EngineConfig, MetricRef
+from specpick.tools.methods import is_method, method_record
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -90,6 +91,11 @@ class EngineSpec:
         schedule_form: how it takes a per-batch draft-length schedule ("" when it has none).
         tree_methods: methods it drafts a top-k tree for (the others run chains).
         kv_rollback: (how it takes back rejected drafts' KV, source).
+        read_metrics: the metric names ``measure`` reads from it, which a measurement plan must name.
+        sizes_placement: its configuration places the verifier's layers from the memory check (``--gpu``).
+        layer_split: it splits whole layers over its GPUs (``--split-mode layer``) rather than tensor parallel.
+        offloads: it runs the layers that do not fit the GPUs from system RAM (partial offload).
+        serve_binary: the program ``tune`` starts when the user names none ("": this Python, ``-m`` the engine).
         launches: ``tune`` can start it as a server.
         overlap_mode: it has an overlap mode of its own that ``--spec-overlap`` states.
         plain_setup: a plain launch needs setup lines (conversion) the emitter writes.
@@ -110,10 +116,20 @@ class EngineSpec:
     tree_methods: frozenset[str] = frozenset()
     kv_rollback: tuple[str, str] = ("writes draft KV into paged slots and discards rejected ones",
                                     "engine design (paged KV)")
+    read_metrics: tuple[str, ...] = ()
+    sizes_placement: bool = False
+    layer_split: bool = False
+    offloads: bool = False
+    serve_binary: str = ""
     launches: bool = False
     overlap_mode: bool = False
 
     # -- configurations -------------------------------------------------------------------------------------
+    def method_names(self, method: str) -> tuple[str, ...]:
+        """Every spelling this engine accepts for ``method``, the one it is emitted with first (the method's own
+        record holds them, each cited: ``MethodRecord.engine_keys``); empty when it has no word for it."""
+        return method_record(method).engine_names(self.name) if is_method(method) else ()
+
     def emit(self, inp: Any, version: str) -> EngineConfig:
         """The configuration for one speculative setting (an ``EngineConfigInput``), at release ``version``."""
         raise NotImplementedError

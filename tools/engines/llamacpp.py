@@ -320,5 +320,5 @@ ENGINE = LlamacppEngine(
     kv_rollback=("removes the rejected draft positions from the slot's KV cache after each verify step "
                  "(llama_memory_seq_rm); a draft model keeps its own context", "llama.cpp tools/server (server "
                  "slot speculative loop)"),
-    launches=True,
+    launches=True, sizes_placement=True, layer_split=True, offloads=True, serve_binary="llama-server",
 )

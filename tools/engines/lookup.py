@@ -41,6 +41,16 @@ def is_engine(name: str | None) -> bool:
     return name is not None and is_registered(name)
 
 
+def splits_layers(name: str | None) -> bool:
+    """Whether engine ``name`` (None: not given) splits whole layers over its GPUs rather than tensor parallel."""
+    return is_engine(name) and engine(name).layer_split  # type: ignore[arg-type]
+
+
+def offloads(name: str | None) -> bool:
+    """Whether engine ``name`` (None: not given) runs the layers that do not fit from system RAM."""
+    return is_engine(name) and engine(name).offloads  # type: ignore[arg-type]
+
+
 def label(name: str) -> str:
     """How answers name engine ``name``."""
     return engine(name).label

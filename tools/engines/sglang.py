@@ -190,5 +190,5 @@ ENGINE = SglangEngine(
     reservation=Reservation("mem_fraction_static"),
     under_load="run a second replica without speculation for high-load traffic, or lower the draft length (SGLang "
                "has no per-batch switch in the versions we track)",
-    tree_methods=EAGLE_METHODS, launches=True, overlap_mode=True,
+    tree_methods=EAGLE_METHODS, launches=True, read_metrics=(GAUGE_ACCEPT_LENGTH,), overlap_mode=True,
 )

@@ -218,5 +218,6 @@ ENGINE = VllmEngine(
     under_load="turn speculation off above that batch size: vLLM `disable_by_batch_size` (early-2026) or a measured "
                "`num_speculative_tokens_per_batch_size` schedule (newer; vllm#49548 shows a badly set threshold "
                "collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)",
-    schedule_form="num_speculative_tokens_per_batch_size", launches=True, overlap_mode=True,
+    schedule_form="num_speculative_tokens_per_batch_size", launches=True,
+    read_metrics=(COUNTER_ACCEPTED, COUNTER_DRAFT_TOKENS, COUNTER_DRAFTS), overlap_mode=True,
 )

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from specpick.tools.engines.lookup import engines
+from specpick.tools.engines.lookup import engine, engines
 from specpick.tools.errors import InputError, format_validation_error
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import Method
@@ -143,4 +143,4 @@ def serve_args(inp: TuneInput) -> tuple[str, ...]:
 
 
 def default_executable(inp: TuneInput) -> str:
-    return inp.serve_executable or ("llama-server" if inp.engine == "llamacpp" else sys.executable)
+    return inp.serve_executable or engine(inp.engine).serve_binary or sys.executable
