@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,23 @@ def test_classes_get_opposite_decisions_when_their_intervals_say_so() -> None:
     assert by_name["copy"].decision == "on" and by_name["copy"].speedup > 1.5
     assert by_name["free"].decision == "off" and by_name["free"].speedup < 1.0
     assert by_name["copy"].speedup_low < by_name["copy"].speedup_high
+
+
+def _k_at(ranges: list[list[int]] | list[tuple[int, int, int]], batch: int) -> int:
+    return next(k for a, e, k in ranges if a <= batch <= e)
+
+
+@pytest.mark.parametrize("schedule", [
+    [(1, 1, 2), (2, 64, 0)],              # on at one user, off above: the off tail is vLLM's K=0 range
+    [(1, 4, 4), (5, 16, 2), (17, 64, 0)],
+    [(1, 1, 2), (2, 3, 0), (4, 64, 4)],   # noisy measurements: off between two ranges that draft
+    [(1, 64, 3)],
+])
+def test_tune_spells_every_batch_sizes_k_for_vllm(prompts: Path, schedule: list[tuple[int, int, int]]) -> None:
+    """The vLLM config tune prints gives each batch size the K tune chose, whatever shape the schedule has."""
+    from specpick.tools.tune.run import _configs
+    inp = tune_input(prompts=prompts, max_batch_size=64, serve_model="HuggingFaceTB/SmolLM2-135M-Instruct")
+    configs = _configs(inp, schedule)
+    vllm = next(c for c in configs if c.engine == "vllm")
+    emitted = json.loads(vllm.config)["num_speculative_tokens_per_batch_size"]
+    assert [_k_at(emitted, b) for b in range(1, 65)] == [_k_at(schedule, b) for b in range(1, 65)]

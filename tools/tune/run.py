@@ -84,8 +84,11 @@ def _configs(inp: TuneInput, schedule: list[tuple[int, int, int]]) -> list[Engin
     top_n = max(k for _, _, k in schedule)
     if top_n == 0:
         return []
-    text = [f"{a}-{b}:{k}" for a, b, k in schedule if k > 0]
-    off = next((a for a, _, k in schedule if k == 0 and a > 1), None)
+    # The trailing K=0 ranges become the engine's off threshold; a K=0 range between two that draft stays a range
+    # (noisy measurements can give 2, 0, 4): dropping it would leave the ranges non-contiguous, and no config.
+    last_on = max(i for i, (_, _, k) in enumerate(schedule) if k > 0)
+    text = [f"{a}-{b}:{k}" for a, b, k in schedule[:last_on + 1]]
+    off = schedule[last_on + 1][0] if last_on + 1 < len(schedule) else None
     out = []
     # A local folder or .gguf path is no repo id: the commands name a placeholder the user swaps for their model.
     model = inp.serve_model if inp.serve_model and REPO_ID.fullmatch(inp.serve_model) else "your-org/your-model"
