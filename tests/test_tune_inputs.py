@@ -99,9 +99,9 @@ def _k_at(ranges: list[list[int]] | list[tuple[int, int, int]], batch: int) -> i
 ])
 def test_tune_spells_every_batch_sizes_k_for_vllm(prompts: Path, schedule: list[tuple[int, int, int]]) -> None:
     """The vLLM config tune prints gives each batch size the K tune chose, whatever shape the schedule has."""
-    from specpick.tools.tune.run import _configs
+    from specpick.tools.tune.run import schedule_configs
     inp = tune_input(prompts=prompts, max_batch_size=64, serve_model="HuggingFaceTB/SmolLM2-135M-Instruct")
-    configs = _configs(inp, schedule)
+    configs = schedule_configs(inp, schedule)
     vllm = next(c for c in configs if c.engine == "vllm")
     emitted = json.loads(vllm.config)["num_speculative_tokens_per_batch_size"]
     assert [_k_at(emitted, b) for b in range(1, 65)] == [_k_at(schedule, b) for b in range(1, 65)]

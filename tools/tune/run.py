@@ -79,7 +79,7 @@ class _Runner:
                 return _measure(inp, n, url, base_url, progress)
 
 
-def _configs(inp: TuneInput, schedule: list[tuple[int, int, int]]) -> list[EngineConfig]:
+def schedule_configs(inp: TuneInput, schedule: list[tuple[int, int, int]]) -> list[EngineConfig]:
     """The schedule spelled for the engine tuned (and the others that take a per-batch schedule)."""
     top_n = max(k for _, _, k in schedule)
     if top_n == 0:
@@ -154,7 +154,8 @@ def run_tune(inp: TuneInput, progress: ProgressFn | None = None) -> TuneReport:
     schedule = schedule_ranges(best, inp.max_batch_size)
     report = TuneReport(
         engine=inp.engine, method=inp.method, points=pts, best_n=best, schedule=schedule,
-        configs=_configs(inp, schedule), runs_measured=len(done), runs_saved=len(lengths) - len(set(done) & set(lengths)),
+        configs=schedule_configs(inp, schedule), runs_measured=len(done),
+        runs_saved=len(lengths) - len(set(done) & set(lengths)),
         results_file=str(inp.results), assumptions=_assumptions(inp, can_predict), warnings=warnings)
     for run in done.values():
         report.warnings += [w for w in run.warnings if w not in report.warnings]
