@@ -11,22 +11,26 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-Inputs = dict[str, Any]
+from specpick.skill.planner.triggers import (
+    HIGH_TEMPERATURE_ABOVE, LONG_CONTEXT_TOKENS, beam, concurrent, exotic_kv, hot, long_context, pipelined, quantized,
+)
 
-# Context from which decode stays memory-bound at higher batch (MagicDec, arXiv 2408.11049, reports its gains from
-# 32k tokens; published_measurements.csv MAGICDEC rows).
-LONG_CONTEXT_TOKENS = 32_768
-# Above this temperature sampling is "high-temp" (tools/vocab.py Sampling: low-temp is T <= 0.7).
-HIGH_TEMPERATURE = 0.7
+Inputs = dict[str, Any]
+# The planner's own conditions and cuts (skill/planner/triggers.py): a case can only require a flag where the planner
+# raises it. Kept under the old names for the callers that read them.
+HIGH_TEMPERATURE = HIGH_TEMPERATURE_ABOVE
+# A case's inputs without a context: the context the evals assume (the planner's own default is typical-for-workload;
+# 4096 is below every long-context cut, so an unstated context never triggers the flag).
+UNSTATED_CONTEXT_TOKENS = 4096
 
 
 def _concurrent(i: Inputs) -> bool:
-    return int(i.get("concurrency", 1)) > 1 or i.get("latency") == "throughput"
+    return concurrent(int(i.get("concurrency", 1)), i.get("latency"))
 
 
 def _hot(i: Inputs) -> bool:
     temp = i.get("temperature")
-    return i.get("sampling") == "high-temp" if temp is None else float(temp) > HIGH_TEMPERATURE
+    return i.get("sampling") == "high-temp" if temp is None else hot(float(temp))
 
 
 # flag id -> (what must hold in the inputs, the words for the error message)
@@ -35,16 +39,16 @@ FLAG_TRIGGERS: dict[str, tuple[Callable[[Inputs], bool], str]] = {
     "large_k_high_load": (_concurrent, "concurrency > 1 or latency: throughput (vLLM #6494, #21278)"),
     "concurrency_acceptance": (_concurrent, "concurrency > 1 or latency: throughput"),
     "high_temperature": (_hot, f"sampling: high-temp or temperature > {HIGH_TEMPERATURE}"),
-    "beam_search": (lambda i: i.get("sampling") == "beam", "sampling: beam"),
-    "pipeline_parallel": (lambda i: int(i.get("pipeline_parallel", 1)) > 1, "pipeline_parallel > 1"),
+    "beam_search": (lambda i: beam(i.get("sampling")), "sampling: beam"),
+    "pipeline_parallel": (lambda i: pipelined(int(i.get("pipeline_parallel", 1))), "pipeline_parallel > 1"),
     "lora": (lambda i: bool(i.get("lora")), "lora: true"),
-    "exotic_kv_quant": (lambda i: i.get("kv_cache_dtype") not in (None, "auto", "fp8", "bf16", "fp16"),
+    "exotic_kv_quant": (lambda i: exotic_kv(i.get("kv_cache_dtype")),
                         "an exotic kv_cache_dtype (vLLM #40831)"),
-    "quantized_verifier_bf16_head": (lambda i: i.get("quantization") not in (None, "bf16", "fp16"),
+    "quantized_verifier_bf16_head": (lambda i: quantized(i.get("quantization")),
                                      "a quantized verifier (quantization fp8/int8/int4/mxfp4)"),
     "transformers_batch1": (lambda i: i.get("engine") == "transformers", "engine: transformers"),
     "transformers_padded_vocab": (lambda i: i.get("engine") == "transformers", "engine: transformers"),
-    "long_context": (lambda i: int(i.get("context_tokens", 4096)) >= LONG_CONTEXT_TOKENS,
+    "long_context": (lambda i: long_context(int(i.get("context_tokens", UNSTATED_CONTEXT_TOKENS))),
                      f"context_tokens >= {LONG_CONTEXT_TOKENS}"),
 }
 

@@ -70,7 +70,7 @@ def _recommend(d: Deployment):
 
 def _speedup(d: Deployment):
     return estimate_speedup(SpeedupInput(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, method=d.method,
-                                         engine=d.engine, workload=d.workload, batch=d.concurrency,
+                                         engine=d.engine, workload=d.workload, concurrency=d.concurrency,
                                          context_tokens=d.context_tokens, draft=d.draft,
                                          quantization=d.quantization))
 
@@ -161,7 +161,7 @@ def test_memory_reservation_is_the_engines_own(engine, phrase):
 def test_fp8_kv_cache_gives_the_same_memory_cap_in_speedup_and_vram():
     d = Deployment("70b-fp8-kv", "llama-3.1-70b", "H100", 2, "ngram", "vllm", concurrency=6, context_tokens=8192)
     sp = estimate_speedup(SpeedupInput(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, method=d.method, engine=d.engine,
-                                       workload="chat", batch=d.concurrency, context_tokens=d.context_tokens,
+                                       workload="chat", concurrency=d.concurrency, context_tokens=d.context_tokens,
                                        kv_cache_dtype="fp8"))
     fit = vram_fit(VramInput(verifier=d.verifier, gpu=d.gpu, gpus=d.gpus, engine=d.engine, kv_cache_dtype="fp8",
                              context_tokens=d.context_tokens, concurrency=d.concurrency))

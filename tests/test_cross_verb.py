@@ -106,7 +106,7 @@ def _speedup(c: Case, **fixed: object) -> SpeedupAnswer:
     kw = {k: v for k, v in dict(context_tokens=c.context_tokens,
                                 draft=c.setup.draft if c.method == "draft_model" else None).items() if v is not None}
     return estimate_speedup(SpeedupInput(verifier=c.setup.verifier, gpu=c.setup.gpu, gpus=c.setup.gpus,
-                                         method=c.method, engine=c.engine, workload=c.workload, batch=c.concurrency,
+                                         method=c.method, engine=c.engine, workload=c.workload, concurrency=c.concurrency,
                                          dp_attention=c.dp_attention, **kw, **fixed))  # type: ignore[arg-type]
 
 

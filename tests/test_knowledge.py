@@ -50,3 +50,22 @@ def test_a_cached_answer_that_reads_the_catalog_is_forgotten_by_reload(monkeypat
     assert prior_rows.row_family("Zeta-Mini-9B (chat)") == "zeta"
     monkeypatch.undo()
     knowledge().reload()
+
+
+def test_reload_drops_the_tables_built_from_published_and_engine_rows(monkeypatch) -> None:
+    # Issue 33: these were module lru_caches over the rows a reload re-reads; each is now kept on Knowledge, so a
+    # reload makes the next call rebuild it from whatever the rows are then.
+    from specpick.tools.calibration import engine_rows
+    from specpick.tools.model import prior_rows, prior_rules, same_setup
+
+    built: list[str] = []
+    for module, name in ((same_setup, "_paper_rows"), (prior_rules, "tree_factor"),
+                         (prior_rows, "draft_ratio_slope"), (engine_rows, "load_engine_rows")):
+        fn = getattr(module, name)
+        first = fn()
+        assert fn() is first  # cached between reloads
+        knowledge().reload()
+        again = fn()
+        assert again == first and again is not first, name  # rebuilt after the reload
+        built.append(name)
+    assert len(built) == 4

@@ -27,7 +27,7 @@ TOPS = ("tools", "skill", "evals")
 # may import each other (still without cycles).
 LAYERS: dict[str, int] = {
     "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.answer": 0,
-    "tools.sanitize": 0, "tools.bootstrap": 0,
+    "tools.sanitize": 0, "tools.bootstrap": 0, "tools.deployment_input": 0,
     # The engine interface and registry (the closed set of engine names the input models read) at the bottom;
     # the engine modules, which spell configurations and read the catalog and the Hub's id rules, above the hub
     # and below every check, model, verb and planner module that asks an engine for its facts.

@@ -550,11 +550,12 @@ def test_a_users_draft_slower_than_none_gives_way_unless_the_method_is_forced():
 def test_the_fallback_never_asks_for_an_mtp_length_the_tuning_refuses():
     # seed_adjustment caps MTP at 3 (one MTP layer reused per position); the "alpha > 0.9" fallback must not then
     # say "raise N to 7" for MTP, while a head without that limit is raised to 7 (the seed rule).
-    from specpick.skill.planner.fallback import build_fallback
+    from specpick.skill.planner.fallback import FallbackQuery, build_fallback
 
     def raised(strategy: str) -> list[int | None]:
-        steps = build_fallback(strategy=strategy, num_draft_tokens=1, expected_speedup=1.3, tau_range=(1.7, 1.9),
-                               break_even=None, concurrency=1, engine="llamacpp", alternatives=[], chain=True)
+        steps = build_fallback(FallbackQuery(strategy=strategy, num_draft_tokens=1,
+                                             tau_range=(1.7, 1.9), break_even=None, concurrency=1, engine="llamacpp",
+                                             chain=True))
         return [s.next_num_draft_tokens for s in steps
                 if s.trigger is not None and s.trigger.metric == "alpha" and s.trigger.op == ">"]
 

@@ -118,7 +118,7 @@ def test_one_estimate_benchmark():
     """Prints the time of one warm estimate with both sweeps (a benchmark figure, not a timed assert)."""
     est(verifier="llama-3.1-8b", method="eagle3", gpu="H100", workload="chat")  # warm caches and CSVs
     t = time.perf_counter()
-    r = est(verifier="qwen2.5-72b", method="draft_model", gpu="H100", gpus=4, workload="code", batch=8)
+    r = est(verifier="qwen2.5-72b", method="draft_model", gpu="H100", gpus=4, workload="code", concurrency=8)
     elapsed = time.perf_counter() - t
     print(f"benchmark: estimate_speedup with N and batch sweeps: {elapsed * 1e3:.1f} ms")
     assert r.draft_sweep and r.batch_sweep
@@ -127,7 +127,7 @@ def test_one_estimate_benchmark():
 def test_every_field_has_a_description_for_the_cli_and_tool_schema():
     schema = SpeedupInput.model_json_schema()
     for name in ("verifier", "method", "draft", "draft_params_b", "gpu", "gpus", "workload", "temperature",
-                 "batch", "num_draft_tokens", "alpha", "tau", "engine"):
+                 "concurrency", "measured_n", "measured_speedup", "num_draft_tokens", "alpha", "tau", "engine"):
         assert schema["properties"][name].get("description"), name
 
 
@@ -135,15 +135,15 @@ BAD = [
     ({"alpha": 0.0}, "--alpha"), ({"alpha": 1.0}, "--alpha"), ({"alpha": 1.5}, "--alpha"),
     ({"alpha": -0.2}, "--alpha"), ({"tau": 0.5}, "--tau"), ({"alpha": 0.7, "tau": 3.0}, "not both"),
     ({"num_draft_tokens": 0}, "--num-draft-tokens"), ({"num_draft_tokens": 65}, "--num-draft-tokens"),
-    ({"batch": 0}, "--batch"), ({"batch": 10_000_000}, "--batch"), ({"gpus": 0}, "--gpus"),
+    ({"concurrency": 0}, "--concurrency"), ({"concurrency": 10_000_000}, "--concurrency"), ({"gpus": 0}, "--gpus"),
     ({"temperature": -1.0}, "--temperature"), ({"temperature": 7.0}, "--temperature"),
-    ({"context_tokens": -5}, "--context-tokens"), ({"tau": 9.0, "num_draft_tokens": 3}, "impossible"),
+    ({"context_tokens": -5}, "--context"), ({"tau": 9.0, "num_draft_tokens": 3}, "impossible"),
     ({"method": "eagle", "draft": "llama-3.2-1b"}, "only apply to method draft_model"),
     ({"method": "draft_model", "draft": "llama-3.2-1b", "draft_params_b": 1.0}, "not both"),
     ({"method": "draft_model", "draft_params_b": -1.0}, "--draft-params-b"),
     ({"method": "draft_model", "draft_params_b": 0.0}, "--draft-params-b"),
     ({"method": "ngram", "tree_top_k": 4}, "tree options"),
-    ({"engine": "transformers", "batch": 4, "method": "draft_model"}, "batch 1"),
+    ({"engine": "transformers", "concurrency": 4, "method": "draft_model"}, "batch 1"),
     ({"method": "eagle", "tree_depth": 4, "num_draft_tokens": 5}, "disagree"),
 ]
 

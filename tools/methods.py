@@ -59,6 +59,8 @@ class MethodRecord:
             and its decay along the chain are properties of the model family.
         start_draft_len: the draft length the planner starts tuning from, where the method has a published one.
         max_sweep_draft_len: the longest N the draft-length sweep tries (None: the model's generic limit).
+        sweep_len_is_cap: ``max_sweep_draft_len`` is where measured speed peaks (longer N was measured and lost),
+            not only the longest N published: no rule lengthens N past it, and no answer calls longer N untested.
         chain_decay: where acceptance falls along the chain (``ChainDecay``).
         autoregressive_head: a head drafting one token per forward from its own last hidden state (EAGLE-1/2/3,
             MTP): the kind engines schedule asynchronously, adapt the steps of, and refresh with an extend forward.
@@ -121,6 +123,7 @@ class MethodRecord:
     own_module: bool = False
     start_draft_len: int | None = None
     max_sweep_draft_len: int | None = None
+    sweep_len_is_cap: bool = False
     chain_decay: ChainDecay = "none"
     autoregressive_head: bool = False
     tree_is_its_gain: bool = False
@@ -252,7 +255,7 @@ REGISTRY: tuple[MethodRecord, ...] = (
                  native_format="medusa",
                  answer_label="Medusa", engine_preference=("vllm", "trtllm")),
     MethodRecord("mtp", "MTP", "head", "verifier_layers", "chain", head_kind="mtp", own_module=True,
-                 max_sweep_draft_len=3, chain_decay="always", autoregressive_head=True,
+                 max_sweep_draft_len=3, sweep_len_is_cap=True, chain_decay="always", autoregressive_head=True,
                  engine_keys=(("vllm", ("mtp",)), ("sglang", ("NEXTN", "EAGLE")), ("trtllm", ("MTP",)),
                               ("llamacpp", ("draft-mtp",))),
                  batch_scheduled=True, speculators_type=True, blocking_flags=("mtp_not_available",),

@@ -170,6 +170,11 @@ LatencyTarget = Literal["interactive", "throughput"]
 Verdict = Literal["pass", "warn", "fail", "info"]
 
 
+# The one home of the low-temp / high-temp cut: sampling above it is "high-temp" (the planner's N rule and flag, the
+# evals' flag triggers and the priors all read it; source in sampling_from_temperature's docstring).
+HIGH_TEMPERATURE_ABOVE = 0.7
+
+
 def sampling_from_temperature(temperature: float) -> Sampling:
     """Map a sampling temperature to the coarse sampling class used for priors.
 
@@ -179,7 +184,7 @@ def sampling_from_temperature(temperature: float) -> Sampling:
     """
     if temperature <= 0.0:
         return "greedy"
-    if temperature <= 0.7:
+    if temperature <= HIGH_TEMPERATURE_ABOVE:
         return "low-temp"
     return "high-temp"
 

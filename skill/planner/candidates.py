@@ -81,8 +81,8 @@ def pick_engine(ctx: PlanContext, method: str) -> str | None:
     cat = get_catalog()
     if ctx.engine_explicit:
         version = ctx.inp.engine_version
-        row = cat.support(ctx.inp.engine, method, version)
-        return ctx.inp.engine if row is not None and row.runs_at(version) else None
+        row = cat.support(ctx.engine, method, version)
+        return ctx.engine if row is not None and row.runs_at(version) else None
     for engine in ENGINE_PREFERENCE[method]:
         row = cat.support(engine, method)
         if row is not None and row.support != "no":
@@ -147,7 +147,7 @@ def engine_refusal(ctx: PlanContext, method: str) -> str:
     if row is not None and row.support != "no" and ctx.inp.engine_version:
         return (f"{ctx.inp.engine} {ctx.inp.engine_version} does not run {method}: it needs {row.min_version} or "
                 "newer (engine_support.csv)")
-    return f"{ctx.inp.engine} does not run {method}" + (f" ({row.notes})" if row is not None and row.notes else "")
+    return f"{ctx.home_engine} does not run {method}" + (f" ({row.notes})" if row is not None and row.notes else "")
 
 
 def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num_draft_tokens: int | None = None,
@@ -456,7 +456,7 @@ def evaluate_candidates(ctx: PlanContext) -> list[Candidate]:
     for method in methods:
         engine = pick_head_engine(ctx, method)
         if engine is None:
-            out.append(Candidate(method, ctx.inp.engine, False, engine_refusal(ctx, method), rejected_for="engine"))
+            out.append(Candidate(method, ctx.home_engine, False, engine_refusal(ctx, method), rejected_for="engine"))
             continue
         if method in HEAD_METHOD_FOR:
             cand = _head_candidate(ctx, method, engine)

@@ -127,7 +127,7 @@ def deployment_features(ctx: PlanContext) -> set[str]:
         out.add("dp_attention")  # SGLang STANDALONE and NGRAM do not run with --enable-dp-attention (ENGINES.md)
     if inp.spec_overlap == "on":
         out.add("overlap_schedule")  # the user runs the engine's overlap scheduler with speculation
-    if inp.engine == "llamacpp" and inp.concurrency > 1:
+    if ctx.engine == "llamacpp" and ctx.dep.concurrency > 1:
         out.add("parallel_slots")  # llama-server -np: each slot drafts on its own (llama.cpp#27117)
     return out
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from specpick.skill.schema import PlannerInputs
 from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
-from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, query_from_input, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
 
@@ -44,6 +44,19 @@ class PlanContext:
     nothing_fits: bool = False
 
     # Read-only views of the deployment, under the names the planner steps use.
+    @property
+    def engine(self) -> str | None:
+        """The engine the user named (or a GGUF build implies); None: the planner picks one per method."""
+        return self.dep.engine.name
+
+    @property
+    def home_engine(self) -> str:
+        """The engine ties go to and "speculation off" is stated for: the user's, else vLLM (the assumed engine
+        `speedup` and `vram` take too, ``tools/deploy/requests.DEFAULT_HARNESS``)."""
+        from specpick.tools.deploy.requests import DEFAULT_HARNESS
+
+        return self.dep.engine.name or DEFAULT_HARNESS
+
     @property
     def verifier(self) -> ModelSpec:
         return self.dep.verifier.spec
@@ -111,22 +124,10 @@ def _check_contradictions(inp: PlannerInputs) -> None:
 
 
 def deployment_query(inp: PlannerInputs) -> DeploymentQuery:
-    """The deployment `recommend` asks about, in the resolver's terms (shared with `speedup` and `vram`)."""
-    given = frozenset(inp.model_fields_set)
-    return DeploymentQuery(
-        verifier=inp.verifier, base_model=inp.base_model, verifier_change=inp.verifier_change, adapters=inp.adapters,
-        gpu=inp.gpu, workload=inp.workload, gpus=inp.gpus,
-        pipeline_parallel=inp.pipeline_parallel, dp_attention=inp.dp_attention,
-        engine=inp.engine if "engine" in given else None, engine_version=inp.engine_version,
-        spec_overlap=inp.spec_overlap, quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype,
-        context_tokens=inp.context_tokens, concurrency=inp.concurrency,
-        temperature=inp.temperature if "temperature" in given else None, sampling=inp.sampling,
-        method=inp.method, draft=inp.draft, head=inp.head, alpha=inp.alpha, tau=inp.tau, live=inp.live,
-        measured_at_draft_tokens=inp.measured_n, measured_n_given=True, measured_method=inp.measured_method,
-        measured_speedup=inp.measured_speedup, measurement_file=inp.from_measurement, compare_prior=True,
-        host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
-        given=given,
-    )
+    """The deployment `recommend` asks about, in the resolver's terms (the one mapper, shared with every verb)."""
+    return query_from_input(
+        inp, measured_at_draft_tokens=inp.measured_n, measured_n_given=True, measurement_file=inp.from_measurement,
+        compare_prior=True)
 
 
 def _budget_defaults(inp: PlannerInputs, deployment_defaults: tuple[str, ...]) -> tuple[str, ...]:
@@ -150,7 +151,7 @@ def build_context(inp: PlannerInputs) -> PlanContext:
         NotFoundError: unknown model or GPU (close matches listed).
     """
     _check_contradictions(inp)
-    gguf_engine = engine_for_gguf(inp.verifier, inp.engine if "engine" in inp.model_fields_set else None)
+    gguf_engine = engine_for_gguf(inp.verifier, inp.engine)
     if gguf_engine is not None:  # a GGUF build named without --engine: answered for llama.cpp (stated)
         inp = inp.model_copy(update={"engine": gguf_engine})
     query = replace(deployment_query(inp), engine_from_gguf=gguf_engine is not None)

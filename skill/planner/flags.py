@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
+from specpick.skill.planner.triggers import (  # noqa: F401  (HIGH_CONCURRENCY, KNOWN_KV_DTYPES: re-exported)
+    HIGH_CONCURRENCY, KNOWN_KV_DTYPES, beam, exotic_kv, hot, long_context, pipelined,
+)
 from specpick.skill.schema import Flag
 from specpick.tools.catalog.quant_names import split_quant_name
 from specpick.tools.methods import method_record
@@ -19,10 +22,6 @@ if TYPE_CHECKING:  # the training package is imported where a head is checked, n
     from specpick.tools.training.fitness import Fitness
 
 SEED = "seed decision rules (docs/DECISION-RULES.md)"
-# KV-cache dtypes the engines ship and test with speculation; anything else is "exotic" (vllm#40831).
-# From here on the verifier's verify pass approaches compute-bound on current GPUs (EAGLE-3 Table 5 decay).
-HIGH_CONCURRENCY = 16
-KNOWN_KV_DTYPES = {None, "auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2"}
 
 
 def _f(id_: str, severity: str, message: str, source: str) -> Flag:
@@ -32,19 +31,19 @@ def _f(id_: str, severity: str, message: str, source: str) -> Flag:
 def blocker_flags(ctx: PlanContext) -> list[Flag]:
     """Deployment facts that rule speculation out whatever the method."""
     inp, out = ctx.inp, []
-    if ctx.sampling == "beam":
+    if beam(ctx.sampling):
         out.append(_f("beam_search", "fail", "beam search and speculative decoding do not combine in vLLM, SGLang "
                       "or TensorRT-LLM (Medusa in TRT-LLM: no beam search); use greedy or sampling to speculate",
                       "ENGINES.md: vLLM compatibility matrix (SD x beam search), TRT-LLM Medusa limits"))
-    if inp.pipeline_parallel > 1:
+    if pipelined(inp.pipeline_parallel):
         out.append(_f("pipeline_parallel", "fail", f"pipeline parallel ({inp.pipeline_parallel} stages) with "
                       "speculation fails in vLLM and TensorRT-LLM; switch to tensor parallelism to speculate",
                       "vllm#14117, #49355, #52069; TensorRT-LLM#9009; vLLM docs (PP not composable)"))
-    if inp.kv_cache_dtype not in KNOWN_KV_DTYPES:
+    if exotic_kv(inp.kv_cache_dtype):
         out.append(_f("exotic_kv_quant", "fail", f"KV-cache dtype {inp.kv_cache_dtype!r} with speculation has "
                       "produced degenerate loops while health checks stay green; serve it without speculation, or "
                       "use auto/fp8 KV to speculate", "vllm#40831, #52475, #53180"))
-    if inp.engine == "transformers" and ctx.engine_explicit and ctx.concurrency > 1:
+    if ctx.dep.engine.name == "transformers" and ctx.concurrency > 1:
         out.append(_f("transformers_batch1", "fail", f"HF assisted generation runs batch size 1 only; at "
                       f"concurrency {ctx.concurrency} there is nothing to enable: move to vLLM or SGLang to speculate",
                       "transformers generate(): 'assisted generate is only supported for batch_size = 1'"))
@@ -64,7 +63,7 @@ def deployment_flags(ctx: PlanContext, chosen: Candidate, candidates: list[Candi
 def load_flags(ctx: PlanContext, chosen: Candidate, break_even: int | None) -> list[Flag]:
     """Sampling temperature and concurrency against the break-even point."""
     s, out = chosen.strategy, []
-    if ctx.temperature > 0.7 and ctx.sampling != "beam":
+    if hot(ctx.temperature) and not beam(ctx.sampling):
         out.append(_f("high_temperature", "warn", f"T={ctx.temperature:g}: stochastic sampling accepts fewer "
                       "draft tokens; keep N at 2-3 and match the draft's temperature to the verifier's",
                       f"{SEED}; EAGLE-2 paper (MT-Bench speedup 4.26x at T=0 vs 3.80x at T=1, Vicuna-13B)"))
@@ -132,7 +131,7 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
                       "vllm#9534; TensorRT-LLM#7842" + (
                           f"; tools/data/training_evidence.csv {', '.join(fit.evidence)}" if fit else "")))
     if s in EAGLE_METHODS | {"mtp"} and inp.workload in ("agentic", "rag", "chat") and \
-            inp.engine == "vllm" and chosen.engine == "vllm":
+            chosen.engine == "vllm":
         out.append(_f("prefix_cache_eagle", "info", "vLLM's EAGLE/MTP path drops the last prefix-cache block "
                       "(hit rate 92% -> 71% reported): watch prefix-cache hit rate on prefix-heavy traffic",
                       "vllm#38182, #53670 (PR #51769)"))
@@ -176,7 +175,7 @@ def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
         out.append(_f("moe_verification", "info", "MoE verification of N+1 tokens touches more experts than "
                       "one-token decode, so verify costs more than on a dense model of the same active size",
                       "EAGLE on Mixtral-8x7B: 1.5x vs ~3x on dense models (published-dev.csv EAGLE1-MIXTRAL)"))
-    if ctx.context_tokens >= 32_768 and s != "none":
+    if long_context(ctx.context_tokens) and s != "none":
         out.append(_f("long_context", "info", "long contexts keep decode memory-bound (KV reads) at higher "
                       "batch, so gains hold to a higher concurrency", "MagicDec (published-dev.csv MAGICDEC)"))
     if s in MODEL_BASED_METHODS:
@@ -280,7 +279,7 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
     heads = [c for c in candidates if c.strategy in TRAINED_HEAD_METHODS]
     if heads and all(c.rejected_for == "engine" for c in heads):
         out.append(_f("eagle_needs_internals", "warn", f"EAGLE, Medusa and MTP read the verifier's hidden states; "
-                      f"{inp.engine} does not expose them, so those heads are out here: serve with "
+                      f"{ctx.home_engine} does not expose them, so those heads are out here: serve with "
                       f"{_engines_running(*{c.strategy for c in heads})} to use them",
                       f"{SEED} (always flag); engine_support.csv"))
     asked_medusa = inp.method == "medusa" or (ctx.head is not None and ctx.head.method == "medusa")

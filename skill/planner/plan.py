@@ -24,7 +24,7 @@ from specpick.skill.planner.labels import LABEL
 from specpick.skill.planner.ranking import (
     choose_tuned, ranked, ranking_point, why_not_chosen,
 )
-from specpick.skill.planner.fallback import build_fallback
+from specpick.skill.planner.fallback import FallbackQuery, build_fallback
 from specpick.skill.planner.flags import (
     blocker_flags, deployment_flags, engine_flags, load_flags, rejected_flags, tokenizer_flags,
 )
@@ -32,6 +32,7 @@ from specpick.skill.planner.schedule import draft_schedule, schedule_text
 from specpick.skill.planner.measurement import build_measurement_plan
 from specpick.tools.methods import method_record
 from specpick.skill.schema import Alternative, Flag, PlannerInputs, Recommendation, SpeedupEstimate, TreeParams
+from specpick.skill.planner.triggers import WORTH_RUNNING_SPEEDUP
 from specpick.skill.planner.tuning import choose_parameters, under_load
 from specpick.tools.checks.engine_config import EngineConfigInput, build_engine_config
 from specpick.tools.errors import InputError
@@ -41,8 +42,8 @@ from specpick.tools.engines.lookup import engine as engine_spec
 from specpick.tools.engines.setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
 
-# Below this expected gain the operational cost (second model, head, tuning) is not worth it.
-MIN_WORTHWHILE_SPEEDUP = 1.1
+# Below this expected gain the operational cost (second model, head, tuning) is not worth it (one home, triggers.py).
+MIN_WORTHWHILE_SPEEDUP = WORTH_RUNNING_SPEEDUP
 # Deployment facts that switch speculation off whatever the method (skill/planner/flags.py blocker_flags).
 BLOCKERS = frozenset({"beam_search", "pipeline_parallel", "exotic_kv_quant", "transformers_batch1"})
 # TensorRT-LLM's own AUTO speculative mode turns speculation off above this concurrency, and the
@@ -51,7 +52,7 @@ TRTLLM_AUTO_OFF_ABOVE = 32
 
 
 def _none_candidate(ctx: PlanContext) -> Candidate:
-    return Candidate("none", ctx.inp.engine, True, "speculation off")
+    return Candidate("none", ctx.home_engine, True, "speculation off")
 
 
 def _alternatives(ctx: PlanContext, candidates: list[Candidate], chosen: Candidate) -> list[Alternative]:
@@ -160,7 +161,7 @@ def _fit_deployment(ctx: PlanContext) -> tuple[PlanContext, VramResult, list[Fla
     """
     from specpick.tools.deploy.requests import fit_alternatives, memory_fit
 
-    engine = ctx.inp.engine if ctx.engine_explicit else None
+    engine = ctx.engine
     fit = memory_fit(ctx.dep, "none", engine=engine)
     if fit.fits and fit.offload is not None:  # llama.cpp runs it with layers in system RAM: the answer says so first
         return ctx, fit, [], [f"Memory: {fit.verdict_line()}."]
@@ -303,14 +304,12 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     baseline = build_engine_config(cfg_in.model_copy(update={"method": "none", "draft_model": None}))
     # Draft-length rules apply to drafts of fixed length; suffix's N is a cap and lookahead has none.
     chain = chosen.strategy not in MEASURED_TAU_METHODS and (chosen.tree is None or chosen.tree.top_k == 1)
-    fallback = build_fallback(strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
-                              expected_speedup=speed.value,
-                              tau_range=(chosen.estimate.tau_low, chosen.estimate.tau_high) if chosen.estimate
-                              else (1.0, 1.0),
-                              break_even=speed.break_even_concurrency, concurrency=ctx.concurrency,
-                              engine=chosen.engine, alternatives=alts, chain=chain, under_load=under_load(ctx),
-                              switched_off=_resume_point(switched_off, ctx.concurrency),
-                              train_plan=_train_plan_command(ctx, chosen))
+    fallback = build_fallback(FallbackQuery(
+        strategy=chosen.strategy, num_draft_tokens=chosen.num_draft_tokens,
+        tau_range=(chosen.estimate.tau_low, chosen.estimate.tau_high) if chosen.estimate else (1.0, 1.0),
+        break_even=speed.break_even_concurrency, concurrency=ctx.concurrency, engine=chosen.engine,
+        alternatives=tuple(alts), chain=chain, under_load=under_load(ctx),
+        switched_off=_resume_point(switched_off, ctx.concurrency), train_plan=_train_plan_command(ctx, chosen)))
     measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.dep.verifier.served_repo_id,
                                          strategy=chosen.strategy, concurrency=ctx.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,

@@ -118,8 +118,8 @@ def ranked(ctx: PlanContext, candidates: list[Candidate]) -> list[Candidate]:
     scores = {id(c): score(ctx, c) for c in feasible}
     feasible.sort(key=lambda c: scores[id(c)], reverse=True)
     best = feasible[0]
-    same_engine = [c for c in feasible if c.engine == ctx.inp.engine]
-    if same_engine and best.engine != ctx.inp.engine and \
+    same_engine = [c for c in feasible if c.engine == ctx.home_engine]
+    if same_engine and best.engine != ctx.home_engine and \
             scores[id(same_engine[0])] >= scores[id(best)] * (1 - TIE_MARGIN):
         feasible.remove(same_engine[0])
         feasible.insert(0, same_engine[0])

@@ -23,19 +23,19 @@ from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import TreeParams
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH
 from specpick.tools.engines.lookup import engine as engine_spec
+from specpick.skill.planner.triggers import HIGH_CONCURRENCY, hot
 from specpick.tools.model.draftshape import TREE_TOLERANCE
 from specpick.tools.vocab import COPY_METHODS, EAGLE_METHODS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
+from specpick.tools.methods import METHOD_NAMES, method_record
 
 # vLLM docs suggest 16-32 for suffix decoding, where num_speculative_tokens is a cap (one value for every verb).
 SUFFIX_MAX_TOKENS = FIXED_DRAFT_LENGTH["suffix"]
-# From here on draft length and tree width are kept small (skill/planner/flags.py HIGH_CONCURRENCY).
-HIGH_LOAD = 16
+# From here on draft length and tree width are kept small (the same cut as the load flag, triggers.py).
+HIGH_LOAD = HIGH_CONCURRENCY
 # Long drafts under load waste verifier compute on rejected tokens (vllm#6494: ngram k=8 485 -> 301 tok/s;
 # vllm#21278): no adjustment lengthens N to LONG_DRAFT or more from this concurrency, or for a throughput target.
 LOAD_CONCURRENCY = 8
 LONG_DRAFT = 7
-# One MTP layer reused k times loses acceptance with depth (vLLM warns for k>1): the seed rules stop MTP here.
-MTP_MAX_DRAFT = 3
 # A lengthening seed rule yields to the model when the model expects it to lose more than the 6% the wide-tree
 # rule allows (tools/model/draftshape.TREE_TOLERANCE), well inside the model's own error.
 SEED_LENGTHEN_TOLERANCE = TREE_TOLERANCE
@@ -71,8 +71,12 @@ def _measured_horizon(ctx: PlanContext, c: Candidate) -> int | None:
 
 
 def longest_seed_draft(strategy: str) -> int:
-    """The longest N the seed rules give ``strategy``: 7 (push N to 7+), 3 for MTP (its layer reused per position)."""
-    return MTP_MAX_DRAFT if strategy == "mtp" else LONG_DRAFT
+    """The longest N the seed rules give ``strategy``: 7 (push N to 7+), or the method's cap where measured speed
+    peaks (MTP: 3, its one layer reused per position; the one home is the method registry, tools/methods.py)."""
+    rec = method_record(strategy) if strategy in METHOD_NAMES else None
+    if rec is not None and rec.sweep_len_is_cap and rec.max_sweep_draft_len is not None:
+        return min(rec.max_sweep_draft_len, LONG_DRAFT)
+    return LONG_DRAFT
 
 
 def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: float | None,
@@ -92,20 +96,21 @@ def seed_adjustment(ctx: PlanContext, strategy: str, n: int, measured_alpha: flo
     # (n-gram, suffix) copy matched spans whole, so long drafts pay for them regardless (prompt lookup's own
     # setting is 10 tokens: published-dev.csv PLD-RAW num_pred_tokens=10).
     premise = measured_alpha is None or measured_alpha >= 0.6 or strategy in COPY_METHODS
-    if ctx.inp.workload in ("structured", "code") and ctx.temperature <= 0.7 and n < LONG_DRAFT and premise \
+    if ctx.inp.workload in ("structured", "code") and not hot(ctx.temperature) and n < LONG_DRAFT and premise \
             and not loaded:
         n, why = LONG_DRAFT, f"adjustment: {ctx.inp.workload} output accepts well -> N=7 (seed rule: push N to 7+)"
-    if ctx.temperature > 0.7 and n > 3:
+    if hot(ctx.temperature) and n > 3:
         n, why = 3, f"adjustment: T={ctx.temperature:g} -> N=3 (seed rule for high temperature)"
     if conc >= HIGH_LOAD and n > 3:
         n, why = 3, (f"adjustment: concurrency {conc} -> N=3, rejected draft tokens cost real verifier "
                      "compute under load (vllm#6494, #21278; seed: gains diminish as batch grows)")
-    if longest_seed_draft(strategy) < LONG_DRAFT and n > MTP_MAX_DRAFT:
+    longest = longest_seed_draft(strategy)
+    if longest < LONG_DRAFT and n > longest:
         # One MTP layer reused k times loses acceptance with depth (vLLM warning for k>1). Say which rule pushed N
         # up first, so the answer does not read as MTP raising N itself.
-        cap = (f"N={MTP_MAX_DRAFT} for MTP (one MTP layer is reused for each extra position and its acceptance "
+        cap = (f"N={longest} for MTP (one MTP layer is reused for each extra position and its acceptance "
                "falls with depth; vLLM warns for k>1)")
-        n, why = MTP_MAX_DRAFT, (f"{why}, then capped at {cap}" if why else f"adjustment: MTP -> {cap}")
+        n, why = longest, (f"{why}, then capped at {cap}" if why else f"adjustment: MTP -> {cap}")
     return n, why
 
 

@@ -5,7 +5,9 @@ get ``choices``; ``bool`` fields get a ``--x/--no-x`` pair; ``list[int]``
 takes several values. A field can adjust its spelling through
 ``json_schema_extra={"cli": {...}}`` with keys ``flags`` (extra/alternative
 spellings, first is primary), ``negative`` (spellings of the false form of a
-bool), ``positional`` (True: a positional argument) and ``metavar``.
+bool), ``positional`` (True: a positional argument), ``metavar`` and
+``deprecated`` (old spellings: still accepted, hidden from ``--help``, with a
+one-line notice on stderr; ``tools/deployment_input.DEPRECATED_FLAGS``).
 
 Defaults are *not* given to argparse (``SUPPRESS``): only what the user typed
 reaches the model, so the model's own defaults apply and the planner can say
@@ -15,6 +17,7 @@ which inputs took a default.
 from __future__ import annotations
 
 import argparse
+import sys
 import types
 import typing
 from typing import Any, Literal, get_args, get_origin
@@ -83,6 +86,19 @@ def _parse_bool_word(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
 
 
+def _deprecated_action(new: str) -> type[argparse.Action]:
+    """An option that stores like ``new`` and says once, on stderr, that ``new`` is its spelling now."""
+    from specpick.tools.deployment_input import deprecation_notice
+
+    class Deprecated(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:
+            print(deprecation_notice(option_string or self.option_strings[0], new), file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    return Deprecated
+
+
 def cli_names(model: type[BaseModel]) -> dict[str, str]:
     """Field -> how the command line spells it (``--num-draft-tokens``, or a positional's ``DRAFT``), for errors."""
     names = {}
@@ -138,6 +154,9 @@ def add_model_arguments(parser: argparse.ArgumentParser, model: type[BaseModel])
         if meta.get("metavar"):
             kwargs["metavar"] = meta["metavar"]
         parser.add_argument(*flags, **kwargs)
+        for old in meta.get("deprecated") or ():
+            hidden = {k: v for k, v in kwargs.items() if k not in ("help", "required")}
+            parser.add_argument(old, **hidden, help=argparse.SUPPRESS, action=_deprecated_action(flags[0]))
 
 
 def _scalar_type(annotation: Any) -> Any:

@@ -8,10 +8,10 @@ beside every estimate) does not import the speedup model.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from importlib import resources
 
 from specpick.tools.calibration.engine_specs import engine_method
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.catalog.published import PublishedRow, read_cells, row_from_cells
 from specpick.tools.catalog.row_ids import source_ordinal_ids
 
@@ -109,7 +109,7 @@ def engine_measurements_text() -> str:
     return resources.files("specpick.tools").joinpath("data", "engine_measurements.csv").read_text("utf-8")
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("engine_rows.rows")  # read from the catalog's rows: reload() drops it (Knowledge)
 def load_engine_rows() -> tuple[EngineRow, ...]:
     """All engine-measured rows, parsed (cached)."""
     return engine_rows_from_text(engine_measurements_text())

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from specpick.tools.engines.lookup import engine as engine_spec, label as engine_label
 from specpick.tools.checks.engine_config import EngineConfig, EngineConfigInput, build_engine_config
-from specpick.tools.deploy.resolve import DeploymentQuery, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, query_from_input, resolve_deployment
+from specpick.tools.deployment_input import DEFAULT_GPU
 from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
@@ -74,15 +75,12 @@ def deployment_query(inp: EngineConfigInput) -> DeploymentQuery:
     """The deployment `engine-config` emits for, in the resolver's terms (TP checked against the verifier's heads)."""
     # A GGUF build: the resolver answers for the model it was made from (the one name rule of every verb).
     sized = inp.gpu is not None and engine_spec(inp.engine).sizes_placement
-    return DeploymentQuery(verifier=inp.verifier, gpus=inp.tensor_parallel, engine=inp.engine,
-                           engine_version=inp.engine_version, catalog_only=True, gpus_flag="--tensor-parallel",
-                           # without --gpu engine-config sizes nothing (1 token passes every limit check); with it
-                           # the memory check places llama.cpp's layers at the default context (stated)
-                           workload=None, context_tokens=inp.context_tokens if sized else 1,
-                           concurrency=inp.parallel_slots or 1, gpu=inp.gpu or "H100-SXM",
-                           host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
-                           given=frozenset(inp.model_fields_set),
-                           announce=frozenset({"concurrency"}) if sized else frozenset())
+    # without --gpu engine-config sizes nothing (1 token passes every limit check); with it the memory check places
+    # llama.cpp's layers at the default context (stated). Its method is what to emit, not evidence for the resolver.
+    return query_from_input(inp, gpus=inp.tensor_parallel, catalog_only=True, gpus_flag="--tensor-parallel",
+                            workload=None, context_tokens=inp.context_tokens if sized else 1,
+                            concurrency=inp.parallel_slots or 1, gpu=inp.gpu or DEFAULT_GPU, method=None,
+                            announce=frozenset({"concurrency"}) if sized else frozenset())
 
 
 def _ignored_options(inp: EngineConfigInput) -> str | None:

@@ -25,27 +25,27 @@ from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.drafts import best_published_head, find_known_draft, known_drafts
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
 from specpick.tools.deploy.requests import DEFAULT_HARNESS, estimate_request, fit_alternatives, harness_for, memory_fit
-from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
+from specpick.tools.deploy.evidence import measured_estimate
+from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, query_from_input, resolve_deployment
 from specpick.tools.deployment import Deployment
+from specpick.tools.deployment_input import (
+    Adapters, Alpha, BaseModelName, Change, ConcurrencyOption, Context, DpAttention, EngineOptional, EngineRelease, Gpu,
+    Gpus, HostBandwidth, HostMemory, MeasuredMethod, MeasuredN, MeasuredSpeedupOption, Overlap, SamplingTemperature,
+    TauMeasured, Verifier, WeightFormat, WorkloadRequired, rename_deprecated,
+)
 from specpick.tools.model.draftshape import tuned_estimate
 from specpick.tools.model.estimate import (
     ENGINE_HARNESSES, TREE_METHODS_WITH_HEADS, EstimateRequest, SpeedupResult, TreeShape,
     estimate_for_specs, validate_acceptance,
 )
-from specpick.tools.validation import (
-    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
-    MAX_CONTEXT_TOKENS, MAX_DRAFT_TOKENS, DraftTokens, EngineVersion, GpuCount, ModelName, ParamsB, Probability, Tau,
-    Temperature,
-    check_tree_shape,
-)
+from specpick.tools.validation import MAX_DRAFT_TOKENS, DraftTokens, ModelName, ParamsB, check_tree_shape
 from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import (
-    DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Engine, Method, Quantization, SpecOverlap, VerifierChange, Workload,
+    DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Method,
 )
 from specpick.tools.model.overlap import overlap_setting_error
 
-MAX_BATCH = 4096
 MAX_TREE_TOP_K = 64
 MAX_VERIFY_TOKENS = 1024
 
@@ -70,50 +70,38 @@ class SpeedupInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name or repo id, e.g. llama-3.1-70b"
-                                ", a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
-    base_model: ModelName | None = Field(None, description="the published model your verifier was derived from "
-                                         "(fine-tune, RL, merge, LoRA): its facts are used")
-    verifier_change: VerifierChange = Field("none", description="how your verifier's weights differ from "
-                                            "--base-model: none, full-finetune, rl, lora, merge")
-    adapters: Annotated[int, Field(ge=1, le=10_000)] | None = Field(None, description="LoRA adapters served "
-                                                                    "(with --verifier-change lora)")
+    verifier: Verifier
+    base_model: BaseModelName
+    verifier_change: Change
+    adapters: Adapters
     method: Method = Field(description="speculative method")
     draft: ModelName | None = Field(None, description="draft model (method draft_model only); default: the "
                                     "catalog's known same-family draft")
     draft_params_b: ParamsB | None = Field(None, description="draft size in billions, if the draft is not in the "
                                            "catalog (method draft_model only; smaller than the verifier)")
-    gpu: OneLineText = Field(description="GPU model, e.g. H100, A100-80GB, L40S")
-    gpus: GpuCount = Field(1, description="GPUs serving the verifier (tensor parallel; must divide its heads)")
-    workload: Workload = Field(description="what the model generates (sets the acceptance prior and context length)")
-    temperature: Temperature = Field(0.0, description="sampling temperature (0 = greedy)")
-    batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = Field(1, description="concurrent sequences the estimate "
-                                                             "is for")
+    gpu: Gpu
+    gpus: Gpus
+    workload: WorkloadRequired
+    temperature: SamplingTemperature
+    concurrency: ConcurrencyOption
     num_draft_tokens: DraftTokens | None = Field(None, description="draft length N (tree methods: depth); default: "
                                                  "the best N of a sweep")
-    alpha: Probability | None = Field(None, description="per-token acceptance probability to assume, in (0, 1) "
-                                      "(for EAGLE-1/2, Medusa and MTP chains: of the first drafted token; later "
-                                      "ones decay); default: published priors")
-    tau: Tau | None = Field(None, description="mean accepted tokens per cycle incl. the bonus token (>= 1); "
-                            "alternative to --alpha")
-    engine: Engine | None = Field(None, description="serving engine (sets per-cycle overhead and defaults); "
-                                  "default: vLLM")
-    engine_version: EngineVersion | None = Field(None, description="engine release you run, e.g. 0.19.0 (sets "
-                                                 "scheduling defaults); default: the newest release we track")
-    spec_overlap: SpecOverlap = Field("auto", description="overlap (async) scheduling of the speculative path: "
-                                      "auto = the release's default (vLLM >= 0.14 with EAGLE/MTP); on = you run it "
-                                      "(SGLang: SGLANG_ENABLE_SPEC_V2=1, chains only); off = you turned it off")
+    alpha: Alpha
+    tau: TauMeasured
+    measured_n: MeasuredN
+    measured_method: MeasuredMethod
+    measured_speedup: MeasuredSpeedupOption
+    engine: EngineOptional
+    engine_version: EngineRelease
+    spec_overlap: Overlap
     harness: Harness | None = Field(None, description="override the runtime overhead set: paper = the papers' "
                                     "eager PyTorch harnesses, compiled = gpt-fast/XLA")
-    context_tokens: Annotated[int, Field(ge=0, le=MAX_CONTEXT_TOKENS)] | None = Field(
-        None, description="tokens in the KV cache while decoding (at most the model's limit); default by workload")
-    quantization: Quantization | None = Field(None, description="weight format served; default: the "
-                                              "checkpoint's dtype")
+    context_tokens: Context
+    quantization: WeightFormat
     kv_cache_dtype: str = Field("auto", description="KV cache dtype for the memory check: auto (bf16/fp16), fp8")
-    dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across "
-                               "ranks by sequence instead of replicated on every rank (memory check)")
-    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
-    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
+    dp_attention: DpAttention
+    host_memory_gib: HostMemory
+    host_bandwidth_gbps: HostBandwidth
     tree_depth: DraftTokens | None = Field(None, description="tree methods: draft depth (same as "
                                            "--num-draft-tokens)")
     tree_top_k: Annotated[int, Field(ge=1, le=MAX_TREE_TOP_K)] | None = Field(
@@ -121,6 +109,11 @@ class SpeedupInput(BaseModel):
     num_verify_tokens: Annotated[int, Field(ge=2, le=MAX_VERIFY_TOKENS)] | None = Field(
         None, description="tree methods: tokens verified per cycle (budget): between depth+1 and the full tree "
         "1 + top_k + ... + top_k^depth")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: object) -> object:
+        return rename_deprecated(data)  # `batch` (Claude/MCP callers) -> concurrency, with a notice
 
     @model_validator(mode="after")
     def _check(self) -> SpeedupInput:
@@ -138,8 +131,11 @@ class SpeedupInput(BaseModel):
              "--tree-depth and --num-draft-tokens both set the depth and disagree"),
             (self.kv_cache_dtype not in KV_DTYPE_BYTES,
              f"--kv-cache-dtype must be one of {', '.join(KV_DTYPE_BYTES)}, got {self.kv_cache_dtype}"),
-            (self.engine == "transformers" and self.batch > 1,
-             "transformers assisted generation runs batch 1 only; use --batch 1 or a serving engine"),
+            (self.engine == "transformers" and self.concurrency > 1,
+             "transformers assisted generation runs batch 1 only; use --concurrency 1 or a serving engine"),
+            (self.measured_method is not None and self.measured_method != self.method,
+             f"speedup estimates {self.method}: --measured-method {self.measured_method} describes another drafter "
+             f"(use `specpick recommend` to weigh both, or drop --measured-method)"),
             (overlap_bad is not None, overlap_bad or ""),
             (self.engine_version is not None and self.harness is not None and self.harness not in ENGINE_HARNESSES,
              f"--engine-version sets a serving engine's defaults; harness {self.harness} has none"),
@@ -246,26 +242,30 @@ def _check_fit(inp: SpeedupInput, dep: Deployment, draft: ModelSpec | None, note
     if not fit.fits:
         options = fit_alternatives(dep, inp.method, engine=inp.engine, draft=draft, head=head)
         raise InputError(f"memory: {fit.verdict_line()}; " + (f"would fit: {'; or '.join(options)}"
-                                                               if options else "lower --batch or --context-tokens")
+                                                               if options else "lower --concurrency or --context")
                          + " (`specpick vram` shows the budget)")
     notes.append(f"memory: {fit.verdict_line()} ({fit.reservation})")
     return fit
 
 
+def _evidence_given(inp: SpeedupInput) -> bool:
+    """The user said where their acceptance was measured (N, speedup or drafter): recommend's evidence rules apply."""
+    return bool({"measured_n", "measured_speedup", "measured_method"} & inp.model_fields_set)
+
+
 def deployment_query(inp: SpeedupInput) -> DeploymentQuery:
-    """The deployment `speedup` asks about, in the resolver's terms (shared with `recommend` and `vram`)."""
-    given = set(inp.model_fields_set) | ({"concurrency"} if "batch" in inp.model_fields_set else set())
-    return DeploymentQuery(
-        verifier=inp.verifier, base_model=inp.base_model, verifier_change=inp.verifier_change, adapters=inp.adapters,
-        gpu=inp.gpu, gpus=inp.gpus, workload=inp.workload, engine=inp.engine,
-        engine_version=inp.engine_version, spec_overlap=inp.spec_overlap, harness=inp.harness,
-        quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
-        concurrency=inp.batch, temperature=inp.temperature, method=inp.method, draft=inp.draft,
-        draft_params_b=inp.draft_params_b, dp_attention=inp.dp_attention, alpha=inp.alpha, tau=inp.tau,
-        host_memory_gib=inp.host_memory_gib, host_bandwidth_gbps=inp.host_bandwidth_gbps,
-        measured_at_draft_tokens=inp.tree_depth or inp.num_draft_tokens,
-        catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, context_flag="--context-tokens",
-        given=frozenset(given | {"sampling"}), announce=frozenset({"gpus", "concurrency"}),
+    """The deployment `speedup` asks about, in the resolver's terms (the one mapper, shared with every verb).
+
+    A --tau/--alpha without --measured-n was measured at the N asked (the estimate's own); with it, at that N, and
+    the model carries it to the N asked as `recommend` does (the prior at the measured N recorded).
+    """
+    measured_n = inp.measured_n if inp.measured_n is not None else inp.tree_depth or inp.num_draft_tokens
+    evidence_given = _evidence_given(inp)
+    return query_from_input(
+        inp, measured_at_draft_tokens=measured_n, measured_n_given=inp.measured_n is not None,
+        measured_method=inp.method if evidence_given else None, compare_prior=evidence_given,
+        catalog_only=True, assumed_engine=None if inp.harness else DEFAULT_HARNESS, also_given={"sampling"},
+        announce=frozenset({"gpu", "gpus", "concurrency"}),
     )
 
 
@@ -318,10 +318,15 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     req = estimate_request(dep, inp.method, engine=inp.engine, draft=draft, num_draft_tokens=n, measured=True,
                            max_batch=fit.max_concurrency_at_context, notes=tuple(notes), fit=fit)
     harness = harness_for(dep, inp.engine)
-    result = tuned_estimate(req, num_draft_tokens=n or FIXED_DRAFT_LENGTH.get(inp.method),
-                            tree=_user_tree(inp, harness))
-    measured = measured_speedups(verifier.repo_id, inp.method, engine=inp.engine, batch=inp.batch)
-    outside = outside_note(measured, inp.engine, result.low, result.high, inp.batch) if inp.engine else None
+    def run(r: EstimateRequest) -> SpeedupResult:
+        return tuned_estimate(r, num_draft_tokens=n or FIXED_DRAFT_LENGTH.get(inp.method), tree=_user_tree(inp, harness))
+
+    # With --measured-n / --measured-speedup the evidence is recommend's: carried from its N, range from its spread,
+    # cost side recalibrated to the measured speedup (tools/deploy/evidence.py).
+    result = measured_estimate(req, dep.evidence, run) if dep.evidence is not None and _evidence_given(inp) \
+        else run(req)
+    measured = measured_speedups(verifier.repo_id, inp.method, engine=inp.engine, batch=inp.concurrency)
+    outside = outside_note(measured, inp.engine, result.low, result.high, inp.concurrency) if inp.engine else None
     return SpeedupAnswer(**result.model_dump(exclude={"assumptions"}),
                          assumptions=result.assumptions + ([outside] if outside else []), measured=measured,
                          defaults_used=list(dep.defaults))

@@ -10,13 +10,14 @@ from specpick.tools.arch.kv import KV_DTYPE_BYTES
 from specpick.tools.arch.params import count_params
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.requests import memory_fit
-from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, resolve_deployment
+from specpick.tools.deploy.resolve import DeploymentQuery, query_from_input, engine_for_gguf, resolve_deployment
 from specpick.tools.errors import InputError
-from specpick.tools.validation import (
-    HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, HostBandwidthGbps, HostMemoryGib, OneLineText,
-    Concurrency, ContextTokens, GpuCount, MemoryFraction, ModelName, ParamsB,
+from specpick.tools.deployment_input import (
+    ConcurrencyOption, Context, DpAttention, EngineOptional, Gpu, Gpus, HostBandwidth, HostMemory, Verifier,
+    WeightFormat, WorkloadOptional,
 )
-from specpick.tools.vocab import Engine, Quantization, Workload
+from specpick.tools.validation import GpuCount, MemoryFraction, ModelName, ParamsB
+from specpick.tools.vocab import Quantization
 
 
 class VramInput(BaseModel):
@@ -27,36 +28,28 @@ class VramInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verifier: ModelName = Field(description="verifier model: catalog name or repo id, a GGUF build (owner/name-GGUF[:Q4_K_M] or a local .gguf path)")
-    gpu: OneLineText = Field(description="GPU name, e.g. H100-SXM, A100-80GB, RTX 4090")
-    gpus: GpuCount = Field(1, description="GPUs the verifier is sharded over (tensor parallel size; must divide "
-                           "its attention and KV heads)")
+    verifier: Verifier
+    gpu: Gpu
+    gpus: Gpus
     draft: ModelName | None = Field(None, description="separate draft model, if any")
     draft_params_b: ParamsB | None = Field(None, description="draft size in billions when it is not in the catalog "
                                            "(smaller than the verifier)")
     head_params_b: ParamsB | None = Field(None, description="speculative head size in billions (EAGLE/Medusa/MTP); "
                                           "sharded with the verifier's TP (or --draft-tp), in --draft-quantization "
                                           "or else the verifier's format")
-    quantization: Quantization | None = Field(None, description="verifier weight format (default: as published)")
+    quantization: WeightFormat
     draft_quantization: Quantization | None = Field(None, description="draft weight format (default: bf16)")
     kv_cache_dtype: str = Field("auto", description="KV cache dtype: auto (bf16/fp16), fp8")
-    workload: Workload | None = Field(None, description="what the model generates: sets the default context "
-                                      "(the same rule as recommend and speedup)")
-    context_tokens: ContextTokens | None = Field(None, description="tokens in the KV cache per sequence while "
-                                                 "decoding (at most the model's limit); default: typical for the "
-                                                 "workload, 4096 without one, capped by the model's limit",
-                                          json_schema_extra={"cli": {"flags": ["--context", "--context-tokens"]}})
-    concurrency: Concurrency = Field(1, description="sequences resident at once")
+    workload: WorkloadOptional
+    context_tokens: Context
+    concurrency: ConcurrencyOption
     draft_tp: GpuCount | None = Field(None, description="draft/head tensor parallel size: 1 or the target TP (vLLM)")
-    engine: Engine | None = Field(None, description="serving engine: its own memory reservation applies (vLLM "
-                                  "gpu_memory_utilization 0.9, SGLang mem_fraction_static by TP, TensorRT-LLM "
-                                  "free_gpu_memory_fraction 0.9); default: vLLM's")
-    dp_attention: bool = Field(False, description="data-parallel attention (SGLang/vLLM): MLA KV split across "
-                               "ranks by sequence instead of replicated on every rank")
+    engine: EngineOptional
+    dp_attention: DpAttention
     reserve_fraction: MemoryFraction | None = Field(None, description="override the engine's reservation knob "
                                                     "(0.1-1.0)")
-    host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
-    host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
+    host_memory_gib: HostMemory
+    host_bandwidth_gbps: HostBandwidth
 
     @field_validator("kv_cache_dtype")
     @classmethod
@@ -74,15 +67,8 @@ class VramInput(BaseModel):
 
 def deployment_query(inp: VramInput) -> DeploymentQuery:
     """The deployment `vram` asks about, in the resolver's terms (shared with `recommend` and `speedup`)."""
-    return DeploymentQuery(
-        verifier=inp.verifier, gpu=inp.gpu, gpus=inp.gpus, workload=inp.workload, engine=inp.engine,
-        quantization=inp.quantization, kv_cache_dtype=inp.kv_cache_dtype, context_tokens=inp.context_tokens,
-        concurrency=inp.concurrency, draft=inp.draft, draft_params_b=inp.draft_params_b,
-        draft_quantization=inp.draft_quantization, dp_attention=inp.dp_attention,
-        reserve_fraction=inp.reserve_fraction, host_memory_gib=inp.host_memory_gib,
-        host_bandwidth_gbps=inp.host_bandwidth_gbps, catalog_only=True, assumed_engine="vllm",
-        given=frozenset(inp.model_fields_set), announce=frozenset({"gpus", "concurrency"}),
-    )
+    return query_from_input(inp, catalog_only=True, assumed_engine="vllm", announce=frozenset({"gpu", "gpus",
+                                                                                                 "concurrency"}))
 
 
 def vram_fit(inp: VramInput) -> VramResult:

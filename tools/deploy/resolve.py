@@ -1,7 +1,8 @@
 """The one resolver: user input -> ``Deployment`` (names resolved, contradictions refused, every default decided).
 
-`recommend`, `speedup`, `vram` and `engine-config` each turn their input model into a ``DeploymentQuery`` and
-call ``resolve_deployment``; nothing after it decides a default. The rules that used to differ per verb live
+`recommend`, `speedup`, `vram` and `engine-config` each turn their input model (its deployment fields declared once,
+``tools/deployment_input.py``) into a ``DeploymentQuery`` through the one mapper ``query_from_input`` and call
+``resolve_deployment``; nothing after it decides a default. The rules that used to differ per verb live
 here once:
 
 - context while decoding: the user's, else the workload's typical length (``tools/model/workload_context``),
@@ -13,7 +14,8 @@ here once:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from specpick.tools.engines.registry import names as engine_names
 from specpick.tools.arch.params import count_params
@@ -86,6 +88,23 @@ class DeploymentQuery:
     given: frozenset[str] = field(default_factory=frozenset)
     # The defaults this verb announces (a verb without sampling does not list it); context and engine always.
     announce: frozenset[str] = frozenset({"sampling", "gpu", "gpus", "concurrency"})
+
+
+_QUERY_FIELDS = tuple(f.name for f in fields(DeploymentQuery) if f.name != "given")
+
+
+def query_from_input(inp: Any, **verb: Any) -> DeploymentQuery:
+    """The one mapper: a verb's input model -> the resolver's query.
+
+    Every field the input model shares with ``DeploymentQuery`` by name (the deployment fields of
+    ``tools/deployment_input.py``) is copied; ``given`` is what the user set; ``verb`` holds what only this verb says
+    (its catalog-only rule, the engine it assumes, a field it spells another way), and wins.
+    """
+    own = type(inp).model_fields
+    values = {name: getattr(inp, name) for name in _QUERY_FIELDS if name in own}
+    values["given"] = frozenset(inp.model_fields_set) | frozenset(verb.pop("also_given", ()))
+    values.update(verb)
+    return DeploymentQuery(**values)
 
 
 GGUF_ENGINE_LINE = ("engine = llamacpp (the verifier is a GGUF build, which llama-server loads as named; --engine to "
@@ -333,5 +352,5 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     return _with_prior(dep) if q.compare_prior else dep
 
 
-__all__ = ["DeploymentQuery", "GGUF_ENGINE_LINE", "context_rule", "engine_for_gguf", "newest_release", "release_text",
+__all__ = ["DeploymentQuery", "GGUF_ENGINE_LINE", "context_rule", "query_from_input", "engine_for_gguf", "newest_release", "release_text",
            "resolve_deployment"]

@@ -409,6 +409,20 @@ def _ctx_of(req: EstimateRequest) -> int:
     return typical_context_tokens(req.workload)
 
 
+def _sweep_limit_note(req: EstimateRequest, sweep_pts: list[SweepPoint]) -> list[str]:
+    """The best N at the sweep's limit: say longer N is untested, unless the limit is where measured speed peaks
+    (MTP, tools/methods.py sweep_len_is_cap; the answer caps N there too, skill/planner/tuning.py)."""
+    if not sweep_pts or max(sweep_pts, key=lambda p: p.speedup).num_draft_tokens != sweep_pts[-1].num_draft_tokens:
+        return []
+    top = sweep_pts[-1].num_draft_tokens
+    by_user = req.sweep_max_draft_tokens == top
+    if not by_user and method_record(req.method).sweep_len_is_cap:
+        return []
+    why = "the largest N you measured" if by_user else "the method registry's bound, tools/methods.py"
+    return [f"best at the sweep's limit N={top} ({why}): N={top + 1}-{top + 2} untested and may gain "
+            f"more; run `specpick tune --method {req.method} --draft-lengths {top} {top + 1} {top + 2}`"]
+
+
 def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFAULT_CONSTANTS) -> SpeedupResult:
     """Speedup of ``req.method`` for resolved specs (see module docstring).
 
@@ -443,12 +457,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         a_out = alpha_from_tau(t, n, 1.0 if shape.is_tree else acc.decay) if t > 1 else 0.0
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
-    if sweep_pts and max(sweep_pts, key=lambda p: p.speedup).num_draft_tokens == sweep_pts[-1].num_draft_tokens:
-        top = sweep_pts[-1].num_draft_tokens
-        why = ("the largest N you measured" if req.sweep_max_draft_tokens == top else
-               "the method registry's bound, tools/methods.py")
-        notes.append(f"best at the sweep's limit N={top} ({why}): N={top + 1}-{top + 2} untested and may gain "
-                     f"more; run `specpick tune --method {req.method} --draft-lengths {top} {top + 1} {top + 2}`")
+    notes.extend(_sweep_limit_note(req, sweep_pts))
     low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
         req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
         llamacpp=req.harness == "llamacpp"))

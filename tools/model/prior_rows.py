@@ -198,7 +198,7 @@ def temperature_rho() -> dict[str, tuple[float, int]]:
     return {fam: (ratio, n) for fam, (ratio, n) in rule_figures()["temperature_rho"].items()}
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("prior_rows.draft_ratio_slope")  # read from the catalog's rows: reload() drops it (Knowledge)
 def draft_ratio_slope() -> tuple[float, int]:
     """S: alpha change per decade of draft/verifier size ratio, pooled within same-setup sweeps."""
     groups: dict[tuple, list[tuple[float, float]]] = {}

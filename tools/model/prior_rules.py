@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.model.acceptance import (
     EAGLE1_TREE_DEPTH, chain_to_tree_factor, expected_tokens,
 )
@@ -106,7 +107,7 @@ def position_decay() -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("prior_rules.tree_factor")  # read from the catalog's rows: reload() drops it (Knowledge)
 def tree_factor() -> float:
     """F of tools/model/acceptance.py, derived from the published EAGLE-1 chain/tree pairs."""
     return chain_to_tree_factor(eagle1_pairs(load_published()))

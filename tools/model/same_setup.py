@@ -31,7 +31,7 @@ from __future__ import annotations
 import statistics
 from functools import lru_cache
 
-from specpick.tools.catalog.knowledge import knowledge
+from specpick.tools.catalog.knowledge import knowledge, knowledge_cache
 from specpick.tools.catalog.authorship import by_authors
 from specpick.tools.catalog.published import AGGREGATE, WORKLOAD_MIXES, PublishedRow, load_published, \
     measurement_sources
@@ -53,7 +53,7 @@ def _contexts_alike(a: str, b: str) -> bool:
     return max(ca, cb) <= CONTEXT_ALIKE * min(ca, cb)
 
 
-@lru_cache(maxsize=1)
+@knowledge_cache("same_setup.paper_rows")  # read from the catalog's rows: reload() drops it (Knowledge)
 def _paper_rows() -> tuple[PublishedRow, ...]:
     """Published rows usable in a pair: a modelled method and point values (aggregates and mixes included: they
     anchor a table's tau, and two variants run on the same mix compare like any benchmark)."""
