@@ -523,6 +523,16 @@ def acceptance_prior(method: str, shape: Shape, query: PriorQuery) -> Acceptance
     ``query.runner``: whose run the papers'-harness rows are levelled to (``runner_factors``); a user is a third
     party.
     """
+    # Cached per shape and situation until the catalog reloads: the calibration asks the same prior hundreds of
+    # thousands of times while it refits the cycle-cost constants, which a prior never reads (~40% of the engine
+    # report's time). The answer is shared: callers only read it.
+    return _acceptance_prior(method, shape.num_draft_tokens, shape.tree_top_k, shape.tree_tokens, query)
+
+
+@knowledge_cache("acceptance_prior")
+def _acceptance_prior(method: str, num_draft_tokens: int, tree_top_k: int | None, tree_tokens: int | None,
+                      query: PriorQuery) -> AcceptancePrior:
+    shape = Shape(num_draft_tokens=num_draft_tokens, tree_top_k=tree_top_k, tree_tokens=tree_tokens)
     q = query
     if q.workload not in FALLBACK:
         raise InputError(f"unknown workload '{q.workload}': choose one of {', '.join(FALLBACK)}")
