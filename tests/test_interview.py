@@ -207,5 +207,6 @@ def test_interview_uses_planner_defaults():
     # Defaults shown are PlannerInputs' own, so the interview and the planner cannot drift.
     defaults = {q.field: q.default for q in QUESTIONS if not q.required}
     assert defaults["gpu"] == PlannerInputs.model_fields["gpu"].default
-    assert defaults["engine"] == "vllm" and defaults["concurrency"] == 1
+    assert defaults["engine"] == PlannerInputs.model_fields["engine"].default  # none: recommend weighs each engine
+    assert defaults["concurrency"] == 1
     assert interview.MAX_ATTEMPTS == 3
