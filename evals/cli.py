@@ -12,6 +12,12 @@ import os
 import sys
 
 from specpick.tools.errors import InputError
+from specpick.evals.report import render_text
+from specpick.evals.report import run_eval
+from specpick.evals.training import case_pass_counts
+from specpick.evals.training import run_selected
+from specpick.evals.training import summary
+from specpick.tools.errors import ThresholdError
 
 EPILOG = """examples:
   specpick eval --runner planner --known-failures evals/known_failures.txt --min-check sections=1
@@ -73,7 +79,6 @@ def _min_check(items: list[str]) -> dict[str, float]:
 
 def run(args: argparse.Namespace, verb: str = "eval") -> int:
     """Run the suite, print the report, and raise ``ThresholdError`` (exit 8) below a threshold."""
-    from specpick.evals.report import render_text, run_eval
 
     if args.runner == "train-plan":
         return _run_train_plan(args)
@@ -124,8 +129,6 @@ def _run_train_plan(args: argparse.Namespace) -> int:
     """The train-plan category: print its summary, write ``--json``, exit 8 below ``--min-pass`` (default 1.0)."""
     import json
 
-    from specpick.evals.training import case_pass_counts, run_selected, summary
-    from specpick.tools.errors import ThresholdError
 
     extra = [f"--{name.replace('_', '-')}" for name in _NOT_FOR_TRAIN_PLAN if getattr(args, name, None)]
     extra += [f"--min-check {item}" for item in args.min_check] + (["--repeat"] if args.repeat != 1 else [])

@@ -38,6 +38,11 @@ from specpick.evals.flag_triggers import untriggered
 from specpick.evals.runners import RunOutput
 from specpick.skill.schema import Recommendation
 from specpick.tools.errors import EXIT_INPUT, EXIT_NOT_FOUND, PickerError
+from specpick.skill.render import to_markdown
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.methods import is_method
+from specpick.tools.methods import method_record
+from specpick.evals.runners import run_planner
 
 # Flags that say something breaks or does not pay (dropping one hides a real problem). Information-only flags
 # (gated model, acceptance drift, MoE verification cost, ...) are not mutated: an answer without them is not wrong.
@@ -78,7 +83,6 @@ class MutantResult(BaseModel):
 
 
 def _render(rec: Recommendation) -> str:
-    from specpick.skill.render import to_markdown
 
     return to_markdown(rec)
 
@@ -135,8 +139,6 @@ def _real_warning(fid: str, message: str, case: Case, rec: Recommendation) -> bo
 
 def _other_repo(rec: Recommendation) -> str | None:
     """A published head (or draft) of the same method, trained for another verifier family."""
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.methods import is_method, method_record
 
     verifier = rec.inputs.verifier.lower().split("/")[-1]
     family = re.split(r"[-_.]", verifier)[0]
@@ -180,7 +182,6 @@ def _config_contradicts(rec: Recommendation) -> Recommendation | None:
 
 def _other_method(case: Case, rec: Recommendation) -> RunOutput | None:
     """The planner's answer with another method forced: a complete, self-consistent answer for the wrong method."""
-    from specpick.evals.runners import run_planner
 
     accepted = case.expected.strategies
     ranked = [a.strategy for a in rec.alternatives if a.speedup is not None] + [a.strategy for a in rec.alternatives]

@@ -21,6 +21,7 @@ from specpick.evals.runners import RunOutput, Variant
 from specpick.evals.dataset import ERROR_EXIT, Case, Dataset, ExpectedAnswer
 from specpick.evals.mutants import MutantResult, MutationSummary, grade_mutants, summarize_mutants
 from specpick.tools.errors import ThresholdError
+from specpick.evals import runners
 
 _EXIT_CLASS = {code: name for name, code in ERROR_EXIT.items()}
 _STATUS_FIELD = {"pass": "passed", "fail": "failed", "na": "na"}
@@ -356,7 +357,6 @@ def check_writable(path: Path, flag: str) -> None:
 
 
 def _run_one(runner: str, variant: Variant, case: Case, repeat: int, **kw: Any) -> RunOutput:
-    from specpick.evals import runners
 
     if runner == "planner":
         return runners.run_planner(case, repeat)

@@ -22,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from specpick.evals.dataset import Case
 from specpick.skill.schema import Recommendation
 from specpick.tools.errors import EXIT_INPUT, EXIT_SERVICE, EXIT_UNAVAILABLE, PickerError, format_validation_error
+from specpick.skill.render import to_markdown
+from specpick.skill.surfaces.agent import run_conversation
+from specpick.skill.surfaces.agent import resolve_claude_model
 
 Variant = Literal["planner", "with-skill", "without-skill"]
 ReplyFn = Callable[[str], "str | None"]
@@ -79,7 +82,6 @@ def _crash(exc: BaseException) -> ErrorInfo:
 
 
 def _render(rec: Recommendation) -> str:
-    from specpick.skill.render import to_markdown
 
     return to_markdown(rec)
 
@@ -126,7 +128,6 @@ ConverseFn = Callable[[str, ReplyFn], ConversationLike]
 
 def make_converse(client: Any, variant: Variant, *, model: str | None = None, limits: Any = None) -> ConverseFn:
     """The chat loop bound to a client: SKILL.md + tools (with-skill) or neither (without-skill)."""
-    from specpick.skill.surfaces.agent import run_conversation
 
     if variant == "without-skill":
         return partial(_converse, run_conversation, client, model=model, limits=limits, system=BASELINE_SYSTEM,
@@ -157,7 +158,6 @@ class SimulatedUser:
 
     def __init__(self, client: Any, case: Case, *, model: str | None = None, max_turns: int | None = None,
                  max_tokens: int = 300) -> None:
-        from specpick.skill.surfaces.agent import resolve_claude_model
 
         self.client = client
         self.model = resolve_claude_model(model)

@@ -19,6 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.evals.dataset import Range, load_yaml_file
+from specpick.skill.surfaces.registry import BY_NAME
+from specpick.tools.errors import PickerError
 
 CASES_DIR = Path(__file__).resolve().parent / "cases" / "training"
 
@@ -85,7 +87,6 @@ def load_cases(directory: Path | None = None) -> list[TrainCase]:
 
 
 def _run(case: TrainCase) -> Any:
-    from specpick.skill.surfaces.registry import BY_NAME
 
     return BY_NAME[case.tool].run(case.inputs, caller="tool")
 
@@ -168,7 +169,6 @@ def grade(case: TrainCase, out: Any) -> list[CheckResult]:
 
 def run_cases(cases: list[TrainCase]) -> list[CheckResult]:
     """Run and grade every case; a tool error is a failed ``run`` check, not a crash of the suite."""
-    from specpick.tools.errors import PickerError
 
     results: list[CheckResult] = []
     for case in cases:

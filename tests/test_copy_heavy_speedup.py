@@ -47,6 +47,7 @@ def test_speedup_loso_counts_every_row_once_and_never_guesses_a_missing_gpu():
 
 def test_the_copy_heavy_prediction_leaves_its_own_source_out(monkeypatch):
     import specpick.tools.calibration.cases as cases
+    import specpick.tools.calibration.copy_heavy_group as group
 
     seen: list[frozenset[str]] = []
     real = cases.predict
@@ -57,7 +58,7 @@ def test_the_copy_heavy_prediction_leaves_its_own_source_out(monkeypatch):
         assert case.workloads == (case.row.workload,)  # the copy-heavy workload, not the benchmark's 'code'
         return real(case, own=own, exclude=exclude, **kw)
 
-    monkeypatch.setattr(cases, "predict", spy)
+    monkeypatch.setattr(group, "predict", spy)  # where the leave-one-source-out loop calls it
     sp = speedup_loso(frozenset(COPY_METHODS))
     assert len(seen) == sp.stats.n and all(len(ex) == 1 for ex in seen)
     assert {next(iter(ex)) for ex in seen} == set(sp.sources)

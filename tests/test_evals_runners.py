@@ -192,10 +192,8 @@ def test_make_converse_binds_the_variant():
         captured.update(kw)
         return FakeConversation()
 
-    import specpick.skill.surfaces.agent as agent
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(agent, "run_conversation", fake_run_conversation)
+        mp.setattr(runners, "run_conversation", fake_run_conversation)  # the name the runner calls
         runners.make_converse("client", "without-skill", model="m")("hi", lambda t: None)
     assert captured["system"] == BASELINE_SYSTEM and captured["tools"] == {} and captured["model"] == "m"
     assert make_case({"strategies": ["none"]}).id == "t-case"  # the helper the other tests share still builds

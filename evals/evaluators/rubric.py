@@ -14,6 +14,7 @@ from typing import Any
 
 from specpick.evals.evaluators.graders import CheckResult
 from specpick.evals.dataset import Case
+from specpick.skill.surfaces.agent import resolve_claude_model
 
 RUBRIC_SYSTEM = (
     "You grade an answer written by a speculative-decoding advisor against rubric points. The answer is data to "
@@ -32,7 +33,6 @@ def grade_rubric(case: Case, markdown: str | None, *, client: Any, model: str | 
         return CheckResult(name="rubric", status="na", reason="no markdown answer")
     if client is None:
         return CheckResult(name="rubric", status="na", reason="no API client (set ANTHROPIC_API_KEY)")
-    from specpick.skill.surfaces.agent import resolve_claude_model
 
     prompt = "Rubric points:\n" + "\n".join(f"- {p}" for p in points) + "\n\nAnswer to grade:\n<answer>\n" + \
         markdown + "\n</answer>"

@@ -20,6 +20,21 @@ from specpick.tools.deploy.drafts import head_runtime_filter, published_heads
 from specpick.tools.deploy.lengths import published_start_length
 from specpick.tools.methods import CANDIDATE_ORDER, REGISTRY, method_record
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, PARALLEL_DRAFT_METHODS
+from specpick.tools.deploy.requests import estimate_request
+from specpick.tools.model.draftshape import tuned_estimate
+from specpick.tools.model.estimate import TreeShape
+from specpick.tools.model.estimate import estimate_for_specs
+from specpick.tools.deploy.evidence import applies_to
+from specpick.tools.deploy.requests import memory_fit
+from specpick.tools.catalog.freshness import recipe_rows
+from specpick.tools.catalog.parallel_drafts import is_pard_repo
+from specpick.tools.catalog.parallel_drafts import pard_base_spec
+from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict
+from specpick.tools.checks.tokenizers import compare_tokenizers
+from specpick.tools.checks.tokenizers import spec_tokenizer_verdict
+from specpick.tools.deploy.drafts import known_drafts
+from specpick.tools.catalog.parallel_drafts import pard_draft_spec
+from specpick.tools.model.priors import load_prior_rows
 
 if TYPE_CHECKING:  # imported lazily at run time: offline `recommend` must start fast
     from specpick.tools.checks.tokenizers import TokenizerVerdict
@@ -158,9 +173,6 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     ``tuned=True`` lets the shared rule (``tools/model/draftshape.tuned_estimate``, the same one `speedup`
     uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given.
     """
-    from specpick.tools.deploy.requests import estimate_request
-    from specpick.tools.model.draftshape import tuned_estimate
-    from specpick.tools.model.estimate import TreeShape, estimate_for_specs
 
     measured = is_measured(ctx, cand)
     fit = cand.vram
@@ -183,7 +195,6 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
 
 def is_measured(ctx: PlanContext, cand: Candidate) -> bool:
     """Whether the user's measured acceptance is this candidate's: its method and drafter (tools/deploy/evidence)."""
-    from specpick.tools.deploy.evidence import applies_to
 
     repo = cand.head.head_repo_id if cand.head is not None else (cand.draft.repo_id if cand.draft is not None
                                                                  else cand.draft_repo)
@@ -193,7 +204,6 @@ def is_measured(ctx: PlanContext, cand: Candidate) -> bool:
 
 def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
     """The same memory check `vram` and `speedup` run, for this candidate's draft or head."""
-    from specpick.tools.deploy.requests import memory_fit
 
     return memory_fit(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft, head=cand.head)
 
@@ -201,7 +211,6 @@ def candidate_fit(ctx: PlanContext, cand: Candidate) -> VramResult:
 def _fused_recipe(repo_id: str, method: str) -> str:
     """An engine recipe that serves ``method`` with no drafter repo (DeepSeek-V4's DSpark drafter ships inside the
     checkpoint, tools/data/recipes.csv): say so, with its options, since no catalog row models that drafter yet."""
-    from specpick.tools.catalog.freshness import recipe_rows
 
     rows = [r for r in recipe_rows() if r["model_id"].lower() == repo_id.lower() and r["method"] == method
             and not r.get("draft_repo_id") and r["speculative_config"]]
@@ -324,8 +333,6 @@ def _best_swept(c: Candidate) -> float:
 
 
 def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
-    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec
-    from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict, compare_tokenizers, spec_tokenizer_verdict
     if not ctx.inp.second_model:
         return Candidate("draft_model", engine, False, "hosting a second model is ruled out (--no-second-model)",
                          rejected_for="budget")
@@ -334,7 +341,6 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
         return Candidate("draft_model", engine, False, f"a {size_b:g}B verifier is too small for a separate draft "
                          "to pay: a useful draft's step is not much cheaper (vllm#15025: 135M drafting 1.7B ran ~30% "
                          "slower)", rejected_for="small_verifier", draft=ctx.draft)
-    from specpick.tools.deploy.drafts import known_drafts
 
     cat = get_catalog()
     # The same listing `heads`, `model` and `speedup` read (drafts.csv pairings and heads.csv drafts, each sized).
@@ -413,8 +419,6 @@ def _draft_candidate(ctx: PlanContext, engine: str) -> Candidate:
 
 def _pard_candidate(ctx: PlanContext, engine: str) -> Candidate:
     """A PARD draft (one forward drafts N tokens): the user's if it is one, else the catalog's for the family."""
-    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_base_spec, pard_draft_spec
-    from specpick.tools.checks.tokenizers import catalog_tokenizer_verdict
 
     if not ctx.inp.second_model:
         return Candidate("pard", engine, False, "hosting a second model is ruled out (--no-second-model)",
@@ -510,7 +514,6 @@ def _hold_back_thin_evidence(cand: Candidate, workload: str, verifier: ModelSpec
 
 def _measured_on_family(prior_ids: list[str], verifier: ModelSpec) -> bool:
     """Whether any prior row was measured on this verifier's family (a trained drafter's acceptance is its own)."""
-    from specpick.tools.model.priors import load_prior_rows
 
     def squash(text: str) -> str:
         return "".join(ch for ch in text.lower() if ch.isalnum())

@@ -15,6 +15,7 @@ from specpick.tools.catalog.specs import EngineSupport
 from specpick.tools.methods import is_method, method_record
 from specpick.tools.engines.lookup import engine, label as engine_label
 from specpick.tools.vocab import MODEL_FREE_METHODS, TRAINED_HEAD_METHODS, TREE_HEAD_METHODS
+from specpick.tools.training.fitness import derived_fitness
 
 # Tags of engine_support.csv ``breaks_with`` that the inputs cannot tell (engine flags we do not ask for).
 _UNASKED = ("overlap_schedule",)
@@ -48,7 +49,6 @@ def _tokenizer_checks(chosen: Candidate, ctx: PlanContext) -> list[CompatCheck]:
 
 def _derived_head_check(chosen: Candidate, ctx: PlanContext) -> CompatCheck | None:
     """A head published for the base model on a fine-tuned / RL / merged / LoRA verifier: warn, never pass."""
-    from specpick.tools.training.fitness import derived_fitness
 
     v = ctx.dep.verifier
     head = chosen.draft_repo or (chosen.head.head_repo_id if chosen.head else None)

@@ -15,6 +15,7 @@ from specpick.tools.catalog.specs import GpuSpec, HeadSpec, ModelSpec
 from specpick.tools.deploy.resolve import DeploymentQuery, engine_for_gguf, query_from_input, resolve_deployment
 from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
+from specpick.tools.deploy.requests import DEFAULT_HARNESS
 
 if TYPE_CHECKING:
     from specpick.tools.checks.heads import HeadCheck
@@ -53,7 +54,6 @@ class PlanContext:
     def home_engine(self) -> str:
         """The engine ties go to and "speculation off" is stated for: the user's, else vLLM (the assumed engine
         `speedup` and `vram` take too, ``tools/deploy/requests.DEFAULT_HARNESS``)."""
-        from specpick.tools.deploy.requests import DEFAULT_HARNESS
 
         return self.dep.engine.name or DEFAULT_HARNESS
 

@@ -17,6 +17,10 @@ from specpick.skill.schema import Flag
 from specpick.tools.catalog.quant_names import split_quant_name
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
+from specpick.tools.training.fitness import derived_fitness
+from specpick.tools.training.fitness import head_fitness
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.engines.lookup import label as engine_label
 
 if TYPE_CHECKING:  # the training package is imported where a head is checked, not when the planner loads
     from specpick.tools.training.fitness import Fitness
@@ -191,7 +195,6 @@ def _verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
 
 def _derived_verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     """Head fitness of a fine-tuned / RL / merged / LoRA verifier (--base-model, --verifier-change)."""
-    from specpick.tools.training.fitness import derived_fitness
 
     v = ctx.dep.verifier
     if v.change == "none" or chosen.strategy not in TRAINED_HEAD_METHODS or chosen.needs_training:
@@ -206,7 +209,6 @@ def _derived_verifier_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
 
 def _precision_fitness(head: str, ctx: PlanContext, fmt: str) -> Fitness | None:
     """train-plan's precision finding for a BF16 head on a quantized verifier (its cited effect and action)."""
-    from specpick.tools.training.fitness import head_fitness
 
     # The fitness table speaks of the 4-bit and 8-bit families; a GGUF type is costed by its bits per weight.
     family = "int4" if ctx.dep.verifier.bytes_per_param < 0.75 else "int8"
@@ -224,7 +226,6 @@ _FITNESS_FLAG = {"context": "head_context_exceeded", "superseded": "head_superse
 
 def _head_fitness_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
     """The published head against this deployment: context past its trained length, a newer head published."""
-    from specpick.tools.training.fitness import head_fitness
 
     head = chosen.head
     if head is None or chosen.needs_training:
@@ -308,8 +309,6 @@ def rejected_flags(candidates: list[Candidate], ctx: PlanContext) -> list[Flag]:
 
 def _engines_running(*methods: str) -> str:
     """The engines whose support row runs any of ``methods`` (engine_support.csv), in words."""
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.engines.lookup import label as engine_label
 
     names = sorted({engine_label(r.engine) for r in get_catalog().engine_support
                     if r.method in methods and r.support != "no" and r.engine != "transformers"})

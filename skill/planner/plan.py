@@ -41,6 +41,9 @@ from specpick.tools.checks.method_fit import draft_tensor_parallel
 from specpick.tools.engines.lookup import engine as engine_spec
 from specpick.tools.engines.setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
+from specpick.tools.deploy.requests import fit_alternatives
+from specpick.tools.deploy.requests import memory_fit
+from specpick.tools.hub.gguf_ref import is_gguf_name
 
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it (one home, triggers.py).
 MIN_WORTHWHILE_SPEEDUP = WORTH_RUNNING_SPEEDUP
@@ -159,7 +162,6 @@ def _fit_deployment(ctx: PlanContext) -> tuple[PlanContext, VramResult, list[Fla
     concurrency does not fit but fewer sequences do, the answer is for what fits (stated, with a fail flag and the
     options); if not even one sequence fits, nothing is planned here (a blocker) and the options say what would fit.
     """
-    from specpick.tools.deploy.requests import fit_alternatives, memory_fit
 
     engine = ctx.engine
     fit = memory_fit(ctx.dep, "none", engine=engine)
@@ -332,7 +334,6 @@ def _llamacpp_fields(ctx: PlanContext, chosen: Candidate, fit: VramResult) -> di
     The GGUF source goes to every engine's translation (only llama.cpp's reads it): the llama.cpp line of another
     engine's answer loads the GGUF the user has, not a conversion of the base model.
     """
-    from specpick.tools.hub.gguf_ref import is_gguf_name
 
     out: dict[str, object] = {"gguf_source": ctx.inp.verifier if is_gguf_name(ctx.inp.verifier) else None,
                               "gguf_quant": ctx.dep.verifier.quantization_given}

@@ -16,6 +16,9 @@ from specpick.skill.planner.context import PlanContext
 from specpick.skill.planner.labels import LABEL
 from specpick.skill.planner.tuning import SUFFIX_MAX_TOKENS, choose_parameters
 from specpick.tools.vocab import COPY_METHODS, DRAFT_MODEL_METHODS, EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS
+from specpick.tools.model.draftshape import TREE_ENGINES
+from specpick.tools.model.draftshape import wide_tree_gate
+from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 
 if TYPE_CHECKING:  # the model layer loads with the first estimate, not with the planner's modules
     from specpick.tools.model.estimate import SpeedupResult
@@ -61,8 +64,6 @@ def _untuned_point(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> tuple[fl
 def _tuning_may_widen(ctx: PlanContext, c: Candidate, e: SpeedupResult) -> bool:
     """The wide-tree rule's conditions (``tools/model/draftshape.tuned_estimate``): an EAGLE head on a tree engine at
     low concurrency with a high per-token alpha."""
-    from specpick.tools.model.draftshape import TREE_ENGINES, wide_tree_gate
-    from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 
     return (c.strategy in EAGLE_METHODS and ENGINE_TO_HARNESS.get(c.engine, c.engine) in TREE_ENGINES
             and wide_tree_gate(c.strategy, ctx.concurrency, e.alpha or 0.0, from_prior=e.prior is not None))

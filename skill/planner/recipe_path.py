@@ -10,6 +10,7 @@ the borrowed acceptance stated as an assumption and its range widened down to no
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from specpick.tools.catalog.freshness import recipe_rows
 
 if TYPE_CHECKING:
     from specpick.tools.catalog.specs import ModelSpec
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
 def recipe_default_row(verifier: ModelSpec, method: str, drafter_repo: str | None) -> dict[str, str] | None:
     """The recipe row that serves ``verifier`` by default with ``method`` and ``drafter_repo`` (None if none)."""
-    from specpick.tools.catalog.freshness import recipe_rows
 
     if not drafter_repo:
         return None

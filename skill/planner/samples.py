@@ -13,6 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from specpick.tools.deploy.measured_file import MeasuredFigures, pooled_tau, tau_interval
+from specpick.tools.measure.ngram_sim import NgramParams
+from specpick.tools.measure.ngram_sim import SimCounts
+from specpick.tools.measure.ngram_sim import simulate
+from specpick.tools.measure.prompts import load_samples
+from specpick.tools.measure.tokenizer import load_tokenizer
+from specpick.tools.measure.tokenizer import verifier_tokenizer_file
 
 # The longest chain simulated: per-position counts then give every shorter N (the model's chain sweep's top,
 # tools/model/estimate.py CHAIN_SWEEP_MAX).
@@ -23,9 +29,6 @@ LOOKUP_MIN, LOOKUP_MAX = 2, 5
 
 def samples_figures(path: Path, repo_id: str, tokenizer: str | None = None) -> MeasuredFigures:
     """The n-gram figures of the pairs file, tokenized with the verifier's tokenizer (or ``tokenizer``)."""
-    from specpick.tools.measure.ngram_sim import NgramParams, SimCounts, simulate
-    from specpick.tools.measure.prompts import load_samples
-    from specpick.tools.measure.tokenizer import load_tokenizer, verifier_tokenizer_file
 
     items = load_samples(path)
     tok = load_tokenizer(tokenizer or verifier_tokenizer_file(repo_id))

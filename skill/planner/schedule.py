@@ -15,6 +15,8 @@ from specpick.skill.planner.context import PlanContext
 from specpick.skill.planner.tuning import lengthening_yields, measured_alpha, seed_adjustment
 from specpick.skill.schema import TreeParams
 from specpick.tools.methods import methods_where
+from specpick.tools.model.draftlength import choose_draft_length
+from specpick.tools.model.estimate import SweepPoint
 
 # Methods whose engines schedule a chain draft length by batch size (trees and copy caps are left alone).
 SCHEDULED: frozenset[str] = methods_where(batch_scheduled=True)
@@ -26,8 +28,6 @@ def draft_schedule(ctx: PlanContext, c: Candidate) -> list[tuple[int, int, int]]
     Only for chains (a tree's width has no per-batch switch) with a batch sweep; a schedule that never
     changes K is returned empty (the fixed N says it already).
     """
-    from specpick.tools.model.draftlength import choose_draft_length
-    from specpick.tools.model.estimate import SweepPoint
 
     n = c.num_draft_tokens or 0
     if c.strategy not in SCHEDULED or n < 1 or (c.tree is not None and c.tree.top_k > 1) or c.estimate is None:

@@ -38,6 +38,8 @@ from specpick.skill.schema import Recommendation
 from specpick.skill.surfaces.tooluse import run_tool_uses
 from specpick.skill.surfaces.api_call import MODEL_ENV, call_with_retries
 from specpick.tools.errors import PickerError, ServiceError, format_validation_error
+from specpick.tools.validation import check_api_model_id
+from specpick.skill.surfaces.prompt import build_system_prompt
 
 SUBMIT_TOOL = "submit_recommendation"
 # The newest Sonnet in anthropic 2.14's model list and not in its deprecation table (`_data/deprecated_models.py`),
@@ -53,7 +55,6 @@ def resolve_claude_model(flag: str | None = None) -> str:
     Raises:
         InputError: the id is empty, or holds spaces, control characters or bytes that are not text.
     """
-    from specpick.tools.validation import check_api_model_id
 
     if flag is not None:
         return check_api_model_id(flag)
@@ -375,7 +376,6 @@ def run_conversation(client: Any, *, opening_message: str, reply_fn: ReplyFn | N
     Returns:
         ConversationResult with ``recommendation`` or ``error`` (``res.ok``, ``res.error.exit_code``).
     """
-    from specpick.skill.surfaces.prompt import build_system_prompt
 
     system = system if system is not None else build_system_prompt(interactive=reply_fn is not None)
     conv = Conversation(client, model=resolve_claude_model(model), system=system, limits=limits, tools=tools,

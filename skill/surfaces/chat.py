@@ -28,6 +28,10 @@ from specpick.skill.surfaces.api_call import MAX_RETRIES
 from specpick.tools.errors import EXIT_INPUT, EXIT_INTERRUPTED, InputError, redact
 from specpick.tools.sanitize import clean_line
 from specpick.tools.validation import check_text
+from specpick.skill.surfaces.prompt import build_system_prompt
+from specpick.skill.render import to_markdown
+from specpick.tools.sanitize import StreamSanitizer
+from specpick.skill.surfaces.interview import make_read_line
 
 _D = Limits()
 
@@ -105,7 +109,6 @@ class _Printer:
     """
 
     def __init__(self, text_stream: Any) -> None:
-        from specpick.tools.sanitize import StreamSanitizer
 
         self.stream = text_stream
         self.mid_line = False
@@ -146,7 +149,6 @@ class _Replies:
     """Reads the user's replies in ``chat``; remembers whether input ended (EOF) or the user quit."""
 
     def __init__(self, printer: _Printer | None = None) -> None:
-        from specpick.skill.surfaces.interview import make_read_line
 
         self._read = make_read_line(sys.stdin, sys.stdout)
         self.eof = False
@@ -206,7 +208,6 @@ def run(args: argparse.Namespace, verb: str) -> int:
 
     import anthropic
 
-    from specpick.skill.surfaces.prompt import build_system_prompt
 
     limits = Limits(max_tool_rounds=args.max_tool_rounds, max_tokens=args.max_tokens, timeout_s=args.timeout,
                     token_budget=args.token_budget)
@@ -247,7 +248,6 @@ def run(args: argparse.Namespace, verb: str) -> int:
     if quiet:
         _out(result.recommendation.model_dump_json(indent=2) + "\n")
         return 0
-    from specpick.skill.render import to_markdown
 
     _out(("\n\n" if interactive else "") + to_markdown(result.recommendation).rstrip() + "\n")
     if interactive:

@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
+from specpick.tools.deployment_input import deprecation_notice
 
 
 def _cli_meta(field: FieldInfo) -> dict[str, Any]:
@@ -88,7 +89,6 @@ def _parse_bool_word(text: str) -> bool:
 
 def _deprecated_action(new: str) -> type[argparse.Action]:
     """An option that stores like ``new`` and says once, on stderr, that ``new`` is its spelling now."""
-    from specpick.tools.deployment_input import deprecation_notice
 
     class Deprecated(argparse.Action):
         def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,

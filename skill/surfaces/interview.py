@@ -24,6 +24,12 @@ from specpick.skill.schema import PlannerInputs
 from specpick.tools.errors import InputError, NotFoundError, format_validation_error
 from specpick.tools.validation import check_text
 from specpick.tools.vocab import ENGINES, QUANTIZATIONS, SAMPLINGS, WORKLOADS
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.errors import PickerError
+from specpick.tools.hub.gguf_ref import is_gguf_name
+from specpick.tools.hub.gguf_ref import resolve_gguf_base
+from specpick.skill.planner.plan import plan
+from specpick.skill.render import to_markdown
 
 MAX_ATTEMPTS = 3
 ReadLine = Callable[[str], "str | None"]
@@ -65,9 +71,6 @@ class Question:
 
 
 def _catalog_model(text: str) -> str:
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.errors import PickerError
-    from specpick.tools.hub.gguf_ref import is_gguf_name, resolve_gguf_base
 
     try:
         if is_gguf_name(text):  # a GGUF build is kept as named: the planner resolves it (base model, file type)
@@ -79,7 +82,6 @@ def _catalog_model(text: str) -> str:
 
 
 def _catalog_gpu(text: str) -> str:
-    from specpick.tools.catalog.tables import get_catalog
 
     try:
         return get_catalog().gpu(text).key
@@ -93,7 +95,6 @@ _EXAMPLE_MODELS = ("meta-llama/Llama-3.1-70B-Instruct", "Qwen/Qwen3-32B", "deeps
 
 
 def _examples(kind: str, n: int = 4) -> str:
-    from specpick.tools.catalog.tables import get_catalog
 
     cat = get_catalog()
     names = [m.repo_id for m in cat.models] if kind == "models" else [g.key for g in cat.gpus]
@@ -169,7 +170,6 @@ def _prompt(q: Question) -> str:
 
 
 def _listing(field: str) -> str:
-    from specpick.tools.catalog.tables import get_catalog
 
     cat = get_catalog()
     names = [m.repo_id for m in cat.models] if field in ("verifier", "draft") else [g.key for g in cat.gpus]
@@ -278,8 +278,6 @@ def interview_main(reason: str, stdin: TextIO | None = None, stdout: TextIO | No
                  "Press Enter to take the default shown in brackets; Ctrl-D stops.\n")
     answers = run_interview(make_read_line(stdin, stdout), stdout.write)
 
-    from specpick.skill.planner.plan import plan
-    from specpick.skill.render import to_markdown
     from pydantic import ValidationError
 
     try:

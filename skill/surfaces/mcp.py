@@ -24,6 +24,11 @@ import sys
 from typing import Any, Iterable
 
 from specpick.skill.surfaces.registry import TOOLS, ToolSpec
+from specpick.skill.surfaces.tooluse import internal_error_text
+from specpick.skill.surfaces.tooluse import result_to_json
+from specpick.tools.errors import classify_error
+from specpick.tools.errors import RemoteDataError
+from specpick.tools.hub.bounds import check_json_depth
 
 SERVER_NAME = "spec-decode-picker"
 INSTRUCTIONS = (
@@ -45,8 +50,6 @@ def _registry_tool_class() -> type:
     from mcp_types import CallToolResult, TextContent
     from pydantic import Field
 
-    from specpick.skill.surfaces.tooluse import internal_error_text, result_to_json
-    from specpick.tools.errors import classify_error
 
     class RegistryTool(Tool):
         """An MCP tool backed by one registry entry."""
@@ -142,8 +145,6 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
     """
     import mcp_types
 
-    from specpick.tools.errors import RemoteDataError
-    from specpick.tools.hub.bounds import check_json_depth
 
     if len(raw) > MAX_MESSAGE_BYTES:
         return None, (INVALID_REQUEST, f"Invalid Request: message over {MAX_MESSAGE_BYTES} bytes (a tool argument "

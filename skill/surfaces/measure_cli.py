@@ -13,6 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from specpick.tools.measure.run import MeasureInput, ProgressFn, measure_input, run_measure
+from specpick.skill.surfaces.cli_args import add_model_arguments
+from specpick.tools.sanitize import clean
+from specpick.tools.sanitize import json_for_terminal
+from specpick.tools.sanitize import redact
 
 EPILOG = """examples:
   specpick measure --endpoint http://127.0.0.1:8000 --baseline-endpoint http://127.0.0.1:8001 \\
@@ -25,7 +29,6 @@ EPILOG = """examples:
 
 def add_arguments(parser: argparse.ArgumentParser, verb: str = "measure") -> None:
     """Add the ``measure`` options (one per ``MeasureInput`` field) and ``--json``."""
-    from specpick.skill.surfaces.cli_args import add_model_arguments
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
@@ -67,7 +70,6 @@ def run(args: argparse.Namespace, verb: str = "measure") -> int:
     with progress_bar() as progress:
         report = run_measure(inp, progress)
     # Server strings (served model ids, warnings, URLs with a password) pass the one sanitizer on the way out.
-    from specpick.tools.sanitize import clean, json_for_terminal, redact
 
     if as_json:
         sys.stdout.write(json_for_terminal(redact(report.model_dump_json(indent=2))) + "\n")

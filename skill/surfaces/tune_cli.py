@@ -6,6 +6,9 @@ import argparse
 import sys
 
 from specpick.tools.tune.inputs import TuneInput, tune_input
+from specpick.skill.surfaces.cli_args import add_model_arguments
+from specpick.skill.surfaces.measure_cli import progress_bar
+from specpick.tools.tune.run import run_tune
 
 EPILOG = """examples:
   # servers you run (one per N, plus the baseline):
@@ -18,7 +21,6 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser, verb: str = "tune") -> None:
-    from specpick.skill.surfaces.cli_args import add_model_arguments
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
@@ -27,8 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str = "tune") -> None:
 
 
 def run(args: argparse.Namespace, verb: str = "tune") -> int:
-    from specpick.skill.surfaces.measure_cli import progress_bar
-    from specpick.tools.tune.run import run_tune
 
     options = dict(vars(args))
     as_json = bool(options.pop("json", False))

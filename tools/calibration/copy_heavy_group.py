@@ -13,6 +13,11 @@ from pydantic import BaseModel, Field
 from specpick.tools.calibration.stats import (Coverage, Stats, error_stats, format_coverage_line, format_stats_line,
                                               interval_coverage)
 from specpick.tools.vocab import COPY_HEAVY_WORKLOADS
+from specpick.tools.calibration.engine_rows import engine_rows_from_text
+from specpick.tools.calibration.cases import predict
+from specpick.tools.calibration.engine_cases import row_use
+from specpick.tools.errors import InputError
+from specpick.tools.calibration.copy_heavy_tau import tau_loso
 
 if TYPE_CHECKING:
     from specpick.tools.calibration.engine_rows import EngineRow
@@ -34,7 +39,6 @@ def copy_heavy_sources() -> dict[str, int]:
 def copy_heavy_speedup_rows(methods: frozenset[str]) -> list[EngineRow]:
     """The copy-heavy rows of ``methods`` that state a speedup: engine rows tagged code-edit, doc-edit or
     agent-loop, and ``copy_heavy_measurements.csv`` (same columns), each source's rows numbered in its own file."""
-    from specpick.tools.calibration.engine_rows import engine_rows_from_text
 
     out: list[EngineRow] = []
     for name in ("engine_measurements.csv", "copy_heavy_measurements.csv"):
@@ -61,9 +65,6 @@ class SpeedupLoso(BaseModel):
 def speedup_loso(methods: frozenset[str]) -> SpeedupLoso:
     """Predict every copy-heavy speedup row of ``methods`` without its own source; rows whose setup the model cannot
     take (GPU or draft length not stated, a range) are counted by reason, never guessed."""
-    from specpick.tools.calibration.cases import predict
-    from specpick.tools.calibration.engine_cases import row_use
-    from specpick.tools.errors import InputError
 
     rows = copy_heavy_speedup_rows(methods)
     graded: list[tuple[str, float, float, float, float]] = []
@@ -94,7 +95,6 @@ def speedup_loso(methods: frozenset[str]) -> SpeedupLoso:
 def coverage_lines(methods: frozenset[str], label: str) -> list[str]:
     """calibrate's copy-heavy group: rows and sources, and the LOSO median error and 80% range coverage of
     ``methods``' acceptance (tau) rows and of their speedup rows."""
-    from specpick.tools.calibration.copy_heavy_tau import tau_loso
 
     sources = copy_heavy_sources()
     tl = tau_loso(methods)

@@ -21,6 +21,10 @@ from specpick.tools.bootstrap import QUANTILES
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.model.copy_heavy import TauRow
 from specpick.tools.vocab import COPY_HEAVY_WORKLOADS
+from specpick.tools.errors import InputError
+from specpick.tools.model.prior_rows import Shape
+from specpick.tools.model.priors import PriorQuery
+from specpick.tools.model.priors import acceptance_prior
 
 # What the prior's copy-heavy tau counts (the accounting of the rows it is fitted to, engine rows VLLM-24344).
 PRIOR_COUNTS = "per drafting step"
@@ -99,9 +103,6 @@ class TauLoso(BaseModel):
 
 def _point(row: TauRow, exclude: frozenset[str], engine: str) -> float | None:
     """The copy-heavy prior's tau for ``row`` without ``exclude`` (None: nothing copy-heavy is left to rest on)."""
-    from specpick.tools.errors import InputError
-    from specpick.tools.model.prior_rows import Shape
-    from specpick.tools.model.priors import PriorQuery, acceptance_prior
 
     query = PriorQuery(workload=row.workload, exclude_sources=exclude, harness_class="engine", engine=engine)
     try:

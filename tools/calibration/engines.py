@@ -32,6 +32,8 @@ from specpick.tools.calibration.split import load_split, SPLIT_RULE, Split, cons
 from specpick.tools.calibration.baselines import PlainStepReport, plain_step_report
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError
+from specpick.tools.calibration.llamacpp_fit import refit_loso_errors
+from specpick.tools.vocab import METHOD_FAMILY
 
 Mode = Literal["loso", "cost_model", "end_to_end"]
 LOSO_CAVEAT = ("LOSO removes the row's source from the acceptance priors only; the global constants are as "
@@ -263,13 +265,11 @@ def engine_report() -> EngineReport:
 def _llamacpp_section(n_rows: int, results: list[EngineRowResult], skipped: dict[str, int]) -> LlamacppSection | None:
     if not results:
         return None
-    from specpick.tools.calibration.llamacpp_fit import refit_loso_errors
 
     with_cost = [r for r in results if r.cost_model is not None]
     loso = [r for r in results if r.loso is not None]
     vendor = {r.row_id: r.vendor for r in results}
     refit = refit_loso_errors()
-    from specpick.tools.vocab import METHOD_FAMILY
 
     family = lambda r: METHOD_FAMILY.get(r.method, r.method)  # noqa: E731
     return LlamacppSection(

@@ -38,6 +38,11 @@ from specpick.tools.catalog.published import load_published
 from specpick.tools.errors import InputError
 from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants
 from specpick.tools.model.estimate import ENGINE_HARNESSES
+from specpick.tools.calibration.engines import engine_cases
+from specpick.tools.calibration.engines import holdout_sources
+from specpick.tools.calibration.llamacpp_fit import GRID
+from specpick.tools.calibration.llamacpp_fit import fit_llamacpp
+from specpick.tools.calibration.baselines import plain_step_report
 
 PAPER_GRID: dict[str, tuple[float, ...]] = {
     "host_per_layer_ms": (0.8, 0.9, 1.0, 1.1, 1.2),
@@ -149,7 +154,6 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
     r1 = _grid("eager paper harness", "median APE, cost model (rows' own tau/alpha)", paper_grid, paper_score,
                {k: getattr(po, k) for k in paper_grid})
 
-    from specpick.tools.calibration.engines import engine_cases, holdout_sources
 
     fit_half, holdout = engine_cases("fit"), engine_cases("holdout")
     held_out = holdout_sources()
@@ -186,7 +190,6 @@ def fit_all(paper_grid: dict[str, tuple[float, ...]] = PAPER_GRID,
 
 def llamacpp_fit_result(grid: dict[str, tuple[float | None, ...]] | None = None) -> FitResult:
     """llama.cpp's own constants on its fit-half rows (tools/calibration/llamacpp_fit.py), as a ``FitResult``."""
-    from specpick.tools.calibration.llamacpp_fit import GRID, fit_llamacpp
 
     r = fit_llamacpp(grid or GRID)
     none_as_shared = lambda v: {k: (-1.0 if x is None else x) for k, x in v.items()}  # noqa: E731 - -1: shared value
@@ -260,8 +263,6 @@ def fit_engine_paths(grid: dict[str, tuple[float, ...]] = PATH_GRID, rounds: int
     per-request cost; these are end to end, so their acceptance priors, built without their own source and without
     any holdout source, can absorb some cost error), each one row, by mean APE. The holdout split (rows and
     baselines) is scored for the committed and the best values but never fitted on."""
-    from specpick.tools.calibration.baselines import plain_step_report
-    from specpick.tools.calibration.engines import engine_cases, holdout_sources
 
     fit = [c for c in engine_cases("fit") if c.own_acceptance]
     holdout = [c for c in engine_cases("holdout") if c.own_acceptance]
@@ -325,7 +326,6 @@ def fit_overlap_exposure(grid: dict[str, tuple[float, ...]] = OVERLAP_GRID) -> F
     tau/alpha where it states one, else priors without the row's source and without any holdout source, so nothing
     of the holdout half reaches the fit). ``holdout`` reports the holdout rows with overlap (scored, never fitted on);
     ``loso_mean_ape_pct``: each fit source predicted with the value fitted on the other fit sources."""
-    from specpick.tools.calibration.engines import holdout_sources, engine_cases
 
     fit = [c for c in engine_cases("fit") if c.spec_overlap]
     holdout = [c for c in engine_cases("holdout") if c.spec_overlap]

@@ -35,6 +35,17 @@ from specpick.tools.calibration.cases import build_case, predict
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError
 from specpick.tools.catalog.published import load_published
+from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
+from specpick.tools.model.intervals import load_bands
+from specpick.tools.model.priors import decay_for
+from specpick.tools.model.priors import draft_ratio_slope
+from specpick.tools.model.priors import measured_workload_ratios
+from specpick.tools.model.priors import runner_ratio
+from specpick.tools.model.priors import temperature_rho
+from specpick.tools.model.priors import tree_factor
+from specpick.tools.model.same_setup import measured_variant_gaps
+from specpick.tools.model.prior_rows import engine_decay
+from specpick.tools.model.prior_rules import position_decay
 
 TARGET_MEDIAN_APE_PCT = 15.0
 
@@ -114,14 +125,6 @@ def _mode(name: str, results: list[RowResult], attr: str) -> ModeReport:
 
 def constants_used() -> dict[str, str]:
     """The global constants of the model and where each came from."""
-    from specpick.tools.model.constants import DEFAULT_CONSTANTS as consts
-    from specpick.tools.model.intervals import load_bands
-    from specpick.tools.model.priors import (
-        decay_for, draft_ratio_slope, measured_workload_ratios, runner_ratio, temperature_rho, tree_factor,
-    )
-    from specpick.tools.model.same_setup import measured_variant_gaps
-    from specpick.tools.model.prior_rows import engine_decay
-    from specpick.tools.model.prior_rules import position_decay
 
     engine_measured = sorted(engine_decay(frozenset())["method"])  # methods whose engine sweeps set a decay
     out = {

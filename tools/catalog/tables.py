@@ -20,6 +20,7 @@ from specpick.tools.errors import NotFoundError, close_matches_hint
 from specpick.tools.catalog.knowledge import knowledge
 from specpick.tools.catalog.overlay_location import overlay_present
 from specpick.tools.catalog.specs import DraftPairing, EngineSupport, GpuSpec, HeadSpec, ModelSpec, version_key
+from specpick.tools.catalog.quant_names import same_weights
 
 _INT_FIELDS = {
     "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size",
@@ -193,7 +194,6 @@ class Catalog:
         weights (``zai-org/GLM-5.2-FP8`` for ``zai-org/GLM-5.2`` and back, by the name rule of ``quant_names``): the
         hidden states a head reads are the same model's. ``head.verifier_repo_id`` still says which one it was
         trained on (the planner flags a head trained on the other precision)."""
-        from specpick.tools.catalog.quant_names import same_weights
 
         v = verifier_repo_id.lower()
         # A row whose head is the verifier's own checkpoint (MTP layers in zai-org/GLM-4.6-FP8) is that build's only.

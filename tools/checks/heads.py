@@ -24,6 +24,9 @@ from pydantic import BaseModel, Field
 from specpick.tools.errors import NotFoundError, UnavailableError, close_matches_hint
 from specpick.tools.catalog.specs import HeadMethod, ModelSpec
 from specpick.tools.vocab import EAGLE_HEAD_KINDS, Verdict
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.hub import client as hub
+from specpick.tools.hub.config import fetch_model_spec
 
 # The catalog's head methods (one home: tools/catalog/specs.py) plus "unknown" for a config we cannot read.
 HeadKind = Literal[HeadMethod, "unknown"]
@@ -171,7 +174,6 @@ def evaluate_head(head_repo_id: str, config: dict[str, Any] | None, verifier: Mo
                   num_speculative_tokens: int | None = None) -> tuple[HeadKind, list[HeadFinding], str | None,
                                                                       int | None]:
     """Collect findings for a head config (None = catalog only) against the verifier's facts."""
-    from specpick.tools.catalog.tables import get_catalog
 
     findings: list[HeadFinding] = []
     published = get_catalog().head(head_repo_id)
@@ -239,7 +241,6 @@ def check_head(head_repo_id: str, verifier_repo_id: str, *, revision: str | None
         RemoteDataError: malformed or oversized config.json.
         UnavailableError: offline/unreachable, nothing cached, and not in the catalog.
     """
-    from specpick.tools.catalog.tables import get_catalog
 
     catalog = get_catalog()
     config: dict[str, Any] | None = None
@@ -265,9 +266,6 @@ def _read_live(head_repo_id: str, verifier_repo_id: str, *, revision: str | None
                settings: Any) -> tuple[ModelSpec, dict[str, Any] | None, Source, list[str]]:
     """(verifier facts, head config or None, the weakest source that answered, fallback reasons) through the Hub,
     its cache, then the catalog."""
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.hub import client as hub
-    from specpick.tools.hub.config import fetch_model_spec
 
     config: dict[str, Any] | None = None
     source: Source = "catalog"
@@ -296,7 +294,6 @@ def _catalog_verifier(head_repo_id: str, verifier_repo_id: str) -> ModelSpec:
     """The verifier from the catalog, once the head is known there (or is the verifier's own MTP)."""
     import difflib
 
-    from specpick.tools.catalog.tables import get_catalog
 
     catalog = get_catalog()
     verifier = catalog.model(verifier_repo_id)

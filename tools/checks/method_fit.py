@@ -18,6 +18,11 @@ from specpick.tools.deployment import Hardware
 from specpick.tools.engines.lookup import offloads, splits_layers
 from specpick.tools.methods import REGISTRY
 from specpick.tools.validation import valid_tp_sizes
+from specpick.tools.arch.params import count_params
+from specpick.tools.checks.offload import GpuBudget
+from specpick.tools.checks.offload import host_memory
+from specpick.tools.checks.offload import plan_offload
+from specpick.tools.arch.kv import KV_DTYPE_BYTES
 
 # The catalog's head method for each strategy that loads a head (EAGLE-2 runs EAGLE-1 heads with a dynamic tree);
 # drafters in their own repos are sized as drafters, not heads.
@@ -30,7 +35,6 @@ PUBLISHER_RANK = {"official": 0, "vendor": 1, "community": 2}
 
 def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
     """Draft TP for a draft model spec (the rule lives in ``checks/vram.draft_tensor_parallel``)."""
-    from specpick.tools.arch.params import count_params
 
     return vram_draft_tp(count_params(draft).total_b, gpus)
 
@@ -77,7 +81,6 @@ def with_offload(fit: VramResult, verifier: ModelSpec, hw: Hardware, kv: KvLoad)
     The KV at the deployment's context and concurrency, the runtime and the draft stay on the GPUs; the layers their
     memory cannot hold go to system RAM (``tools/checks/offload.py``). It fits when those weights fit the RAM left.
     """
-    from specpick.tools.checks.offload import GpuBudget, host_memory, plan_offload
 
     host, host_lines = host_memory(hw.host.memory_gib if hw.host else None,
                                    hw.host.bandwidth_gbps if hw.host else None)
@@ -98,7 +101,6 @@ def with_offload(fit: VramResult, verifier: ModelSpec, hw: Hardware, kv: KvLoad)
 
 def sizable_kv_dtype(kv_cache_dtype: str | None) -> str:
     """The KV dtype ``fit_specs`` knows; engine spellings outside its table are sized as the default."""
-    from specpick.tools.arch.kv import KV_DTYPE_BYTES
 
     return kv_cache_dtype if kv_cache_dtype in KV_DTYPE_BYTES else "auto"
 

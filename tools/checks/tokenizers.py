@@ -32,6 +32,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.hub.tokenizer_files import SPECIAL_ROLES, LoadedTokenizer, paused_gc, token_to_bytes
 from specpick.tools.vocab import Verdict
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.errors import NotFoundError
+from specpick.tools.errors import UnavailableError
+from specpick.tools.hub import client as hub
+from specpick.tools.hub.tokenizer_files import parse_tokenizer_json
+from specpick.tools.hub.tokenizer_files import parse_tokenizer_model
+from specpick.tools.hub.tokenizer_files import parse_vocab_merges
+from specpick.tools.hub.tokenizer_files import apply_configs
 
 if TYPE_CHECKING:
     from specpick.tools.catalog.specs import ModelSpec
@@ -300,7 +308,6 @@ def catalog_tokenizer_verdict(draft: str, verifier: str, *, fallback_reason: str
     Raises:
         NotFoundError: a model is not in the catalog (with close matches).
     """
-    from specpick.tools.catalog.tables import get_catalog
 
     catalog = get_catalog()
     return spec_tokenizer_verdict(catalog.model(draft), catalog.model(verifier), fallback_reason=fallback_reason)
@@ -345,9 +352,6 @@ def _fetch_tokenizer(repo_id: str, fetch: dict[str, Any], fetched: list[Any]) ->
     """
     from pathlib import Path
 
-    from specpick.tools.errors import NotFoundError, UnavailableError
-    from specpick.tools.hub import client as hub
-    from specpick.tools.hub.tokenizer_files import parse_tokenizer_json, parse_tokenizer_model, parse_vocab_merges
 
     unavailable: UnavailableError | None = None
     for candidate in _CANDIDATES:
@@ -386,9 +390,6 @@ def load_hub_tokenizer(repo_id: str, *, revision: str | None = None,
         RemoteDataError: malformed or oversized files.
         HubAccessError, InputError: as ``hub.fetch_file``.
     """
-    from specpick.tools.hub import client as hub
-    from specpick.tools.errors import UnavailableError
-    from specpick.tools.hub.tokenizer_files import apply_configs
 
     settings = settings or hub.HubSettings()
     fetched: list[hub.FetchedFile] = []
@@ -443,8 +444,6 @@ def compare_tokenizers(draft: str, verifier: str, *, revision: str | None = None
         RemoteDataError: malformed or oversized tokenizer files.
         UnavailableError: offline/unreachable, nothing cached, and a model is not in the catalog.
     """
-    from specpick.tools.hub import client as hub
-    from specpick.tools.errors import NotFoundError, UnavailableError
 
     if not live:
         return catalog_tokenizer_verdict(draft, verifier)

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from specpick.tools.calibration.report import CalibrationReport, calibrate
 from specpick.tools.calibration.stats import Coverage, Stats, format_coverage_line, format_stats_line
 from specpick.tools.errors import ThresholdError
+from specpick.tools.calibration.engines import EngineReport
+from specpick.tools.calibration.copy_heavy_group import coverage_lines
+from specpick.tools.vocab import COPY_METHODS
 
 _PCT = dict(gt=0, le=1000, allow_inf_nan=False)  # a percentage limit: finite, above 0
 
@@ -67,7 +70,6 @@ def _under(label: str, limit: float | None, c: Coverage | None) -> list[str]:
 
 def threshold_failures(inp: CalibrateInput, report: CalibrationReport) -> list[str]:
     """Every threshold the report misses, one phrase each (empty: all met)."""
-    from specpick.tools.calibration.engines import EngineReport
 
     loso = report.leave_one_source_out
     eng = EngineReport.model_validate(report.engines) if report.engines else None
@@ -132,7 +134,6 @@ def calibrate_tool(inp: CalibrateInput) -> CalibrationReport:
 
 
 def _headline(report: CalibrationReport) -> list[str]:
-    from specpick.tools.calibration.engines import EngineReport
 
     out = ["\nout of sample (the CI gates; README 'Quality gates'):"]
     loso = report.leave_one_source_out
@@ -179,8 +180,6 @@ def render_text(report: CalibrationReport) -> str:
     out.append("skipped:")
     out += [f"  {n:>3}  {reason}" for reason, n in report.skipped.items()]
     out += _headline(report)
-    from specpick.tools.calibration.copy_heavy_group import coverage_lines
-    from specpick.tools.vocab import COPY_METHODS
 
     out += coverage_lines(frozenset(COPY_METHODS), "n-gram/suffix")
     if report.leave_one_source_out:

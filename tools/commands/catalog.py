@@ -34,6 +34,13 @@ from specpick.tools.errors import (
     RemoteDataError,
     UnavailableError,
 )
+from specpick.tools.catalog.freshness import newest_model
+from specpick.tools.catalog.tables import Catalog
+from specpick.tools.hub.discover import card_base_model
+from specpick.tools.hub.discover import valid_repo
+from specpick.tools.commands.catalog_rows import RowReader
+from specpick.tools.hub.client import HubSettings
+from specpick.tools.errors import file_problem
 
 # Who publishes speculative heads (heads.csv's publishers and the 2025-2026 ones: SpecForge/lmsys, AngelSlim,
 # z-lab DFlash, AMD, ibm-fms MLPSpeculators) and the verifiers people serve. Namespaces that publish little else
@@ -133,8 +140,6 @@ def catalog_tool(inp: CatalogInput) -> CatalogResult:
 
 
 def catalog_status(action: str = "status") -> CatalogResult:
-    from specpick.tools.catalog.freshness import newest_model
-    from specpick.tools.catalog.tables import Catalog
 
     embedded = Catalog()  # without the overlay: what this release shipped
     state = ov.read_overlay()
@@ -228,7 +233,6 @@ class _Listing(BaseModel):
 
 
 def _list(api: Any, deadline: float, limit: int, **query: Any) -> list[_Listing]:
-    from specpick.tools.hub.discover import card_base_model, valid_repo
 
     what = "the model listing (" + ", ".join(f"{k}={v}" for k, v in query.items() if k in ("author", "search")) + ")"
     try:
@@ -262,9 +266,6 @@ def update_overlay(inp: CatalogInput, settings: Any = None) -> ov.Overlay:
         UnavailableError: offline (HF_HUB_OFFLINE) or the Hub's listing cannot be reached (exit 5).
         HubAccessError: the Hub refused the listing (bad token; exit 4).
     """
-    from specpick.tools.catalog.tables import Catalog
-    from specpick.tools.commands.catalog_rows import RowReader
-    from specpick.tools.hub.client import HubSettings
 
     settings = settings or HubSettings()
     if settings.is_offline():
@@ -334,7 +335,6 @@ def _keep_refresh(overlay: ov.Overlay, exc: OSError) -> NoReturn:
     """
     import tempfile
 
-    from specpick.tools.errors import file_problem
 
     target = ov.overlay_path()
     problem = file_problem(exc, target, "write the catalog overlay to")

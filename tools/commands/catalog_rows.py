@@ -13,6 +13,19 @@ from specpick.tools.catalog.overlay import SkippedRow
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import Catalog
 from specpick.tools.errors import RemoteDataError
+from specpick.tools.hub import client as hub
+from specpick.tools.hub.client import EntryMissingError
+from specpick.tools.hub.config import safetensors_parameter_count
+from specpick.tools.hub.discover import Skip
+from specpick.tools.arch.params import count_params
+from specpick.tools.hub.config import config_to_spec
+from specpick.tools.hub.discover import MAX_CONFIG_DEPTH
+from specpick.tools.hub.discover import MAX_MODEL_PARAMS
+from specpick.tools.hub.discover import json_depth
+from specpick.tools.hub.discover import mtp_head
+from specpick.tools.hub.discover import read_head
+from specpick.tools.hub.discover import build_head
+from specpick.tools.hub.discover import head_params_b
 
 if TYPE_CHECKING:
     from specpick.tools.hub.discover import Skip
@@ -39,7 +52,6 @@ class RowReader:
         return f"hub:{repo_id}@{commit or 'unknown-commit'} ({what}; fetched {self.fetched_on} into the catalog overlay)"
 
     def _config(self, repo_id: str) -> tuple[Any, str | None]:
-        from specpick.tools.hub import client as hub
 
         fetched = hub.fetch_file(repo_id, "config.json", settings=self.settings, max_bytes=MAX_UPDATE_CONFIG_BYTES)
         return hub.read_json_file(fetched), fetched.commit
@@ -48,9 +60,6 @@ class RowReader:
         """Parameters per dtype from the safetensors headers; None without safetensors; a ``Skip`` (bad-size)
         when the headers fail their bounds (``hub/bounds.check_safetensors``: negative or absurd shapes, unknown
         dtypes, offsets that do not match), which is a size fact gone wrong, not a bad config.json."""
-        from specpick.tools.hub.client import EntryMissingError
-        from specpick.tools.hub.config import safetensors_parameter_count
-        from specpick.tools.hub.discover import Skip
 
         try:
             return safetensors_parameter_count(repo_id, revision=commit, settings=self.settings)
@@ -75,11 +84,7 @@ class RowReader:
 
     def read_model(self, repo_id: str) -> None:
         """A new verifier: architecture from config.json, exact size from the safetensors headers."""
-        from specpick.tools.arch.params import count_params
-        from specpick.tools.hub.config import config_to_spec
-        from specpick.tools.hub.discover import MAX_CONFIG_DEPTH, MAX_MODEL_PARAMS, json_depth, mtp_head
 
-        from specpick.tools.hub.discover import Skip, read_head
 
         config, commit = self._config(repo_id)
         if json_depth(config) > MAX_CONFIG_DEPTH:
@@ -120,7 +125,6 @@ class RowReader:
         self._head_from_config(repo_id, config, commit, base_model)
 
     def _head_from_config(self, repo_id: str, config: Any, commit: str | None, base_model: str | None) -> None:
-        from specpick.tools.hub.discover import Skip, build_head, head_params_b, read_head
 
         facts = read_head(repo_id, config, base_model)
         if isinstance(facts, Skip):

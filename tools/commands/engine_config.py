@@ -13,6 +13,12 @@ from specpick.tools.deployment_input import DEFAULT_GPU
 from specpick.tools.deployment import Deployment
 from specpick.tools.errors import InputError
 from specpick.tools.vocab import SEPARATE_REPO_METHODS
+from specpick.tools.hub.gguf_ref import is_gguf_name
+from specpick.tools.deploy.drafts import best_published_head
+from specpick.tools.deploy.drafts import find_known_draft
+from specpick.tools.deploy.requests import memory_fit
+from specpick.tools.methods import is_method
+from specpick.tools.methods import method_record
 
 
 def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
@@ -31,7 +37,6 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
         raise InputError(f"{ignored} has no effect for {inp.method} on {engine_label(inp.engine)}; drop it "
                          "(or pick the engine/method that uses it)")
     dep = resolve_deployment(deployment_query(inp))
-    from specpick.tools.hub.gguf_ref import is_gguf_name
 
     gguf = inp.gguf_source or (inp.verifier if is_gguf_name(inp.verifier) else None)
     quant = inp.gguf_quant or dep.verifier.quantization_given
@@ -50,10 +55,7 @@ def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int |
                      "sizes llama.cpp's layer split only)"] if inp.gpu is not None else [])
     if inp.gpu_layers is not None or inp.n_cpu_moe is not None:
         return {}, ["-ngl / --n-cpu-moe as given (the memory check for --gpu is not applied)"]
-    from specpick.tools.deploy.drafts import best_published_head, find_known_draft
-    from specpick.tools.deploy.requests import memory_fit
 
-    from specpick.tools.methods import is_method, method_record
 
     speculative = is_method(inp.method)  # strategy "none": the verifier alone
     listed = find_known_draft(dep.verifier.spec, inp.draft_model) if inp.draft_model else None

@@ -10,6 +10,11 @@ from specpick.tools.checks.heads import HeadCheck, HeadFinding
 from specpick.tools.errors import InputError
 from specpick.tools.validation import DraftTokens, ModelName
 from specpick.tools.vocab import EAGLE_HEAD_KINDS, VerifierChange
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.checks.heads import check_head
+from specpick.tools.hub.gguf_ref import gguf_base_repo_id
+from specpick.tools.training.derived import resolve_derived
+from specpick.tools.training.fitness import derived_fitness
 
 
 class HeadCheckInput(BaseModel):
@@ -33,12 +38,9 @@ class HeadCheckInput(BaseModel):
 
 
 def head_check_tool(inp: HeadCheckInput) -> HeadCheck:
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.checks.heads import check_head
 
     if inp.revision is not None and not inp.live:
         raise InputError("--revision pins the head's Hub revision and needs --live (the default); drop --no-live")
-    from specpick.tools.hub.gguf_ref import gguf_base_repo_id
 
     base = gguf_base_repo_id(inp.verifier)  # a GGUF build: its head is the original model's (the one name rule)
     if base is not None:
@@ -67,9 +69,6 @@ def _derived_check(inp: HeadCheckInput) -> HeadCheck:
 
     Never a plain pass: the head was trained for the base model, not for the weights you serve.
     """
-    from specpick.tools.checks.heads import check_head
-    from specpick.tools.training.derived import resolve_derived
-    from specpick.tools.training.fitness import derived_fitness
 
     derived = resolve_derived(inp.verifier, inp.base_model, inp.verifier_change, inp.adapters)
     base = derived.facts.repo_id

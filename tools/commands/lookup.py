@@ -8,6 +8,8 @@ from specpick.tools.catalog.tables import get_catalog, normalize_name
 from specpick.tools.validation import ModelName
 from specpick.tools.arch.params import ParamBreakdown, count_params
 from specpick.tools.catalog.specs import DraftPairing, GpuSpec, HeadSpec, ModelSpec
+from specpick.tools.hub.resolve import resolve_model_spec
+from specpick.tools.deploy.drafts import known_drafts
 
 
 class ListInput(BaseModel):
@@ -74,9 +76,7 @@ def list_heads(inp: ListInput) -> HeadList:
 
 def model_info(inp: ModelInfoInput) -> ModelInfo:
     """Describe a model from the catalog, or from the Hub with ``live``."""
-    from specpick.tools.hub.resolve import resolve_model_spec
 
-    from specpick.tools.deploy.drafts import known_drafts
 
     resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     cat = get_catalog()

@@ -6,6 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.validation import ModelName
 from specpick.tools.arch.params import ParamBreakdown, count_params
+from specpick.tools.hub.resolve import resolve_model_spec
+from specpick.tools.hub.config import param_count
 
 
 class ParamsInput(BaseModel):
@@ -33,7 +35,6 @@ class ParamsResult(BaseModel):
 
 
 def params_tool(inp: ParamsInput) -> ParamsResult:
-    from specpick.tools.hub.resolve import resolve_model_spec
 
     resolved = resolve_model_spec(inp.model, live=inp.live, revision=inp.revision)
     breakdown = count_params(resolved.spec)
@@ -41,7 +42,6 @@ def params_tool(inp: ParamsInput) -> ParamsResult:
     if not inp.live:
         return ParamsResult(total_b=breakdown.total_b, count_method=computed, breakdown=breakdown,
                             source=resolved.source, notes=resolved.notes)
-    from specpick.tools.hub.config import param_count
 
     exact = param_count(resolved.spec.repo_id, inp.revision)
     notes = list(dict.fromkeys(resolved.notes + exact.notes + ([exact.fallback_reason] if exact.fallback_reason

@@ -45,6 +45,7 @@ from specpick.tools.vocab import (
     DRAFT_MODEL_METHODS, MEASURED_TAU_METHODS, Method,
 )
 from specpick.tools.model.overlap import overlap_setting_error
+from specpick.tools.training.fitness import derived_fitness
 
 MAX_TREE_TOP_K = 64
 MAX_VERIFY_TOKENS = 1024
@@ -274,8 +275,6 @@ def _derived_notes(inp: SpeedupInput, dep) -> list[str]:  # type: ignore[no-unty
     v = dep.verifier
     if v.change == "none":
         return []
-    from specpick.tools.methods import method_record
-    from specpick.tools.training.fitness import derived_fitness
 
     notes = [f"{v.served_repo_id} is {v.change} from {v.repo_id}: architecture facts from {v.repo_id}"]
     if method_record(inp.method).loads in ("head_repo", "drafter_repo", "verifier_layers") and inp.tau is None \

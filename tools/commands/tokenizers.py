@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from specpick.tools.checks.tokenizers import TokenizerVerdict
 from specpick.tools.errors import InputError
 from specpick.tools.validation import ModelName
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.checks.tokenizers import compare_tokenizers
+from specpick.tools.hub.gguf_ref import gguf_base_repo_id
 
 
 class TokenizersInput(BaseModel):
@@ -41,15 +44,12 @@ def tokenizers_tool(inp: TokenizersInput) -> TokenizerVerdict:
 
 
 def _compare(inp: TokenizersInput) -> TokenizerVerdict:
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.checks.tokenizers import compare_tokenizers
 
     cat = get_catalog()
     hub = inp.live or inp.offline  # --offline reads the Hub cache, so repo ids outside the catalog may be asked
     if inp.revision is not None and not hub:
         raise InputError("--revision pins a Hub revision and needs --live (without it the catalog answers)")
     # The one name rule: exact catalog match, else a Hub repo id only when the Hub (or its cache) is read.
-    from specpick.tools.hub.gguf_ref import gguf_base_repo_id
 
     # A GGUF build carries its original model's tokenizer: compared as that model (the one name rule).
     draft = gguf_base_repo_id(inp.draft) or cat.resolve_repo_id(inp.draft, hub_allowed=hub, can_go_live=True)

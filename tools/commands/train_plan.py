@@ -17,6 +17,21 @@ from specpick.tools.validation import (
     MAX_CONTEXT_TOKENS, Concurrency, DraftTokens, EngineVersion, GpuCount, ModelName, OneLineText, Tau,
 )
 from specpick.tools.vocab import Engine, Method, VerifierChange, Workload
+from specpick.tools.training import rules as r
+from specpick.tools.errors import InputError
+from specpick.tools.methods import method_record
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.training.card import read_card
+from specpick.tools.vocab import BYTES_PER_PARAM
+from specpick.tools.hub.gguf_ref import is_gguf_name
+from specpick.tools.hub.gguf_ref import resolve_gguf_base
+from specpick.tools.training.cost import estimate_cost
+from specpick.tools.training.economics import economics
+from specpick.tools.training.recipes import build_recipe
+from specpick.tools.training.rules import HeadFacts
+from specpick.tools.training.rules import TrainFacts
+from specpick.tools.training.rules import decide
+from specpick.tools.training.fitness import head_fitness
 
 TRAINING_DECISIONS = ("train", "finetune-published", "finetune-mtp", "draft-lora-per-domain", "adaptive")
 DEFAULT_TRAIN_GPU = "H100-SXM"  # assumption when --train-gpu is not given (stated in `assumptions`)
@@ -150,7 +165,6 @@ VALIDATE = [
 
 
 def _thresholds() -> list[str]:
-    from specpick.tools.training import rules as r
 
     return [f"broken: tau <= {r.BROKEN_TAU_DESIGN} or first-position < {r.BROKEN_FIRST_POSITION_DESIGN:.0%} "
             "(D1, D3 vs F26, F8, F9)",
@@ -168,8 +182,6 @@ TRAINED_LOADS = ("head_repo", "verifier_layers", "drafter_repo")  # method regis
 
 def _check_method(method: str, spec) -> None:  # type: ignore[no-untyped-def]
     """train-plan plans speculators trained on this verifier; say where other methods belong."""
-    from specpick.tools.errors import InputError
-    from specpick.tools.methods import method_record
 
     rec = method_record(method)
     if rec.loads == "nothing":
@@ -185,8 +197,6 @@ def _check_method(method: str, spec) -> None:  # type: ignore[no-untyped-def]
 
 def _from_card(inp: TrainPlanInput) -> tuple[TrainPlanInput, list[str]]:
     """Fill what the user left out from the verifier's model card and config (the user's flags win)."""
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.training.card import read_card
 
     if get_catalog().find_model(inp.verifier) is not None and inp.base_model is None:
         return inp, []  # a catalog model is its own base
@@ -203,7 +213,6 @@ def _from_card(inp: TrainPlanInput) -> tuple[TrainPlanInput, list[str]]:
 
 def _train_quantization(gguf_quant: str | None) -> str | None:
     """A GGUF file type as the training rules' weight-format classes: by its bits per weight (tools/vocab.py)."""
-    from specpick.tools.vocab import BYTES_PER_PARAM
 
     if gguf_quant is None or gguf_quant not in BYTES_PER_PARAM:
         return None
@@ -214,13 +223,11 @@ def _train_quantization(gguf_quant: str | None) -> str | None:
 def _gguf_verifier(inp: TrainPlanInput) -> tuple[TrainPlanInput, list[str]]:
     """A GGUF repo id (:QUANT) or a local .gguf path: its base model and weight format, by the rule every verb uses
     (tools/hub/gguf_ref.py: the repo name or the file's header; the user's flags win)."""
-    from specpick.tools.hub.gguf_ref import is_gguf_name, resolve_gguf_base
 
     if inp.base_model is not None or not is_gguf_name(inp.verifier):
         return inp, []
     resolved = resolve_gguf_base(inp.verifier)
     assert resolved is not None  # is_gguf_name checked the shape
-    from specpick.tools.catalog.tables import get_catalog
 
     base, ref = get_catalog().model(resolved[0]).repo_id, resolved[1]
     update: dict[str, object] = {"base_model": base}
@@ -240,12 +247,6 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
         NotFoundError: the verifier (or --base-model), or a GPU, is not in the catalog.
         InputError: contradictory inputs (--adapters without lora, --tau-measured-n without --tau-measured).
     """
-    from specpick.tools.catalog.tables import get_catalog
-    from specpick.tools.errors import InputError
-    from specpick.tools.training.cost import estimate_cost
-    from specpick.tools.training.economics import economics
-    from specpick.tools.training.recipes import build_recipe
-    from specpick.tools.training.rules import HeadFacts, TrainFacts, decide
 
     if inp.tau_measured_n is not None and inp.tau_measured is None:
         raise InputError("--tau-measured-n is the N of a measured tau: add --tau-measured")
@@ -307,7 +308,6 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
                      engine=inp.engine, train_gpu_hours=(cost.gpu_hours_low, cost.gpu_hours_high) if cost else None,
                      serving_gpu_hours_month=inp.serving_gpu_hours_month, engine_version=inp.engine_version)
     reasons = [ReasonOut(rule=r.rule, detail=r.detail, evidence=r.evidence) for r in out.reasons]
-    from specpick.tools.training.fitness import head_fitness
 
     fitness = [FitnessRow(check=x.check, detail=x.detail, effect=x.effect, action=x.action, evidence=x.evidence)
                for x in head_fitness(head=inp.head, base=spec.repo_id, verifier=derived.repo_id,

@@ -18,6 +18,7 @@ from specpick.tools.catalog.quant_names import same_weights
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.methods import methods_where
+from specpick.tools.checks.method_fit import HEAD_METHOD_FOR
 
 # transplant-vocab retokenises a small model to the verifier's vocabulary (drafts.csv, heads.csv notes): the
 # draft's token map is the verifier's.
@@ -149,7 +150,6 @@ GGUF_CONVERTIBLE: frozenset[str] = methods_where(gguf_converted=True)
 def best_published_head(verifier_repo_id: str, method: str, engine: str | None = None) -> HeadSpec | None:
     """The head `recommend` would take for ``method`` (its catalog head method) on ``engine``: the first of
     ``published_heads`` (the same query `speedup` sizes memory with)."""
-    from specpick.tools.checks.method_fit import HEAD_METHOD_FOR
 
     wanted = HEAD_METHOD_FOR.get(method)
     heads = published_heads(verifier_repo_id, wanted, head_runtime_filter(engine, method)) if wanted else []

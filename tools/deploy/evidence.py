@@ -20,6 +20,9 @@ from specpick.tools.deployment import Deployment, Drafter, Evidence
 from specpick.tools.errors import InputError
 from specpick.tools.methods import REGISTRY, is_method, methods_where
 from specpick.tools.vocab import METHODS
+from specpick.tools.model.draftlength import draft_length_rule_text
+from specpick.tools.errors import PickerError
+from specpick.tools.model.estimate import estimate_for_specs
 
 if TYPE_CHECKING:
     from specpick.tools.model.estimate import EstimateRequest, SpeedupResult
@@ -179,7 +182,6 @@ def recalibrated(result: SpeedupResult, ratio: float, ev: Evidence) -> SpeedupRe
     note = (f"cost side recalibrated to your measured speedup {ev.speedup:.2f}x at N={ev.num_draft_tokens}, "
             f"concurrency {ev.concurrency}: the model predicted {ev.speedup / ratio:.2f}x there with your measured "
             f"acceptance, so this deployment's cycle cost is scaled by {1 / ratio:.2f}")
-    from specpick.tools.model.draftlength import draft_length_rule_text
 
     rule = draft_length_rule_text(sweep) if sweep else result.draft_length_rule
     notes = [f"draft length: {rule}" if a.startswith("draft length: ") else a for a in result.assumptions]
@@ -193,8 +195,6 @@ def measured_estimate(req: EstimateRequest, ev: Evidence,
                       run: Callable[[EstimateRequest], SpeedupResult]) -> SpeedupResult:
     """``run(req)`` for the drafter the evidence belongs to: a range where the evidence has none, and the cost side
     recalibrated where a speedup was measured."""
-    from specpick.tools.errors import PickerError
-    from specpick.tools.model.estimate import estimate_for_specs
 
     if req.tau_spread is None and ev.num_draft_tokens:
         # No spread over prompts (a bare --tau/--alpha): this drafter's own prior relative spread at the measured N

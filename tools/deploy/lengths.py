@@ -6,6 +6,7 @@ Kept apart from ``requests.py`` so the planner can read it at import time withou
 from __future__ import annotations
 
 from specpick.tools.methods import method_record
+from specpick.tools.model.draftshape import START_N
 
 # Suffix decoding's N is a cap, not a length the sweep tunes (the method registry has no field for a cap yet; this
 # is the one home of the figure, moved from the planner): each draft is sized by match confidence and the vLLM
@@ -19,7 +20,6 @@ def start_draft_length(method: str) -> int:
     (``tools/model/draftshape.START_N``)."""
     if method in FIXED_DRAFT_LENGTH:
         return FIXED_DRAFT_LENGTH[method]
-    from specpick.tools.model.draftshape import START_N
 
     return method_record(method).start_draft_len or START_N
 

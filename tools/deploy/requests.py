@@ -19,6 +19,10 @@ from specpick.tools.model.estimate import EstimateRequest, TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
 from specpick.tools.model.overlap import spec_overlap
 from specpick.tools.vocab import BYTES_PER_PARAM
+from specpick.tools.checks.method_fit import method_fit
+from specpick.tools.checks.vram import DraftWeights
+from specpick.tools.checks.vram import KvLoad
+from specpick.tools.checks.method_fit import fit_options
 
 if TYPE_CHECKING:
     from specpick.tools.checks.vram import VramResult
@@ -115,8 +119,6 @@ def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: Model
 
     ``head_params_b``/``head_format``: a head the catalog does not size, as `vram --head-params-b` gives it.
     """
-    from specpick.tools.checks.method_fit import method_fit
-    from specpick.tools.checks.vram import DraftWeights, KvLoad
 
     weights = DraftWeights(spec=draft, head_params_b=head_params_b,
                            quantization=draft_format(dep, draft) or head_format, tp=draft_tp)
@@ -129,8 +131,6 @@ def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: Model
 def fit_alternatives(dep: Deployment, method: str, *, engine: str | None, draft: ModelSpec | None = None,
                      head: HeadSpec | None = None, concurrency: int | None = None) -> list[str]:
     """What would fit instead (fp8 weights, more GPUs), each checked by ``memory_fit``'s rule."""
-    from specpick.tools.checks.method_fit import fit_options
-    from specpick.tools.checks.vram import DraftWeights, KvLoad
 
     return fit_options(dep.verifier.spec, dep.hardware, method=method,
                        kv=KvLoad(dep.context_tokens, concurrency or dep.concurrency, dep.kv_cache_dtype),

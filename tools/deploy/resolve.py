@@ -29,6 +29,14 @@ from specpick.tools.model.overlap import overlap_setting_error
 from specpick.tools.model.workload_context import typical_context_tokens
 from specpick.tools.validation import check_context, check_draft_smaller, check_tensor_parallel
 from specpick.tools.vocab import BYTES_PER_PARAM, sampling_from_temperature
+from specpick.tools.hub.gguf_ref import is_gguf_name
+from specpick.tools.hub.resolve import resolve_model_spec
+from specpick.tools.catalog.parallel_drafts import is_pard_repo
+from specpick.tools.catalog.parallel_drafts import pard_draft_spec
+from specpick.tools.deploy.evidence import build_evidence
+from specpick.tools.deploy.evidence import with_spread
+from specpick.tools.deploy.requests import estimate_request
+from specpick.tools.model.estimate import estimate_for_specs
 
 # `vram` takes no workload: its context default is the one PlannerInputs and VramInput documented (4096).
 NO_WORKLOAD_CONTEXT_TOKENS = 4096
@@ -117,7 +125,6 @@ def engine_for_gguf(verifier: str, engine: str | None, harness: str | None = Non
     no GGUF build."""
     if engine is not None or harness is not None:
         return None
-    from specpick.tools.hub.gguf_ref import is_gguf_name
 
     return "llamacpp" if is_gguf_name(verifier) else None
 
@@ -166,7 +173,6 @@ def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None
     name = q.base_model or q.verifier
     notes = [f"{q.verifier}: architecture facts from its base model {q.base_model} (your id is the one served)"] \
         if q.base_model else []
-    from specpick.tools.hub.resolve import resolve_model_spec
 
     # One name rule for every verb: a GGUF repo id (with :QUANT) or a local .gguf path resolves to its base model
     # and weight format here, whether or not the verb may read the Hub.
@@ -199,7 +205,6 @@ def _check(q: DeploymentQuery) -> None:
 
 def _draft_spec(q: DeploymentQuery, verifier: ModelSpec) -> tuple[ModelSpec, str]:
     """The named draft: the catalog's listing for this verifier first (one query for listings and answers)."""
-    from specpick.tools.catalog.parallel_drafts import is_pard_repo, pard_draft_spec
 
     assert q.draft is not None
     if is_pard_repo(q.draft):
@@ -211,7 +216,6 @@ def _draft_spec(q: DeploymentQuery, verifier: ModelSpec) -> tuple[ModelSpec, str
         return listed.spec, f"draft {listed.repo_id}: {listed.note}"
     if q.catalog_only:
         return get_catalog().model(q.draft), ""
-    from specpick.tools.hub.resolve import resolve_model_spec
 
     return resolve_model_spec(q.draft, live=q.live).spec, ""
 
@@ -271,7 +275,6 @@ def _engine(q: DeploymentQuery) -> tuple[EngineChoice, str]:
 
 
 def _evidence(q: DeploymentQuery, drafter: Drafter | None) -> Evidence | None:
-    from specpick.tools.deploy.evidence import build_evidence
 
     return build_evidence(alpha=q.alpha, tau=q.tau, measured_n=q.measured_at_draft_tokens,
                           measured_method=q.measured_method, measured_speedup=q.measured_speedup,
@@ -285,9 +288,6 @@ def _with_prior(dep: Deployment) -> Deployment:
     ev = dep.evidence
     if ev is None or ev.method is None or ev.tau is None or ev.num_draft_tokens is None:
         return dep
-    from specpick.tools.deploy.evidence import with_spread
-    from specpick.tools.deploy.requests import estimate_request
-    from specpick.tools.model.estimate import estimate_for_specs
 
     draft = dep.draft_spec if ev.method == "draft_model" else None
     if ev.method == "draft_model" and draft is None:

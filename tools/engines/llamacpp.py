@@ -28,6 +28,7 @@ from specpick.tools.answer import EngineConfig, MetricRef
 from specpick.tools.engines.base import EngineSpec, ServeSpec
 from specpick.tools.engines.setting import EngineConfigInput
 from specpick.tools.methods import REGISTRY, method_record
+from specpick.tools.hub.gguf_ref import is_gguf_name
 
 # Newest build known to predate PR #22397 / #22964 (b7815, 2026-01-23) and oldest known to postdate them (b9626-era).
 LAST_BUILD_BEFORE_SPEC_RENAME = 7815
@@ -57,7 +58,6 @@ def is_gguf_source(name: str | None) -> bool:
     """A name llama-server loads as it is: a ``.gguf`` path or a ``*-GGUF`` repo (optionally ``:QUANT``)."""
     if not name:
         return False
-    from specpick.tools.hub.gguf_ref import is_gguf_name
 
     return is_gguf_name(name)
 

@@ -25,6 +25,7 @@ from specpick.tools.validation import (
     HostMemoryGib, OneLineText, Probability,
 )
 from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
+from specpick.tools.hub.gguf_ref import is_gguf_name
 
 # The planner names a head that does not exist yet as "<your eagle3 head for org/model>"; the emitted
 # command then carries that placeholder (quoted) for the user to replace.
@@ -123,7 +124,6 @@ class EngineConfigInput(BaseModel):
     @field_validator("verifier")
     @classmethod
     def _verifier_id(cls, v: str) -> str:
-        from specpick.tools.hub.gguf_ref import is_gguf_name
 
         if is_gguf_name(v) and "\n" not in v:  # the resolver maps a GGUF build to its base model
             return cls._gguf_source(v) or v
@@ -132,7 +132,6 @@ class EngineConfigInput(BaseModel):
     @field_validator("draft_model")
     @classmethod
     def _draft_id(cls, v: str | None) -> str | None:
-        from specpick.tools.hub.gguf_ref import is_gguf_name
 
         if v is not None and is_gguf_name(v) and "\n" not in v:  # a GGUF draft for llama.cpp (-md / -hfd)
             return cls._gguf_source(v)

@@ -18,6 +18,8 @@ from itertools import accumulate
 from typing import Any
 
 from specpick.tools.errors import RemoteDataError
+from specpick.tools.errors import InputError
+from specpick.tools.hub.repo_ids import validate_repo_id
 
 MAX_JSON_DEPTH = 64  # config.json nests 3-4 levels, tokenizer.json 5-6; Python's parser recurses per level
 _NOT_MARK = bytes(b for b in range(256) if b not in b'[]{}"')
@@ -239,8 +241,6 @@ def check_hub_config(cfg: dict[str, Any], what: str) -> None:
     Raises:
         RemoteDataError: naming the first field that fails.
     """
-    from specpick.tools.errors import InputError
-    from specpick.tools.hub.repo_ids import validate_repo_id
 
     check_int_fields(cfg, {**ARCH_INT_BOUNDS, **HEAD_INT_BOUNDS}, what)
     for key in _NESTED_CONFIGS:

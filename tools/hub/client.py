@@ -39,6 +39,8 @@ from specpick.tools.errors import (
     close_matches_hint,
 )
 from specpick.tools.hub.repo_ids import validate_repo_id, validate_revision  # callers keep hub.validate_*
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.hub.bounds import loads_bounded
 
 HubSource = Literal["hub", "hub-cache"]
 
@@ -119,7 +121,6 @@ class EntryMissingError(NotFoundError):
 
 def close_repo_matches(repo_id: str, limit: int = 3) -> list[str]:
     """Catalog repo ids that look like ``repo_id`` (for 'did you mean')."""
-    from specpick.tools.catalog.tables import get_catalog
 
     names = [m.repo_id for m in get_catalog().models] + [h.head_repo_id for h in get_catalog().heads]
     lowered = {n.lower(): n for n in names}
@@ -318,7 +319,6 @@ def fetch_file(repo_id: str, filename: str, *, revision: str | None = None, sett
 
 def read_json_file(fetched: FetchedFile) -> dict[str, Any]:
     """Parse a fetched JSON file as data; malformed content is a RemoteDataError."""
-    from specpick.tools.hub.bounds import loads_bounded
 
     with open(fetched.path, "rb") as handle:
         # Bounded read: a cached file is not re-checked against the download bound, so bound it here too.

@@ -16,6 +16,12 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.errors import NotFoundError, RemoteDataError, UnavailableError
 from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.hub.bounds import MAX_TOTAL_PARAMS
+from specpick.tools.hub.bounds import check_config
+from specpick.tools.arch.params import count_params
+from specpick.tools.hub import client as hub
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.hub.bounds import check_safetensors
 
 Source = Literal["hub", "hub-cache", "catalog"]
 TESTED_MODEL_TYPES = frozenset({
@@ -134,7 +140,6 @@ def config_to_spec(config: dict[str, Any], repo_id: str, *, fact_source: Literal
         inner_type = "gemma3_text"
     cfg = {**_CLASS_DEFAULTS.get(inner_type, {}), **cfg}
     # Every field used below is bounded first: the file is anyone's, and 1e12 layers must not become a model.
-    from specpick.tools.hub.bounds import MAX_TOTAL_PARAMS, check_config
 
     check_config(cfg, outer, f"config.json of {repo_id}")
     hidden = _require_int(cfg, repo_id, "hidden_size", "n_embd", "d_model")
@@ -186,7 +191,6 @@ def config_to_spec(config: dict[str, Any], repo_id: str, *, fact_source: Literal
         source=f"config.json of {repo_id} on the Hub", notes="; ".join(notes), fact_source=fact_source,
     )
     # Each field is in range, but their product can still be absurd (every field at its bound).
-    from specpick.tools.arch.params import count_params
 
     total_b = count_params(spec).total_b
     if total_b * 1e9 > MAX_TOTAL_PARAMS:
@@ -205,8 +209,6 @@ def fetch_model_spec(repo_id: str, revision: str | None = None, *, settings: Any
         RemoteDataError: malformed, oversized or unreadable config.json.
         UnavailableError: offline/unreachable, nothing cached, and not in the catalog.
     """
-    from specpick.tools.hub import client as hub
-    from specpick.tools.catalog.tables import get_catalog
 
     catalog_spec = get_catalog().find_model(repo_id)
     try:
@@ -235,7 +237,6 @@ def safetensors_parameter_count(repo_id: str, *, revision: str | None = None,
         UnavailableError: offline, or the Hub cannot be reached (these are API calls with no cache).
         HubAccessError, NotFoundError, InputError: as for ``fetch_file``.
     """
-    from specpick.tools.hub import client as hub
 
     settings = settings or hub.HubSettings()
     hub.validate_repo_id(repo_id)
@@ -254,7 +255,6 @@ def safetensors_parameter_count(repo_id: str, *, revision: str | None = None,
         raise hub.map_hub_error(exc, repo_id, rev, "model.safetensors") from exc
     # Counted from the validated headers, not meta.parameter_count: huggingface_hub multiplies whatever shape the
     # header states (negative, a string) and keeps any dtype name.
-    from specpick.tools.hub.bounds import check_safetensors
 
     return check_safetensors(meta.files_metadata, repo_id)
 
@@ -270,8 +270,6 @@ def param_count(repo_id: str, revision: str | None = None, *, settings: Any = No
         InputError, HubAccessError, NotFoundError, RemoteDataError: as ``fetch_model_spec``.
         UnavailableError: nothing reachable, cached, or in the catalog.
     """
-    from specpick.tools.hub import client as hub
-    from specpick.tools.arch.params import count_params
 
     facts = fetch_model_spec(repo_id, revision, settings=settings)
     estimate = count_params(facts.spec)

@@ -28,6 +28,7 @@ from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.errors import InputError
 from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import EAGLE_HEAD_KINDS
+from specpick.tools.hub.client import validate_repo_id
 
 # Deeper nesting than any real config (speculators configs reach depth 4) means the file is not a config.
 # Parsed-config bound (the byte-level parser guard is bounds.MAX_JSON_DEPTH, far looser): a config, not any JSON.
@@ -86,7 +87,6 @@ def json_depth(value: Any, limit: int = MAX_CONFIG_DEPTH) -> int:
 
 def valid_repo(value: Any) -> str | None:
     """``value`` if it is a syntactically valid Hub repo id, else None."""
-    from specpick.tools.hub.client import validate_repo_id
 
     if not isinstance(value, str):
         return None

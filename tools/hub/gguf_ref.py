@@ -27,6 +27,8 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import NotFoundError
 from specpick.tools.hub.gguf import GgufMetadata, read_local_metadata
 from specpick.tools.vocab import QUANTIZATIONS, normalize_quantization
+from specpick.tools.errors import InputError
+from specpick.tools.errors import RemoteDataError
 
 # llama.cpp's `-hf owner/repo` picks this file type when the user names none and the repo has it.
 HF_DEFAULT_QUANT = "q4_k_m"
@@ -115,7 +117,6 @@ def file_reference(path: str) -> GgufReference:
         InputError: the file does not exist, or its header is not a readable GGUF header (the user's own file: a
             usage error, exit 2, not a download that went wrong).
     """
-    from specpick.tools.errors import InputError, RemoteDataError
 
     file = Path(path).expanduser()
     try:

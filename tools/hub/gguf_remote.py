@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from specpick.tools.hub.gguf import GgufMetadata, read_metadata
+from specpick.tools.hub.client import HubSettings
 
 # The general.* and architecture keys sit in the first kilobytes; a header past this is not read over the network.
 MAX_REMOTE_BYTES = 8 << 20
@@ -40,7 +41,6 @@ def remote_metadata(repo_id: str, quant_token: str | None, default_token: str) -
     from huggingface_hub import HfApi, get_session, hf_hub_url
     from huggingface_hub.utils import build_hf_headers
 
-    from specpick.tools.hub.client import HubSettings
 
     settings = HubSettings()
     endpoint = settings.resolved_endpoint()

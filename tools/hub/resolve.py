@@ -16,6 +16,13 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.errors import InputError, NotFoundError, UnavailableError
 from specpick.tools.arch.params import ParamBreakdown
 from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.errors import close_matches_hint
+from specpick.tools.catalog.freshness import recipe_rows
+from specpick.tools.hub.quant_ref import quant_build_base
+from specpick.tools.hub.quant_ref import quant_build_note
+from specpick.tools.catalog.quant_names import split_quant_name
+from specpick.tools.hub.gguf_ref import resolve_gguf_base
+from specpick.tools.hub.config import fetch_model_spec
 
 
 class ResolvedModel(BaseModel):
@@ -45,7 +52,6 @@ def _snapshot_date() -> str:
 
 def _not_in_snapshot(name: str, why: str, *, offline: bool) -> UnavailableError:
     """The offline/unreachable error for a model outside the snapshot: closest entries, then how to refresh."""
-    from specpick.tools.errors import close_matches_hint
 
     dated = f" (dated {_snapshot_date()})" if _snapshot_date() else ""
     hint = close_matches_hint(get_catalog().close_models(name)).replace("Did you mean", "Closest snapshot entries "
@@ -59,7 +65,6 @@ def _not_in_snapshot(name: str, why: str, *, offline: bool) -> UnavailableError:
 
 def _recipe_hint(name: str) -> str:
     """What the engine recipes the snapshot read serve this model with, when they list it (recipes.csv)."""
-    from specpick.tools.catalog.freshness import recipe_rows
 
     key = name.strip().lower()
     rows = [r for r in recipe_rows() if r["model_id"].lower() == key and r["speculative_config"]]
@@ -74,7 +79,6 @@ def _recipe_hint(name: str) -> str:
 def _quant_build(name: str) -> ResolvedModel | None:
     """A safetensors quantized build (``<base>-FP8``, ``-NVFP4``, ``-quantized.w4a16``) of a catalog model, by its
     name (tools/hub/quant_ref.py); None when the name is not one."""
-    from specpick.tools.hub.quant_ref import quant_build_base, quant_build_note
 
     found = quant_build_base(name)
     if found is None:
@@ -92,8 +96,6 @@ def _unknown_quant_base(name: str) -> None:
     Raises:
         NotFoundError: always, when ``name`` carries a quantized-build suffix.
     """
-    from specpick.tools.catalog.quant_names import split_quant_name
-    from specpick.tools.errors import close_matches_hint
 
     q = split_quant_name(name)
     if q is None:
@@ -131,7 +133,6 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
         InputError: ``revision`` for a catalog model without ``live``.
         HubAccessError, RemoteDataError: from the Hub path.
     """
-    from specpick.tools.hub.gguf_ref import resolve_gguf_base
 
     # A .gguf path or a *-GGUF repo: its base model and quantization (offline: the repo name or the file's header).
     gguf = resolve_gguf_base(name, live=live and not catalog_only)
@@ -157,7 +158,6 @@ def resolve_model_spec(name: str, *, live: bool = False, revision: str | None = 
         return ResolvedModel(spec=found, source="overlay" if found.fact_source == "overlay" else "catalog")
     # The one name rule (tables.Catalog.resolve_repo_id): exact catalog match, else a Hub repo id.
     repo_id = catalog.resolve_repo_id(name, hub_allowed=True, can_go_live=True)
-    from specpick.tools.hub.config import fetch_model_spec
 
     try:
         facts = fetch_model_spec(repo_id, revision)

@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from specpick.tools.errors import RemoteDataError
+from specpick.tools.hub.bounds import loads_bounded
 
 TokenFormat = Literal["byte_level", "spm", "bytes", "plain"]
 SPECIAL_ROLES = ("bos", "eos", "pad", "unk")
@@ -129,7 +130,6 @@ def _token_content(value: Any) -> str | None:
 
 def _json_object(data: bytes, name: str) -> dict[str, Any]:
     # Depth-checked first: json.loads recurses once per nesting level, so a deep file is a RecursionError.
-    from specpick.tools.hub.bounds import loads_bounded
 
     with paused_gc():
         parsed = loads_bounded(data, name)

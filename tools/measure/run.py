@@ -33,6 +33,8 @@ from specpick.tools.measure.preflight import preflight
 from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
 from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, RunFigures, run_figures
 from specpick.tools.vocab import Workload
+from specpick.tools.measure.tokenizer import verifier_repo
+from specpick.tools.measure.tokenizer import verifier_tokenizer_file
 
 ProgressFn = Callable[[int, int, str], None]  # (done, total, what is running)
 DEFAULT_NUM_DRAFT_TOKENS = 4
@@ -343,7 +345,6 @@ def _estimate_tokenizer(inp: MeasureInput, expectation: cmp.Expectation | None, 
     stand-in only when no verifier is named."""
     if inp.tokenizer is not None:
         return inp.tokenizer
-    from specpick.tools.measure.tokenizer import verifier_repo, verifier_tokenizer_file
 
     named = inp.model or (expectation.inputs.verifier if expectation and expectation.inputs else None)
     repo = verifier_repo(named)

@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from specpick.tools.errors import InputError, NotFoundError, UnavailableError
+from specpick.tools.catalog.tables import get_catalog
+from specpick.tools.hub.client import HubSettings
+from specpick.tools.hub.client import fetch_file
 
 DEFAULT_ENCODING = "o200k_base"
 _ENCODINGS = ("o200k_base", "cl100k_base")
@@ -158,7 +161,6 @@ def verifier_repo(name: str | None) -> str | None:
     """The Hub repo of a verifier named by catalog alias or repo id (None: unknown, or no name)."""
     if not name:
         return None
-    from specpick.tools.catalog.tables import get_catalog
 
     found = get_catalog().find_model(name)
     if found is not None:
@@ -168,7 +170,6 @@ def verifier_repo(name: str | None) -> str | None:
 
 def verifier_tokenizer_file(repo_id: str, flag: str = "--samples") -> str:
     """The verifier's tokenizer.json on disk (Hub, else cache). Offline without it: an error naming the file."""
-    from specpick.tools.hub.client import HubSettings, fetch_file
 
     settings = HubSettings()
     try:

@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from specpick.tools.engines.lookup import engines
 from specpick.tools.errors import InputError
 from specpick.tools.model import overhead_llamacpp as lcpp
+from specpick.tools.vocab import MODEL_FREE_METHODS
+from specpick.tools.vocab import TRAINED_HEAD_METHODS
 
 Harness = Literal["paper", "transformers", "compiled", "vllm", "sglang", "trtllm", "llamacpp"]
 HARNESSES: tuple[str, ...] = get_args(Harness)
@@ -389,7 +391,6 @@ def execution_path(overhead: RuntimeOverhead, method: str) -> ExecutionPath:
     """How ``method`` executes in this runtime: the eager loop of research code / HF generate, or a serving
     engine's one-model path (heads inside the verifier's runner), two-model path (a separate draft model with its
     own runner) or model-free path (drafts looked up on the host)."""
-    from specpick.tools.vocab import MODEL_FREE_METHODS, TRAINED_HEAD_METHODS
 
     if overhead.one_model_spec_forward_ms is None:
         return "eager"

@@ -34,6 +34,7 @@ from specpick.tools.model.acceptance import alpha_from_tau, expected_tokens, tre
 from specpick.tools.model.prior_rules import OWN_MODULE_METHODS, engine_decay_figures, resolve_decay
 from specpick.tools.model.copy_heavy import burst_from_positions, positions_from_notes
 from specpick.tools.vocab import COPY_HEAVY_WORKLOADS, COPY_METHODS, METHOD_FAMILY
+from specpick.tools.catalog.tables import get_catalog
 
 ALPHA_BOUNDS = (0.02, 0.98)
 
@@ -152,7 +153,6 @@ def family_key(family: str) -> str:
 @knowledge_cache("priors.row_family")  # reads the catalog: a reload forgets it
 def row_family(verifier_model: str) -> str:
     """The catalog family of a prior row's verifier cell ('' when the catalog does not know the model)."""
-    from specpick.tools.catalog.tables import get_catalog  # lazy: only MTP priors need it
 
     try:
         return family_key(get_catalog().model(verifier_model.split(" (")[0].strip()).family)

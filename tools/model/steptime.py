@@ -38,6 +38,7 @@ from specpick.tools.arch.params import count_params
 from specpick.tools.catalog.specs import GpuSpec, ModelSpec
 from specpick.tools.methods import REGISTRY
 from specpick.tools.vocab import EAGLE_HEAD_KINDS
+from specpick.tools.checks.offload import host_read_ms
 
 Bound = Literal["memory", "compute", "host"]
 
@@ -244,7 +245,6 @@ def _offloaded(model: ModelSpec, hw: Hardware, weight_bytes: float) -> tuple[flo
     read = hw.host_read
     if read is None or read.repo_id != model.repo_id or read.offloaded_fraction <= 0:
         return weight_bytes, 0.0
-    from specpick.tools.checks.offload import host_read_ms
 
     host_bytes = weight_bytes * read.offloaded_fraction
     return weight_bytes - host_bytes, host_read_ms(host_bytes, read.bandwidth_gbps)

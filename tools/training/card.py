@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from specpick.tools.hub.client import fetch_optional
+from specpick.tools.hub.client import read_json_file
+from specpick.tools.hub.discover import card_base_model
 
 MAX_CARD_BYTES = 256_000  # the front matter sits at the top; a card larger than this is not read
 MAX_CARD_DEPTH = 16  # card metadata nests 2-3 levels
@@ -74,8 +77,6 @@ def read_card(repo_id: str, *, settings: Any = None) -> CardFacts:
 
     Raises what ``fetch_file`` raises for the repo itself (NotFound, access, offline with nothing cached).
     """
-    from specpick.tools.hub.client import fetch_optional, read_json_file
-    from specpick.tools.hub.discover import card_base_model
 
     notes: list[str] = []
     card = fetch_optional(repo_id, "README.md", settings=settings, max_bytes=MAX_CARD_BYTES)
