@@ -27,7 +27,7 @@ TOPS = ("tools", "skill", "evals")
 # may import each other (still without cycles).
 LAYERS: dict[str, int] = {
     "tools.methods": 0, "tools.vocab": 0, "tools.errors": 0, "tools.validation": 0, "tools.answer": 0,
-    "tools.sanitize": 0, "tools.bootstrap": 0, "tools.deployment_input": 0,
+    "tools.sanitize": 0, "tools.bootstrap": 0, "tools.deployment_input": 0, "tools.measured_checks": 0,
     # The engine interface and registry (the closed set of engine names the input models read) at the bottom;
     # the engine modules, which spell configurations and read the catalog and the Hub's id rules, above the hub
     # and below every check, model, verb and planner module that asks an engine for its facts.
@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "tools.catalog": 1, "tools.deployment": 1,
     "tools.arch": 2,
     "tools.hub": 3,
+    # The reader of the files a user hands the tool: above the Hub's JSON depth check it reuses.
+    "tools.userfiles": 3.2,
     "tools.engines": 3.5,
     "tools.checks": 4,
     "tools.model": 5,

@@ -9,7 +9,8 @@ import pytest
 
 from specpick.tools.errors import InputError
 from specpick.tools.measure.classes import COPY_OVERLAP_MIN, RequestFigures, class_of, copy_overlap, split_by_class
-from specpick.tools.measure.report import MeasureReport
+from specpick.tools.measure.metrics import Acceptance
+from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, Percentiles, RunFigures
 from specpick.tools.tune import results
 from specpick.tools.tune.inputs import tune_input
 
@@ -53,17 +54,72 @@ def test_results_file_resumes_only_the_same_settings(tmp_path: Path, prompts: Pa
     other = results.run_key(tune_input(prompts=prompts, serve_model="./m", max_tokens=64), prompts.read_bytes())
     assert key != other
     path = tmp_path / "r.jsonl"
-    results.append(path, key, 4, MeasureReport(mode="endpoint", max_tokens=128, temperature=0.0))
-    results.append(path, other, 2, MeasureReport(mode="endpoint", max_tokens=64, temperature=0.0))
-    assert set(results.load(path, key)) == {4}
-    assert set(results.load(path, other)) == {2}
+    results.append(path, key, 4, _run())
+    results.append(path, other, 2, _run(tau=2.0))
+    assert set(results.load(path, key, [1, 4])) == {4}
+    assert set(results.load(path, other, [1, 4])) == {2}
+
+
+def _run(concurrency: int = 1, speedup: float | None = 1.5, tau: float | None = 2.5, alpha: float | None = 0.4,
+         per_position: list[float] | None = None) -> MeasureReport:
+    """One finished run as tune writes it (figures a real server can produce unless a test says otherwise)."""
+    def figures(label: str) -> RunFigures:
+        return RunFigures(label=label, concurrency=concurrency, num_requests=4, completion_tokens=512, wall_s=2.0,
+                          output_tokens_per_s=256.0, ttft_ms=Percentiles(p50=30.0), tpot_ms=Percentiles(p50=8.0))
+
+    acc = Acceptance(source="vllm-counters", tau=tau, alpha=alpha, per_position=per_position or [])
+    return MeasureReport(mode="endpoint", max_tokens=128, temperature=0.0, results=[ConcurrencyResult(
+        concurrency=concurrency, speculative=figures("speculative"), baseline=figures("baseline"), acceptance=acc,
+        speedup=speedup)])
 
 
 def test_a_broken_results_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text('{"key": "k", "num_draft_tokens": 4, "report": {"mode": 3}}\n')
     with pytest.raises(InputError, match=r"r.jsonl:1 is not a tune result line"):
-        results.load(path, "k")
+        results.load(path, "k", [1])
+
+
+# Issue 39, cause 2: lines a rerun resumed from without checking them.
+IMPOSSIBLE_RUNS = [
+    ({"n": 4, "report": {"speedup": -3.0}}, "speedup -3x is outside"),
+    ({"n": 4, "report": {"speedup": 1e308}}, "speedup 1e+308x is outside"),
+    ({"n": 4, "report": {"tau": 51.0}}, "tau 51.00 is outside [1, N + 1 = 5]"),
+    ({"n": 4, "report": {"tau": 0.5}}, "tau 0.50 is outside"),
+    ({"n": 4, "report": {"alpha": 1.7}}, "alpha 1.7 is outside [0, 1]"),
+    ({"n": 4, "report": {"per_position": [0.5, 0.9]}}, "rises along the draft"),
+    ({"n": 4, "report": {"per_position": [0.9, 0.8, 0.7, 0.6, 0.5]}}, "5 per-position figures for N = 4"),
+    ({"n": 4, "report": {"concurrency": 64}}, "concurrency 64, which this sweep does not measure"),
+    ({"n": 999}, "N = 999 is not between 1 and 64"),
+    ({"n": 0}, "N = 0 is not between 1 and 64"),
+    ({"n": -4}, "N = -4 is not between 1 and 64"),
+    ({"n": True}, "N = True is not between"),
+    ({"n": "4"}, "N = '4' is not an integer"),
+    ({"n": 4, "empty": True}, "a run with no results"),
+]
+
+
+@pytest.mark.parametrize(("case", "message"), IMPOSSIBLE_RUNS)
+def test_a_results_line_with_an_impossible_figure_is_refused(tmp_path: Path, case: dict, message: str) -> None:
+    report = MeasureReport(mode="endpoint") if case.get("empty") else _run(**case.get("report", {}))
+    line = {"key": "k", "num_draft_tokens": case["n"], "report": json.loads(report.model_dump_json())}
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(InputError) as err:
+        results.load(path, "k", [1, 4])
+    assert message in str(err.value) and "r.jsonl:1" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("text", ['{"key": "k", "num_draft_tokens": 4, "report": {"speedup": NaN}}',
+                                  '{"key": "k", "num_draft_tokens": 4, "report": {"speedup": Infinity}}',
+                                  '{"key": "k", "num_draft_tokens": 4, "report": {"speedup": 1e400}}',
+                                  "[" * 100_000 + "]" * 100_000])
+def test_a_results_line_that_is_not_json_numbers_or_nests_deep_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(text + "\n")
+    with pytest.raises(InputError) as err:
+        results.load(path, "k", [1])
+    assert "r.jsonl:1" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_copy_overlap_tells_copying_from_writing() -> None:

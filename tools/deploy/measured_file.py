@@ -8,7 +8,6 @@ of tau over the measurement's prompts (the same resampling `specpick tune` uses:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 from specpick.tools.bootstrap import bootstrap_interval
 from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.measured_checks import figure_problem
+from specpick.tools.userfiles import loads_user_json, read_user_text
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a measure report of thousands of prompts is a few MB
 
@@ -57,16 +58,16 @@ def _bad(path: Path, why: str) -> InputError:
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    """The parsed report. Raises NotFoundError (no such file) or InputError (not JSON, too large)."""
-    if not path.is_file():
-        raise NotFoundError(f"--from-measurement {path}: no such file (save the report with "
-                            "`specpick measure ... --json > m.json` or `specpick tune ... --json > t.json`)")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise _bad(path, f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+    """The parsed report. Raises NotFoundError (no such file) or InputError (not JSON, too large, not a file)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _bad(path, f"not JSON ({str(exc).splitlines()[0][:80]})") from None
+        text = read_user_text(path, "--from-measurement", MAX_FILE_BYTES)
+    except NotFoundError:
+        raise NotFoundError(f"--from-measurement {path}: no such file (save the report with "
+                            "`specpick measure ... --json > m.json` or `specpick tune ... --json > t.json`)") from None
+    try:
+        data = loads_user_json(text, "report")
+    except InputError as exc:  # "report: not valid JSON (...)" -> the verb's wording, with what to give instead
+        raise _bad(path, "not JSON" + str(exc).removeprefix("report: not valid JSON").removeprefix("report:")) from None
     if not isinstance(data, dict):
         raise _bad(path, "not a measure or tune report (a JSON object was expected)")
     return data
@@ -143,11 +144,22 @@ def read_measurement(path: Path, concurrency: int) -> MeasuredFigures:
         InputError: not JSON, or not a report `measure`/`tune` writes, or one with no acceptance figure.
     """
     data = load_report(path)
-    if "points" in data and "best_n" in data:
-        return _from_tune(path, data, concurrency)
-    if data.get("mode") in ("endpoint", "local", "estimate-ngram"):
-        return _from_measure(path, data, concurrency)
-    raise _bad(path, "not a measure or tune report (no 'mode' or 'points' field)")
+    try:
+        if "points" in data and "best_n" in data:
+            figures = _from_tune(path, data, concurrency)
+        elif data.get("mode") in ("endpoint", "local", "estimate-ngram"):
+            figures = _from_measure(path, data, concurrency)
+        else:
+            raise _bad(path, "not a measure or tune report (no 'mode' or 'points' field)")
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        # a field of the wrong type (a string concurrency, a missing N): the report was edited or is another file
+        raise _bad(path, f"a field has the wrong type or is missing ({type(exc).__name__})") from None
+    problem = figure_problem(tau=figures.tau, num_draft_tokens=figures.num_draft_tokens, alpha=figures.alpha,
+                             per_position=figures.per_position, speedup=figures.speedup,
+                             concurrency=figures.concurrency)
+    if problem:
+        raise _bad(path, problem)
+    return figures
 
 
 __all__ = ["MeasuredFigures", "load_report", "pooled_tau", "read_measurement", "tau_interval"]

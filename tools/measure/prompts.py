@@ -13,7 +13,6 @@ Every problem is reported with the file and line number, as one line.
 
 from __future__ import annotations
 
-import json
 import re
 from importlib import resources
 from pathlib import Path
@@ -21,7 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from specpick.tools.errors import InputError, NotFoundError
+from specpick.tools.errors import InputError
+from specpick.tools.userfiles import loads_user_json, read_user_text
 from specpick.tools.vocab import WORKLOADS
 
 # Bounds: a prompt file is a representative sample, not a data set; these
@@ -63,19 +63,7 @@ class PromptItem(BaseModel):
 
 
 def _read_text(path: Path) -> str:
-    if not path.exists():
-        raise NotFoundError(f"prompts file {path} does not exist: pass an existing .jsonl or text file")
-    if not path.is_file():
-        raise InputError(f"{path} is not a file: pass a .jsonl or text file of prompts")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InputError(
-            f"{path} is {size / 2**20:.0f} MiB; a prompt sample must be under {MAX_FILE_BYTES // 2**20} MiB"
-        )
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from exc
+    return read_user_text(path, "prompts file", MAX_FILE_BYTES)
 
 
 def _item_from_json(obj: object, origin: str, need_output: bool) -> PromptItem:
@@ -114,10 +102,7 @@ def parse_jsonl(text: str, source: str, need_output: bool = False) -> list[Promp
         if not line.strip():
             continue
         origin = f"{source}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{origin}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        obj = loads_user_json(line, origin)
         items.append(_item_from_json(obj, origin, need_output))
         if len(items) > MAX_ITEMS:
             raise InputError(f"{source} has more than {MAX_ITEMS} items; measure a representative sample")

@@ -7,17 +7,17 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from specpick.tools.engines.lookup import engine, engines
 from specpick.tools.errors import InputError, format_validation_error
+from specpick.tools.measured_checks import MAX_DRAFT_LEN
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import Method
 
 # The engines tune starts as servers (EngineSpec.launches).
 LaunchedEngine = Literal[tuple(e.name for e in engines() if e.launches)]  # type: ignore[valid-type]
 MAX_SETTINGS = 32  # draft lengths x concurrencies: each is a timed run on a live server
-MAX_DRAFT_LEN = 64
 
 
 def _opt(description: str, metavar: str | None = None, **kw: object) -> object:
@@ -70,6 +70,14 @@ class TuneInput(BaseModel):
     plot_dir: Path | None = _opt("write PNG plots here (needs matplotlib: the measure extra)", "DIR", default=None)
     warmup: int = _opt("unmeasured requests sent first to each server", "N", default=1, ge=0, le=16)
     timeout_s: float = _opt("per-request read timeout, seconds", "S", default=300.0, gt=0, le=3600)
+
+    @field_validator("results", "plot_dir", "prompts", mode="before")
+    @classmethod
+    def _not_empty(cls, v: object) -> object:
+        # Path("") is Path("."): an empty --plot-dir wrote into the working folder, an empty --results at "."
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("must not be empty: give a path")
+        return v
 
 
 def tune_input(**kwargs: object) -> TuneInput:

@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +27,6 @@ from specpick.tools.checks.engine_config import build_engine_config
 from specpick.tools.engines.base import ServeSpec
 from specpick.tools.engines.lookup import engine, engines
 from specpick.tools.engines.setting import EngineConfigInput
-
 from specpick.tools.errors import InputError, ServiceError, format_validation_error
 
 STOP_GRACE_S = 20.0
@@ -118,9 +118,35 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STOP_GRACE_S)
 
 
+def _sigterm_raises(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C while a server runs: Python's default for SIGTERM ends the process without running
+    ``finally``, which left the engine servers tune started running (issue 39, cause 6); SIGINT already unwound."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _sigterm_raises)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @contextmanager
 def running(spec: LaunchSpec, spec_args: list[str], label: str) -> Iterator[str]:
-    """Start one server, wait until it is healthy, yield its URL, and stop it (and its children) afterwards."""
+    """Start one server, wait until it is healthy, yield its URL, and stop it (and its children) afterwards, also
+    when tune is interrupted or terminated."""
+    with _sigterm_as_interrupt():
+        with _started(spec, spec_args, label) as url:
+            yield url
+
+
+@contextmanager
+def _started(spec: LaunchSpec, spec_args: list[str], label: str) -> Iterator[str]:
     port = free_port()
     spec.log_dir.mkdir(parents=True, exist_ok=True)
     log = spec.log_dir / f"tune-{label}-{port}.log"

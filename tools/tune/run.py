@@ -128,12 +128,9 @@ def run_tune(inp: TuneInput, progress: ProgressFn | None = None) -> TuneReport:
     Raises:
         InputError: bad options or files; UnavailableError / ServiceError: a server failed.
     """
-    try:
-        prompts_text = Path(inp.prompts).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read --prompts {inp.prompts} ({exc.strerror})") from None
+    prompts_text = results.check_paths(Path(inp.prompts), inp.results, inp.plot_dir)
     key = results.run_key(inp, prompts_text)
-    done = {} if inp.fresh else results.load(inp.results, key)
+    done = {} if inp.fresh else results.load(inp.results, key, inp.concurrency)
     can_predict = predictable(inp.method)
     lengths = sorted(set(inp.draft_lengths), reverse=True)
     warnings = [] if can_predict else [f"{inp.method} drafts are not prefixes of a longer draft's: every N is "
