@@ -156,7 +156,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     """Speedup estimate for a candidate at ``batch`` (default: the answer's concurrency) and the answer's context.
 
     ``tuned=True`` lets the shared rule (``tools/model/draftshape.tuned_estimate``, the same one `speedup`
-    uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given.
+    uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given. The acceptance effects
+    the head's flags cite are priced in (``tools/deploy/flag_effects.py``).
     """
     from specpick.tools.deploy.requests import estimate_request
     from specpick.tools.model.draftshape import tuned_estimate
@@ -171,7 +172,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     req = estimate_request(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft,
                            num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
-                           sweep_draft_length=sweep_draft_length, notes=notes, fit=fit)
+                           sweep_draft_length=sweep_draft_length, notes=notes, fit=fit,
+                           head=None if cand.needs_training else cand.head)
     if measured and ctx.dep.evidence is not None:
         from specpick.tools.deploy.evidence import measured_estimate
 

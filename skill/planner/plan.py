@@ -21,6 +21,7 @@ from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedu
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
 from specpick.skill.planner.labels import LABEL
+from specpick.skill.planner.priced import priced_text
 from specpick.skill.planner.ranking import (
     choose_tuned, ranked, ranking_point, why_not_chosen,
 )
@@ -68,7 +69,7 @@ def _alternatives(ctx: PlanContext, candidates: list[Candidate], chosen: Candida
             at = f"; {point:.2f}x at N={n}, the length tuning would give it" if n != c.estimate.num_draft_tokens \
                 else ""
             why = (c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})" + at
-                   + why_not_chosen(ctx, c, chosen))
+                   + why_not_chosen(ctx, c, chosen) + priced_text(ctx, c))
             out.append(Alternative(strategy=c.strategy, speedup=round(point, 2), reason=why))
         else:
             out.append(Alternative(strategy=c.strategy, speedup=None, reason="ruled out: " + c.reason))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.engines.lookup import engines
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
+from specpick.tools.model.acceptance_effects import AcceptanceEffect, priced, spread
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.model.draftlength import choose_draft_length, draft_length_rule_text
@@ -143,6 +144,7 @@ class _Acceptance:
         self.tau_by_n, self.tau_spread = dict(tau_by_n), tau_spread
         self.decay = query_decay(method, query.harness_class, query.verifier_family, query.exclude_sources)
         self.measured = method_record(method).measured_tau and alpha is None
+        self.effects: tuple[AcceptanceEffect, ...] = ()
         self.alpha_chain: float | None = None
         self.tau_fixed: float | None = None
         if alpha is not None:
@@ -156,6 +158,12 @@ class _Acceptance:
                 self.alpha_chain = chain_alpha(a_tree, k_eff, tree_factor())
             else:
                 self.alpha_chain = alpha_from_tau(tau, tau_at or shape.num_draft_tokens, self.decay)
+
+    def priced_by(self, effects: tuple[AcceptanceEffect, ...]) -> _Acceptance:
+        """Price the flags' cited effects into the prior's tau; a user's measurement already holds them."""
+        if self.alpha_chain is None and self.tau_fixed is None and not self.tau_by_n:
+            self.effects = effects
+        return self
 
     def _spread(self, t: float) -> tuple[float, float, float]:
         if self.tau_spread is None:
@@ -187,7 +195,16 @@ class _Acceptance:
                 t = expected_tokens(self.alpha_chain, shape.num_draft_tokens, self.decay)
             return self._spread(min(t, cap))
         p = self.prior(shape)
-        return min(p.tau, cap), min(p.tau_low, cap), min(p.tau_high, cap)
+        t, lo, hi = priced((p.tau, p.tau_low, p.tau_high), shape.num_draft_tokens,
+                           1.0 if shape.is_tree else self.decay, self.effects)
+        return min(t, cap), min(lo, cap), min(hi, cap)
+
+    def effect_spread(self, shape: Shape) -> tuple[float, float]:
+        """(low / point, high / point) of the priced effects' own ranges at ``shape`` (1, 1 without any)."""
+        if not self.effects or self.tau_fixed is not None or self.alpha_chain is not None:
+            return 1.0, 1.0
+        return spread(self.prior(shape).tau, shape.num_draft_tokens, 1.0 if shape.is_tree else self.decay,
+                      self.effects)
 
 
 def tau_cap(shape: Shape) -> float:
@@ -264,6 +281,8 @@ class EstimateRequest:
     host_read: HostRead | None = None
     plain_host_read: HostRead | None = None  # the same without speculation (the plain step's own split)
     draft_p_min: float | None = None  # llama.cpp draft-simple: drafting stops below it (tools/model/llamacpp_pmin.py)
+    # Acceptance effects the deployment's flags cite, priced into the prior (tools/model/acceptance_effects.py).
+    acceptance_effects: tuple[AcceptanceEffect, ...] = ()
 
     @property
     def head_tree(self) -> TreeShape | None:
@@ -304,7 +323,7 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         workload=req.workload, temperature=req.temperature, variant=req.variant, draft_ratio=draft_ratio,
         exclude_sources=req.exclude_sources, harness_class="engine" if req.harness in ENGINE_HARNESSES else "paper",
         engine=req.harness if req.harness in ENGINE_HARNESSES else None,
-        verifier_family=family_key(req.verifier.family), runner=req.runner))
+        verifier_family=family_key(req.verifier.family), runner=req.runner)).priced_by(req.acceptance_effects)
 
 
 def _draft_setup(req: EstimateRequest) -> DraftSetup:
@@ -462,6 +481,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
         llamacpp=req.harness == "llamacpp"))
     notes.append(interval_note)
+    low, high = _priced_range(acc, shape, low, high, notes)
     if req.tau_spread is not None and req.tau_spread_measured and t > 0:
         # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
         low, high = low * t_lo / t, high * t_hi / t
@@ -478,6 +498,19 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         max_batch=req.max_batch, draft_length_rule=draft_length_rule_text(sweep_pts) if sweep_pts else "",
         draft_step=cc.draft_step, verify_step=cc.verify, assumptions=notes,
     )
+
+
+def _priced_range(acc: _Acceptance, shape: Shape, low: float, high: float,
+                  notes: list[str]) -> tuple[float, float]:
+    """The interval around the priced point, widened by the effects' own ranges; each effect stated."""
+    if not acc.effects:
+        return low, high
+    lo_r, hi_r = acc.effect_spread(shape)
+    notes.extend(f"{e.flag} priced into the acceptance prior: {e.stated()} ({e.why}); the draft length, the speedup "
+                 "and its range are computed on the priced acceptance" for e in acc.effects)
+    if lo_r < 1.0 or hi_r > 1.0:
+        notes.append(f"low/high widened by the priced effects' own range (tau x{lo_r:.2f} to x{hi_r:.2f})")
+    return low * lo_r, high * hi_r
 
 
 def validate_acceptance(alpha: float | None, tau: float | None, num_draft_tokens: int, measured: bool) -> None:
