@@ -69,6 +69,9 @@ class Candidate:
     # Set when the candidate is offered unasked on its engine recipe's word despite borrowed acceptance
     # (skill/planner/recipe_path.py): every estimate of it states this and runs down to no gain.
     recipe_assumption: str | None = None
+    # Chosen because the model cannot price the verifier and its publisher's recipe ships this setting
+    # (skill/planner/domain.py): the answer measures it first, with no per-batch schedule of the model's own.
+    measure_first: bool = False
 
     @property
     def speedup(self) -> float:

@@ -20,6 +20,7 @@ from specpick.skill.planner.candidates import Candidate, estimate, evaluate_cand
 from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_note
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
+from specpick.skill.planner.domain import measure_first
 from specpick.skill.planner.labels import LABEL
 from specpick.skill.planner.priced import priced_text
 from specpick.skill.planner.ranking import (
@@ -131,7 +132,7 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
         alpha=round(e.alpha, 3) if e.alpha is not None else None, tau=round(e.tau, 2),
         acceptance_source=e.acceptance_source, cost_ratio=round(e.cost_ratio, 4), cycle_cost=round(e.cycle_cost, 3),
         batch=ctx.concurrency, break_even_concurrency=e.break_even_concurrency,
-        engine_overhead=round(e.engine_overhead, 3),
+        engine_overhead=round(e.engine_overhead, 3), outside_domain=list(e.outside_domain),
         assumptions=list(e.assumptions) + ctx.notes + [
             f"acceptance range used throughout this answer: tau {e.tau_low:.2f}-{e.tau_high:.2f} (the fallback "
             f"below triggers under {e.tau_low:.2f})"] + ([
@@ -217,6 +218,12 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
                   f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
         flags += load_flags(ctx, chosen, TRTLLM_AUTO_OFF_ABOVE)
     else:
+        first = measure_first(ctx, candidates) if chosen.speedup < MIN_WORTHWHILE_SPEEDUP else None
+        if first is not None:  # outside the model's domain, and the publisher ships speculation: measure that first
+            rationale[:] = [r for r in rationale if r not in chosen.notes]  # the model's tuning does not apply
+            rationale += ([f"{LABEL[first.strategy]}: {first.reason}."] if first.strategy != chosen.strategy else [])
+            rationale.append(first.notes[-1])
+            return first, blockers, None
         if chosen.speedup < MIN_WORTHWHILE_SPEEDUP:
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {chosen.speedup:.2f}x, below "
                       f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {ctx.concurrency}: not worth running")
@@ -275,7 +282,10 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     # reaches a batch where speculation stops paying, so there is no threshold to set.
     disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
                                                   (ctx.concurrency > 1 or inp.latency == "throughput")) else None
-    ranges = draft_schedule(ctx, chosen) if engine_spec(chosen.engine).schedule_form else []  # a per-batch key
+    if chosen.measure_first:  # the recipe's setting, measured before any threshold of the model's is set
+        disable_at = None
+    ranges = draft_schedule(ctx, chosen) if engine_spec(chosen.engine).schedule_form and not chosen.measure_first \
+        else []  # a per-batch key
     if ranges:
         rationale.append(f"Per-batch-size draft length (same N rule at each batch the model sweeps, up to the "
                          f"{chosen.estimate.max_batch} sequences that fit in memory): {schedule_text(ranges)}.")

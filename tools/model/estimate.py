@@ -14,6 +14,7 @@ resolves names. Its global constants come in as one ``ModelConstants``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, ge
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.llamacpp_cycle import llamacpp_cycle
 from specpick.tools.model.overhead_llamacpp import path_note as llamacpp_path_note
-from specpick.tools.model.intervals import interval_group, speedup_interval
+from specpick.tools.model.intervals import interval_group, out_of_domain_band, speedup_interval
 from specpick.tools.model.priors import (
     AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
 )
@@ -118,6 +119,8 @@ class SpeedupResult(BaseModel):
     draft_step: StepTime | None = None
     verify_step: StepTime
     assumptions: list[str]
+    outside_domain: list[str] = Field(default_factory=list, description="inputs outside the rows behind the model "
+                                      "(architecture features not modelled): the range is widened for them")
 
     def estimate_fields(self) -> dict[str, object]:
         """Keyword arguments for the answer schema's ``SpeedupEstimate``."""
@@ -128,6 +131,7 @@ class SpeedupResult(BaseModel):
             "cycle_cost": round(self.cycle_cost, 4), "batch": self.batch,
             "break_even_concurrency": self.break_even_concurrency,
             "engine_overhead": round(self.engine_overhead, 4), "assumptions": list(self.assumptions),
+            "outside_domain": list(self.outside_domain),
         }
 
 
@@ -477,11 +481,12 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
     notes.extend(_sweep_limit_note(req, sweep_pts))
-    low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
-        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
-        llamacpp=req.harness == "llamacpp"))
+    group = interval_group(req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
+                           llamacpp=req.harness == "llamacpp")
+    low, high, interval_note = speedup_interval(t / cc.cycle_cost, group)
     notes.append(interval_note)
     low, high = _priced_range(acc, shape, low, high, notes)
+    low, high = _domain_range(req.verifier, t / cc.cycle_cost, (low, high), group, notes)
     if req.tau_spread is not None and req.tau_spread_measured and t > 0:
         # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
         low, high = low * t_lo / t, high * t_hi / t
@@ -497,6 +502,7 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         draft_sweep=sweep_pts, break_even_concurrency=break_even, batch_sweep=batch_pts, base_step=cc.base,
         max_batch=req.max_batch, draft_length_rule=draft_length_rule_text(sweep_pts) if sweep_pts else "",
         draft_step=cc.draft_step, verify_step=cc.verify, assumptions=notes,
+        outside_domain=outside_domain(req.verifier),
     )
 
 
@@ -511,6 +517,29 @@ def _priced_range(acc: _Acceptance, shape: Shape, low: float, high: float,
     if lo_r < 1.0 or hi_r > 1.0:
         notes.append(f"low/high widened by the priced effects' own range (tau x{lo_r:.2f} to x{hi_r:.2f})")
     return low * lo_r, high * hi_r
+
+
+def outside_domain(verifier: ModelSpec) -> list[str]:
+    """The estimate's inputs outside the rows behind the model: the verifier's features the catalog marks not
+    modelled (models.csv ``unmodelled_features``)."""
+    return [f"architecture feature not modelled: {f} ({verifier.repo_id}, models.csv unmodelled_features)"
+            for f in verifier.unmodelled_features]
+
+
+def _domain_range(verifier: ModelSpec, point: float, band: tuple[float, float], group: str,
+                  notes: list[str]) -> tuple[float, float]:
+    """A verifier outside the applicability domain: the range at least as wide as ``out_of_domain_band``."""
+    if not verifier.unmodelled_features:
+        return band
+    floor = out_of_domain_band(group)
+    low, high = min(band[0], point * math.exp(floor.q_low)), max(band[1], point * math.exp(floor.q_high))
+    notes.append(f"outside the model's applicability domain: {', '.join(verifier.unmodelled_features)} "
+                 f"({verifier.repo_id}) are not modelled, and no calibration row measures such a verifier, so no "
+                 f"error is measured for this class; the 80% range is widened to at least the widest band measured "
+                 f"for this runtime ({floor.rows_used}: measured/predicted x{math.exp(floor.q_low):.2f} to "
+                 f"x{math.exp(floor.q_high):.2f}, tools/data/interval_residuals.csv), an assumed floor: measure "
+                 "before relying on the figure")
+    return low, high
 
 
 def validate_acceptance(alpha: float | None, tau: float | None, num_draft_tokens: int, measured: bool) -> None:
