@@ -120,3 +120,11 @@ def test_a_measured_acceptance_is_not_priced_again():
     rec = plan(PlannerInputs(**RAG_LONG, method="eagle3", tau=2.0))
     assert "priced:" not in _flag(rec, "head_context_exceeded")
     assert not any("priced into the acceptance prior" in a for a in rec.expected_speedup.assumptions)
+
+
+def test_a_flag_whose_source_gives_no_figure_says_it_is_not_priced():
+    # FP8: the flag's cited collapse (F8) is a requantized draft layer, not a BF16 head on FP8 weights.
+    rec = plan(PlannerInputs(verifier="Qwen/Qwen3-32B", workload="chat", gpu="H100-SXM", quantization="fp8",
+                             method="eagle3"))
+    assert "Not priced into the estimate" in _flag(rec, "quantized_verifier_bf16_head")
+    assert not any("priced into the acceptance prior" in a for a in rec.expected_speedup.assumptions)

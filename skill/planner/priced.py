@@ -12,6 +12,7 @@ from dataclasses import replace
 from specpick.skill.planner.candidates import Candidate, estimate
 from specpick.skill.planner.context import PlanContext
 from specpick.tools.deploy.flag_effects import acceptance_effects
+from specpick.tools.vocab import EAGLE_METHODS
 
 
 def _head(cand: Candidate):  # type: ignore[no-untyped-def]
@@ -31,10 +32,12 @@ def priced_text(ctx: PlanContext, cand: Candidate, flag: str | None = None) -> s
 
     ``flag``: state that flag's effect only (the before/after is every priced effect's together).
     """
-    if cand.estimate is None or not priced_effects(ctx, cand):
+    if cand.estimate is None:
         return ""
     effects = [e for e in acceptance_effects(ctx.dep, cand.strategy, _head(cand)) if flag in (None, e.flag)]
-    if not effects:
+    if flag is not None and (not effects or not priced_effects(ctx, cand)):
+        return f". Not priced into the estimate: {_unpriced(cand, flag)}"
+    if not effects or not priced_effects(ctx, cand):
         return ""
     before = estimate(ctx, replace(cand, head=None), tuned=True)  # the same candidate, nothing priced
     after = cand.estimate
@@ -45,6 +48,18 @@ def priced_text(ctx: PlanContext, cand: Candidate, flag: str | None = None) -> s
     what = "; ".join(f"{e.flag} ({e.why}) priced: {e.stated()}" for e in effects)
     return (f". {what}: {cand.strategy} {before.speedup:.2f}x ({before.low:.2f}-{before.high:.2f}x) at N="
             f"{before.num_draft_tokens} unpriced -> {now}, the figure this answer ranks it on")
+
+
+def _unpriced(cand: Candidate, flag: str) -> str:
+    """Why a raised flag's effect is not in the number beside it."""
+    if cand.estimate is not None and cand.estimate.acceptance_source.startswith("user-stated"):
+        return "the acceptance is your measurement, which already holds it"
+    if flag == "head_context_exceeded":
+        if cand.strategy not in EAGLE_METHODS:
+            return f"its cited curve (F17) measured an EAGLE-3 head, not {cand.strategy}; measure tau at your context"
+        return "its cited curve (F17) ends at 20K, short of the head's trained length; measure tau at your context"
+    return ("its cited collapse on 8-bit weights (F8) is a requantized draft layer, not a BF16 head, and no figure "
+            "is cited for this format; measure alpha against BF16")
 
 
 __all__ = ["priced_effects", "priced_text"]
