@@ -74,3 +74,10 @@ def test_a_modelled_verifier_is_inside_the_domain():
     rec = plan(PlannerInputs(verifier="meta-llama/Llama-3.1-8B-Instruct", workload="chat", gpu="H100-SXM"))
     assert rec.expected_speedup.outside_domain == []
     assert not any("applicability domain" in r for r in rec.rationale)
+
+
+def test_the_rendered_answer_says_the_figure_is_outside_the_domain():
+    from specpick.skill.render import to_markdown
+
+    md = to_markdown(plan(PlannerInputs(verifier=ULTRA, workload="chat", gpu="B200", gpus=8)))
+    assert "Outside the model's applicability domain" in md and "specpick tune" in md
