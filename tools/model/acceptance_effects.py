@@ -41,7 +41,9 @@ EAGLE3_CONTEXT_SOURCE = "speculators PR#684"
 QUANT4_ALPHA_POINTS: tuple[float, float] = (-0.089, 0.063)
 QUANT4_EVIDENCE = "F10"
 QUANT4_SOURCE = "ninfer#119"
-# The 4-bit families F10 speaks for (a GGUF type counts by its bits per weight, as the flag's own fitness check does).
+# The 4-bit families F10 speaks for. A GGUF type counts by its bits per weight, as the flag's own fitness check does:
+# below 0.75 bytes (6 bits) per parameter is the 4-bit family (Q4_K_M ~0.6, Q5_K_M ~0.71), above it the 8-bit one
+# (Q6_K ~0.82, Q8_0 ~1.06; tools/vocab.py BYTES_PER_PARAM): a design cut between the two, not a measured figure.
 QUANT4_FORMATS = frozenset({"int4", "nvfp4", "mxfp4"})
 QUANT4_BELOW_BYTES_PER_PARAM = 0.75
 
