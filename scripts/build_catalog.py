@@ -134,7 +134,7 @@ MODEL_FIELDS = [
     "qk_nope_head_dim", "v_head_dim", "attention_bias", "vision_params_b", "mtp_layers",
     "linear_attention_layer_fraction", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
     "linear_value_head_dim", "linear_conv_kernel", "attn_output_gate", "kv_compress_ratios", "index_head_dim",
-    "hybrid_note", "params_note", "tokenizer_family", "tokenizer_specials", "tokenizer_note", "max_position_embeddings", "dtype", "gated",
+    "hybrid_note", "params_note", "unmodelled_features", "tokenizer_family", "tokenizer_specials", "tokenizer_note", "max_position_embeddings", "dtype", "gated",
     "source", "arch_source", "notes",
 ]
 GPU_FIELDS = [

@@ -62,6 +62,9 @@ def to_markdown(rec: Recommendation) -> str:
         out.append(f"**{s.value:.2f}x** (range {s.low:.2f}-{s.high:.2f}x) over plain decoding at concurrency "
                    f"{s.batch}, assuming {acc}tau={s.tau:.2f} accepted tokens per verify step "
                    f"({s.acceptance_source}).")
+        if s.outside_domain:  # the model cannot price this verifier: the figure is a start, not an answer
+            out += ["", "Outside the model's applicability domain (measure before relying on the figure): "
+                    + "; ".join(s.outside_domain) + "."]
         out += ["", f"- cost ratio c (draft step / verifier step): {s.cost_ratio:.3f}",
                 f"- cycle cost k (draft + verify, in verifier steps): {s.cycle_cost:.2f}",
                 f"- {engine_label(rec.engine)} per-cycle runtime overhead: {s.engine_overhead:.2f} verifier steps"]

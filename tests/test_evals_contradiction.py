@@ -79,3 +79,15 @@ def test_mentions_are_phrases_and_several_strategies_need_reasons():
         Case.model_validate(_case({"strategies": ["eagle3", "none"]}))
     Case.model_validate(_case({"strategies": ["eagle3", "none"],
                                "why_acceptable": {"eagle3": "its head", "none": "at this load nothing pays"}}))
+
+
+def test_an_estimate_outside_the_domain_is_no_slower_claim_while_its_range_reaches_a_gain():
+    case = CASES["nemotron-3-ultra-recipe-mtp-measure-first"]
+    rec = run_planner(case).recommendation
+    assert rec.expected_speedup.outside_domain and _grade(case, rec)[0] == "pass"
+    s = rec.expected_speedup.model_copy(update={"value": 0.8, "low": 0.55, "high": 1.3})
+    assert _grade(case, rec.model_copy(update={"expected_speedup": s}))[0] == "pass"
+    inside = s.model_copy(update={"outside_domain": []})
+    assert "slower than no speculation" in _grade(case, rec.model_copy(update={"expected_speedup": inside}))[1]
+    below = s.model_copy(update={"high": 0.95})
+    assert "slower than no speculation" in _grade(case, rec.model_copy(update={"expected_speedup": below}))[1]

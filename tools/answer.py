@@ -148,6 +148,9 @@ class SpeedupEstimate(BaseModel):
     )
     engine_overhead: float = Field(description="per-cycle runtime overhead factor used for this engine")
     assumptions: list[str] = Field(default_factory=list)
+    outside_domain: list[str] = Field(default_factory=list, description="inputs outside the rows behind the model "
+                                      "(architecture features the catalog marks not modelled); the range is widened "
+                                      "for them and the answer measures first")
     measured_method: str | None = Field(None, description="the method the measured rows are for (the choice, or "
                                         "with speculation off the option that was turned off)")
     measured: list[MeasuredSpeedup] = Field(

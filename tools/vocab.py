@@ -86,6 +86,20 @@ Runner = Literal["authors", "third_party"]
 Sampling = Literal["greedy", "low-temp", "high-temp", "beam"]
 SAMPLINGS: tuple[str, ...] = get_args(Sampling)
 
+# Architecture features a catalog row marks as not modelled (models.csv ``unmodelled_features``): the step-time and
+# parameter arithmetic treat those layers as attention + gated MLP/MoE, so an estimate for such a verifier lies outside
+# the model's applicability domain (tools/model/intervals.py widens its range, the planner measures first).
+UnmodelledFeature = Literal[
+    "mamba2",  # Mamba-2 state-space layers (Nemotron-H, Nemotron-3)
+    "squared_relu_mlp",  # non-gated squared-ReLU MLP layers
+    "squared_relu_experts",  # non-gated squared-ReLU routed experts
+    "latent_moe",  # routed experts in a latent space narrower than the hidden size (Nemotron-3 Super/Ultra, Kimi-K3)
+    "kimi_delta_attention",  # Kimi Delta Attention (linear) projections
+    "attention_residuals",  # attention residual connections across layers (Kimi-K3)
+    "head_wise_attention_gate",  # a per-head attention gate projection (g_proj; Step-3.7)
+]
+UNMODELLED_FEATURES: tuple[str, ...] = get_args(UnmodelledFeature)
+
 # The engines are the registry's (tools/engines/registry.py): built-in ones and any registered before this import.
 EngineName = Literal[engine_names()]  # type: ignore[valid-type]
 ENGINES: tuple[str, ...] = get_args(EngineName)

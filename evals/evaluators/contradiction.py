@@ -57,7 +57,10 @@ def _numbers(rec: Recommendation, forced: bool) -> list[str]:
     s, bad = rec.expected_speedup, []
     if rec.strategy == "none":
         return bad
-    if s.value < 1.0 and not forced:
+    # An estimate the answer itself marks outside the model's applicability domain is no claim that speculation is
+    # slower where its own (widened) range still reaches a gain: the answer measures the publisher's setting first.
+    unpriced = bool(s.outside_domain) and s.high >= 1.0
+    if s.value < 1.0 and not forced and not unpriced:
         bad.append(f"recommends {rec.strategy} while its own estimate is {s.value:.2f}x, slower than no speculation")
     if s.value > s.tau + 1e-6:
         bad.append(f"speedup {s.value:.2f}x above tau {s.tau:.2f} (a cycle emits tau tokens for >= 1 verifier step)")

@@ -84,6 +84,9 @@ class Candidate:
     # Set when the candidate is offered unasked on its engine recipe's word despite borrowed acceptance
     # (skill/planner/recipe_path.py): every estimate of it states this and runs down to no gain.
     recipe_assumption: str | None = None
+    # Chosen because the model cannot price the verifier and its publisher's recipe ships this setting
+    # (skill/planner/domain.py): the answer measures it first, with no per-batch schedule of the model's own.
+    measure_first: bool = False
 
     @property
     def speedup(self) -> float:
@@ -171,7 +174,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     """Speedup estimate for a candidate at ``batch`` (default: the answer's concurrency) and the answer's context.
 
     ``tuned=True`` lets the shared rule (``tools/model/draftshape.tuned_estimate``, the same one `speedup`
-    uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given.
+    uses) pick N and the tree shape; ``num_draft_tokens``/``tree`` then fix them where given. The acceptance effects
+    the head's flags cite are priced in (``tools/deploy/flag_effects.py``).
     """
 
     measured = is_measured(ctx, cand)
@@ -183,7 +187,8 @@ def estimate(ctx: PlanContext, cand: Candidate, *, batch: int | None = None, num
     req = estimate_request(ctx.dep, cand.strategy, engine=cand.engine, draft=cand.draft,
                            num_draft_tokens=num_draft_tokens, tree=shape, batch=batch, measured=measured,
                            max_batch=fit.max_concurrency_at_context if fit is not None else None, sweep=sweep,
-                           sweep_draft_length=sweep_draft_length, notes=notes, fit=fit)
+                           sweep_draft_length=sweep_draft_length, notes=notes, fit=fit,
+                           head=None if cand.needs_training else cand.head)
     if measured and ctx.dep.evidence is not None:
         from specpick.tools.deploy.evidence import measured_estimate
 

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
+from specpick.skill.planner.priced import priced_text
 from specpick.skill.planner.triggers import (  # noqa: F401  (HIGH_CONCURRENCY, KNOWN_KV_DTYPES: re-exported)
     HIGH_CONCURRENCY, KNOWN_KV_DTYPES, beam, exotic_kv, hot, long_context, pipelined,
 )
 from specpick.skill.schema import Flag
-from specpick.tools.catalog.quant_names import split_quant_name
+from specpick.tools.model.acceptance_effects import QUANT4_BELOW_BYTES_PER_PARAM, QUANT4_FORMATS
+from specpick.tools.deploy.flag_effects import bf16_head_on_quantized, head_trained_on, served_format
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import EAGLE_METHODS, INPUT_GROUNDED_WORKLOADS, MODEL_BASED_METHODS, TRAINED_HEAD_METHODS
 from specpick.tools.training.fitness import derived_fitness
@@ -108,30 +110,24 @@ def _method_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
                       + ("" if chosen.needs_training else " (already paid for the published heads used here)"),
                       f"{SEED} (always flag)"))
     served = ctx.dep.verifier  # the user's --quantization, or the format a GGUF build declares
-    fmt = served.quantization_given
-    quantized = fmt is not None and served.bytes_per_param < 2.0 and fmt != ctx.verifier.dtype
-    if (fmt is None and chosen.head is not None and served.bytes_per_param < 2.0
-            and chosen.head.verifier_repo_id.lower() != ctx.verifier.repo_id.lower()):
-        # A catalog build row (meta-llama/Llama-4-Maverick-...-FP8) served with a head published for its base.
-        fmt, quantized = served.weight_format, True
+    fmt, quantized = served_format(ctx.dep, chosen.head)
     # A head published for a quantized build (RedHatAI/GLM-5.2-speculator.dspark for zai-org/GLM-5.2-FP8) was trained
     # against that build's hidden states: no BF16 warning when the same format is served, the opposite one otherwise.
-    head_build = split_quant_name(chosen.head.verifier_repo_id) if chosen.head is not None else None
-    trained_on = head_build.quantization if head_build is not None else None
+    trained_on = head_trained_on(chosen.head)
     if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and trained_on is not None
             and not quantized and served.weight_format in ("bf16", "fp16")):
         out.append(_f("bf16_verifier_quantized_head", "info", f"the head was trained against "
                       f"{chosen.head.verifier_repo_id} ({trained_on} weights); you serve {served.served_repo_id} in "
                       f"{served.weight_format}: the same model, but not the hidden states it was trained on; measure "
                       "alpha before trusting the estimate", f"heads.csv verifier_repo_id ({chosen.head.source})"))
-    if (chosen.head is not None and not method_record(s).in_verifier_checkpoint and chosen.head.trained_dtype == "bf16"
-            and quantized and trained_on != fmt):
+    if chosen.head is not None and bf16_head_on_quantized(ctx.dep, s, chosen.head) is not None:
         fit = _precision_fitness(chosen.head.head_repo_id, ctx, fmt)
         against = f"{chosen.head.verifier_repo_id} ({trained_on})" if trained_on else "the BF16 verifier"
         out.append(_f("quantized_verifier_bf16_head", "warn", f"the head was trained against {against}; "
                       f"with the verifier in {fmt} acceptance can collapse (acceptance 0 and '!!!' "
                       "output reported)" + (f". Expected effect: {fit.effect}. Action: {fit.action}" if fit else
-                                            ": measure alpha before trusting the estimate"),
+                                            ": measure alpha before trusting the estimate")
+                      + priced_text(ctx, chosen, "quantized_verifier_bf16_head"),
                       "vllm#9534; TensorRT-LLM#7842" + (
                           f"; tools/data/training_evidence.csv {', '.join(fit.evidence)}" if fit else "")))
     if s in EAGLE_METHODS | {"mtp"} and inp.workload in ("agentic", "rag", "chat") and \
@@ -211,8 +207,8 @@ def _precision_fitness(head: str, ctx: PlanContext, fmt: str) -> Fitness | None:
     """train-plan's precision finding for a BF16 head on a quantized verifier (its cited effect and action)."""
 
     # The fitness table speaks of the 4-bit and 8-bit families; a GGUF type is costed by its bits per weight.
-    family = "int4" if ctx.dep.verifier.bytes_per_param < 0.75 else "int8"
-    named = fmt if fmt in ("int4", "nvfp4", "mxfp4", "fp8", "int8") else family
+    family = "int4" if ctx.dep.verifier.bytes_per_param < QUANT4_BELOW_BYTES_PER_PARAM else "int8"
+    named = fmt if fmt in (*QUANT4_FORMATS, "fp8", "int8") else family
     rows = head_fitness(head=head, base=ctx.verifier.repo_id, verifier=ctx.verifier.repo_id, change="none",
                         adapters=None, quantization=named, rotated=False, context_p90=None, trained_context=None,
                         thinking=None, system_prompt=None)
@@ -236,7 +232,8 @@ def _head_fitness_flags(ctx: PlanContext, chosen: Candidate) -> list[Flag]:
                         context_p90=ctx.context_tokens,
                         trained_context=head.trained_context_tokens, thinking=None, system_prompt=None,
                         superseded_by=head.superseded_by)
-    return [_f(_FITNESS_FLAG[r.check], "warn", f"{r.detail}. Expected effect: {r.effect}. Action: {r.action}",
+    return [_f(_FITNESS_FLAG[r.check], "warn", f"{r.detail}. Expected effect: {r.effect}. Action: {r.action}"
+               + priced_text(ctx, chosen, _FITNESS_FLAG[r.check]),
                "tools/data/training_evidence.csv " + ", ".join(r.evidence)) for r in rows if r.check in _FITNESS_FLAG]
 
 

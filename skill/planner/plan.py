@@ -20,7 +20,9 @@ from specpick.skill.planner.candidates import Candidate, estimate, evaluate_cand
 from specpick.tools.calibration.evidence import MeasuredSpeedup, measured_speedups, outside_note
 from specpick.skill.planner.compat import breaks_with_flags, build_checks
 from specpick.skill.planner.context import PlanContext, build_context
+from specpick.skill.planner.domain import measure_first
 from specpick.skill.planner.labels import LABEL
+from specpick.skill.planner.priced import priced_text
 from specpick.skill.planner.ranking import (
     choose_tuned, ranked, ranking_point, why_not_chosen,
 )
@@ -71,7 +73,7 @@ def _alternatives(ctx: PlanContext, candidates: list[Candidate], chosen: Candida
             at = f"; {point:.2f}x at N={n}, the length tuning would give it" if n != c.estimate.num_draft_tokens \
                 else ""
             why = (c.reason + ("; needs training" if c.needs_training else "") + f" (on {c.engine})" + at
-                   + why_not_chosen(ctx, c, chosen))
+                   + why_not_chosen(ctx, c, chosen) + priced_text(ctx, c))
             out.append(Alternative(strategy=c.strategy, speedup=round(point, 2), reason=why))
         else:
             out.append(Alternative(strategy=c.strategy, speedup=None, reason="ruled out: " + c.reason))
@@ -133,7 +135,7 @@ def _speedup_section(chosen: Candidate, ctx: PlanContext, blockers: list[str]) -
         alpha=round(e.alpha, 3) if e.alpha is not None else None, tau=round(e.tau, 2),
         acceptance_source=e.acceptance_source, cost_ratio=round(e.cost_ratio, 4), cycle_cost=round(e.cycle_cost, 3),
         batch=ctx.concurrency, break_even_concurrency=e.break_even_concurrency,
-        engine_overhead=round(e.engine_overhead, 3),
+        engine_overhead=round(e.engine_overhead, 3), outside_domain=list(e.outside_domain),
         assumptions=list(e.assumptions) + ctx.notes + [
             f"acceptance range used throughout this answer: tau {e.tau_low:.2f}-{e.tau_high:.2f} (the fallback "
             f"below triggers under {e.tau_low:.2f})"] + ([
@@ -218,6 +220,12 @@ def _decide(ctx: PlanContext, candidates: list[Candidate], flags: list[Flag],
                   f"{TRTLLM_AUTO_OFF_ABOVE}, and the versions we track have no per-batch switch to fall back on")
         flags += load_flags(ctx, chosen, TRTLLM_AUTO_OFF_ABOVE)
     else:
+        first = measure_first(ctx, candidates) if chosen.speedup < MIN_WORTHWHILE_SPEEDUP else None
+        if first is not None:  # outside the model's domain, and the publisher ships speculation: measure that first
+            rationale[:] = [r for r in rationale if r not in chosen.notes]  # the model's tuning does not apply
+            rationale += ([f"{LABEL[first.strategy]}: {first.reason}."] if first.strategy != chosen.strategy else [])
+            rationale.append(first.notes[-1])
+            return first, blockers, None
         if chosen.speedup < MIN_WORTHWHILE_SPEEDUP:
             reason = (f"the best option, {LABEL[chosen.strategy]}, is expected at {chosen.speedup:.2f}x, below "
                       f"{MIN_WORTHWHILE_SPEEDUP}x at concurrency {ctx.concurrency}: not worth running")
@@ -276,7 +284,10 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
     # reaches a batch where speculation stops paying, so there is no threshold to set.
     disable_at = speed.break_even_concurrency if (chosen.engine == "vllm" and speed.break_even_concurrency and
                                                   (ctx.concurrency > 1 or inp.latency == "throughput")) else None
-    ranges = draft_schedule(ctx, chosen) if engine_spec(chosen.engine).schedule_form else []  # a per-batch key
+    if chosen.measure_first:  # the recipe's setting, measured before any threshold of the model's is set
+        disable_at = None
+    ranges = draft_schedule(ctx, chosen) if engine_spec(chosen.engine).schedule_form and not chosen.measure_first \
+        else []  # a per-batch key
     if ranges:
         rationale.append(f"Per-batch-size draft length (same N rule at each batch the model sweeps, up to the "
                          f"{chosen.estimate.max_batch} sequences that fit in memory): {schedule_text(ranges)}.")

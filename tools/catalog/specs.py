@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from specpick.tools.engines.base import version_key  # noqa: F401  (the one rule; re-exported for the catalog)
 from specpick.tools.methods import REGISTRY
-from specpick.tools.vocab import BreakTag
+from specpick.tools.vocab import BreakTag, UnmodelledFeature
 
 FactSource = Literal["catalog", "hub", "hub-cache", "user", "overlay"]
 
@@ -79,6 +79,9 @@ class ModelSpec(BaseModel):
     params_note: str = Field(
         "", description="non-empty when the counter cannot reproduce the published total from these fields: why"
     )
+    unmodelled_features: tuple[UnmodelledFeature, ...] = Field(
+        (), description="architecture features the speed model does not represent (models.csv; the one home of "
+        "'not modelled'): an estimate for this verifier is outside the model's applicability domain")
     # Tokenizer and runtime facts
     tokenizer_family: str = Field(description="base vocabulary key: equal keys = same id->token map")
     tokenizer_specials: str = Field(

@@ -53,7 +53,7 @@ def _model_from_row(row: dict[str, str]) -> ModelSpec:
             data[key] = float(value) if value else (None if key.startswith("params") else 0.0)
         elif key in _BOOL_FIELDS:
             data[key] = value.lower() == "true"
-        elif key == "aliases":
+        elif key in ("aliases", "unmodelled_features"):
             data[key] = tuple(a for a in value.split(";") if a)
         else:
             data[key] = value

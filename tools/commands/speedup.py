@@ -20,7 +20,7 @@ from specpick.tools.errors import InputError
 from specpick.tools.model.overhead import Harness
 from specpick.tools.arch.params import count_params
 from specpick.tools.model.prior_rules import TREE_DEFAULTS
-from specpick.tools.catalog.specs import ModelSpec
+from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.drafts import best_published_head, find_known_draft, known_drafts
 from specpick.tools.deploy.lengths import FIXED_DRAFT_LENGTH, start_draft_length
@@ -232,13 +232,13 @@ def _check_support(inp: SpeedupInput, verifier: ModelSpec) -> None:
         raise InputError(f"{verifier.repo_id} has no multi-token-prediction layers; choose another method")
 
 
-def _check_fit(inp: SpeedupInput, dep: Deployment, draft: ModelSpec | None, notes: list[str]) -> VramResult:
+def _check_fit(inp: SpeedupInput, dep: Deployment, draft: ModelSpec | None, notes: list[str],
+               head: HeadSpec | None) -> VramResult:
     """The same memory check `vram` and `recommend` run: weights + draft/head + KV at context x batch.
 
     Raises:
         InputError: the deployment does not fit (the verdict and what would fit, exit 2).
     """
-    head = best_published_head(dep.verifier.repo_id, inp.method, inp.engine)  # the head recommend would take
     fit = memory_fit(dep, inp.method, engine=inp.engine, draft=draft, head=head)
     if not fit.fits:
         options = fit_alternatives(dep, inp.method, engine=inp.engine, draft=draft, head=head)
@@ -309,13 +309,14 @@ def estimate_speedup(inp: SpeedupInput) -> SpeedupAnswer:
     # How the verifier's name resolved (a GGUF build: its base model and weight format); a derived verifier's own
     # lines (above) say it instead.
     notes += [] if inp.base_model else list(dep.notes)
-    fit = _check_fit(inp, dep, draft, notes)
+    head = best_published_head(dep.verifier.repo_id, inp.method, inp.engine)  # the head recommend would take
+    fit = _check_fit(inp, dep, draft, notes, head)
     n = inp.tree_depth or inp.num_draft_tokens
     start = n or start_draft_length(inp.method)
     if inp.tau is not None and inp.method not in MEASURED_TAU_METHODS and inp.tau > start + 1:
         raise InputError(f"--tau {inp.tau} is impossible with {start} draft tokens (at most {start + 1} per cycle)")
     req = estimate_request(dep, inp.method, engine=inp.engine, draft=draft, num_draft_tokens=n, measured=True,
-                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes), fit=fit)
+                           max_batch=fit.max_concurrency_at_context, notes=tuple(notes), fit=fit, head=head)
     harness = harness_for(dep, inp.engine)
     def run(r: EstimateRequest) -> SpeedupResult:
         return tuned_estimate(r, num_draft_tokens=n or FIXED_DRAFT_LENGTH.get(inp.method), tree=_user_tree(inp, harness))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.deployment import Deployment, HostRead
 from specpick.tools.deploy.evidence import tau_spread
+from specpick.tools.deploy.flag_effects import acceptance_effects
 from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
 from specpick.tools.model.overhead import ENGINE_TO_HARNESS
@@ -58,13 +59,14 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
                      num_draft_tokens: int | None = None, tree: TreeShape | None = None, batch: int | None = None,
                      measured: bool = False, max_batch: int | None = None, sweep: bool = True,
                      sweep_draft_length: bool = True, notes: tuple[str, ...] = (),
-                     fit: VramResult | None = None) -> EstimateRequest:
+                     fit: VramResult | None = None, head: HeadSpec | None = None) -> EstimateRequest:
     """The speed model's request for ``method`` on ``engine`` in this deployment.
 
     The user's release and overlap setting describe the engine they named; another engine weighed for them runs
     at its newest release with its defaults. ``measured``: the deployment's measured acceptance is for this method.
     ``fit``: this method's memory check; under llama.cpp's partial offload each verifier forward also reads the
-    offloaded layers from system RAM (``tools/checks/offload.py``).
+    offloaded layers from system RAM (``tools/checks/offload.py``). ``head``: the published head the method loads;
+    the acceptance effects its flags cite are priced in (``tools/deploy/flag_effects.py``).
     """
     harness = harness_for(dep, engine)
     mine = engine is None or engine == dep.engine.name
@@ -84,6 +86,7 @@ def estimate_request(dep: Deployment, method: str, *, engine: str | None, draft:
         context_tokens=dep.context_tokens, weight_bytes_per_param=dep.verifier.bytes_per_param,
         draft_bytes_per_param=draft_bytes_per_param(dep, draft), max_batch=max_batch, sweep=sweep,
         sweep_draft_length=sweep_draft_length, spec_overlap=overlap.overlap,
+        acceptance_effects=acceptance_effects(dep, method, head),
         assumptions=tuple(notes) + ((overlap.note,) if overlap.note else ()) + _offload_notes(fit),
         **_host_reads(dep, fit),
     )

@@ -14,6 +14,7 @@ resolves names. Its global constants come in as one ``ModelConstants``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from specpick.tools.engines.lookup import engines
 from specpick.tools.model.acceptance import alpha_from_tau, chain_alpha, effective_branching, expected_tokens, tree_tau
+from specpick.tools.model.acceptance_effects import AcceptanceEffect, priced, spread
 from specpick.tools.model.cost_inputs import DraftSetup, Hardware, Precision, Runtime
 from specpick.tools.model.cyclecost import CycleCost, cycle_cost
 from specpick.tools.model.draftlength import choose_draft_length, draft_length_rule_text
@@ -29,7 +31,7 @@ from specpick.tools.model.constants import DEFAULT_CONSTANTS, ModelConstants, ge
 from specpick.tools.model.overhead import RuntimeOverhead
 from specpick.tools.model.llamacpp_cycle import llamacpp_cycle
 from specpick.tools.model.overhead_llamacpp import path_note as llamacpp_path_note
-from specpick.tools.model.intervals import interval_group, speedup_interval
+from specpick.tools.model.intervals import interval_group, out_of_domain_band, speedup_interval
 from specpick.tools.model.priors import (
     AcceptancePrior, PriorQuery, Shape, acceptance_prior, family_key, query_decay, tree_factor,
 )
@@ -117,6 +119,8 @@ class SpeedupResult(BaseModel):
     draft_step: StepTime | None = None
     verify_step: StepTime
     assumptions: list[str]
+    outside_domain: list[str] = Field(default_factory=list, description="inputs outside the rows behind the model "
+                                      "(architecture features not modelled): the range is widened for them")
 
     def estimate_fields(self) -> dict[str, object]:
         """Keyword arguments for the answer schema's ``SpeedupEstimate``."""
@@ -127,6 +131,7 @@ class SpeedupResult(BaseModel):
             "cycle_cost": round(self.cycle_cost, 4), "batch": self.batch,
             "break_even_concurrency": self.break_even_concurrency,
             "engine_overhead": round(self.engine_overhead, 4), "assumptions": list(self.assumptions),
+            "outside_domain": list(self.outside_domain),
         }
 
 
@@ -143,6 +148,7 @@ class _Acceptance:
         self.tau_by_n, self.tau_spread = dict(tau_by_n), tau_spread
         self.decay = query_decay(method, query.harness_class, query.verifier_family, query.exclude_sources)
         self.measured = method_record(method).measured_tau and alpha is None
+        self.effects: tuple[AcceptanceEffect, ...] = ()
         self.alpha_chain: float | None = None
         self.tau_fixed: float | None = None
         if alpha is not None:
@@ -156,6 +162,12 @@ class _Acceptance:
                 self.alpha_chain = chain_alpha(a_tree, k_eff, tree_factor())
             else:
                 self.alpha_chain = alpha_from_tau(tau, tau_at or shape.num_draft_tokens, self.decay)
+
+    def priced_by(self, effects: tuple[AcceptanceEffect, ...]) -> _Acceptance:
+        """Price the flags' cited effects into the prior's tau; a user's measurement already holds them."""
+        if self.alpha_chain is None and self.tau_fixed is None and not self.tau_by_n:
+            self.effects = effects
+        return self
 
     def _spread(self, t: float) -> tuple[float, float, float]:
         if self.tau_spread is None:
@@ -187,7 +199,16 @@ class _Acceptance:
                 t = expected_tokens(self.alpha_chain, shape.num_draft_tokens, self.decay)
             return self._spread(min(t, cap))
         p = self.prior(shape)
-        return min(p.tau, cap), min(p.tau_low, cap), min(p.tau_high, cap)
+        t, lo, hi = priced((p.tau, p.tau_low, p.tau_high), shape.num_draft_tokens,
+                           1.0 if shape.is_tree else self.decay, self.effects)
+        return min(t, cap), min(lo, cap), min(hi, cap)
+
+    def effect_spread(self, shape: Shape) -> tuple[float, float]:
+        """(low / point, high / point) of the priced effects' own ranges at ``shape`` (1, 1 without any)."""
+        if not self.effects or self.tau_fixed is not None or self.alpha_chain is not None:
+            return 1.0, 1.0
+        return spread(self.prior(shape).tau, shape.num_draft_tokens, 1.0 if shape.is_tree else self.decay,
+                      self.effects)
 
 
 def tau_cap(shape: Shape) -> float:
@@ -264,6 +285,8 @@ class EstimateRequest:
     host_read: HostRead | None = None
     plain_host_read: HostRead | None = None  # the same without speculation (the plain step's own split)
     draft_p_min: float | None = None  # llama.cpp draft-simple: drafting stops below it (tools/model/llamacpp_pmin.py)
+    # Acceptance effects the deployment's flags cite, priced into the prior (tools/model/acceptance_effects.py).
+    acceptance_effects: tuple[AcceptanceEffect, ...] = ()
 
     @property
     def head_tree(self) -> TreeShape | None:
@@ -304,7 +327,7 @@ def _acceptance(req: EstimateRequest) -> _Acceptance:
         workload=req.workload, temperature=req.temperature, variant=req.variant, draft_ratio=draft_ratio,
         exclude_sources=req.exclude_sources, harness_class="engine" if req.harness in ENGINE_HARNESSES else "paper",
         engine=req.harness if req.harness in ENGINE_HARNESSES else None,
-        verifier_family=family_key(req.verifier.family), runner=req.runner))
+        verifier_family=family_key(req.verifier.family), runner=req.runner)).priced_by(req.acceptance_effects)
 
 
 def _draft_setup(req: EstimateRequest) -> DraftSetup:
@@ -458,10 +481,12 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
     sweep_pts, best = _draft_sweep(req, acc, cost)
     batch_pts, break_even = _batch_sweep(req, t, cost, notes)
     notes.extend(_sweep_limit_note(req, sweep_pts))
-    low, high, interval_note = speedup_interval(t / cc.cycle_cost, interval_group(
-        req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
-        llamacpp=req.harness == "llamacpp"))
+    group = interval_group(req.harness in ENGINE_HARNESSES, req.user_acceptance, METHOD_FAMILY.get(req.method),
+                           llamacpp=req.harness == "llamacpp")
+    low, high, interval_note = speedup_interval(t / cc.cycle_cost, group)
     notes.append(interval_note)
+    low, high = _priced_range(acc, shape, low, high, notes)
+    low, high = _domain_range(req.verifier, t / cc.cycle_cost, (low, high), group, notes)
     if req.tau_spread is not None and req.tau_spread_measured and t > 0:
         # The measurement's spread over prompts widens the cost model's interval (acceptance and cost both vary).
         low, high = low * t_lo / t, high * t_hi / t
@@ -477,7 +502,44 @@ def estimate_for_specs(req: EstimateRequest, *, constants: ModelConstants = DEFA
         draft_sweep=sweep_pts, break_even_concurrency=break_even, batch_sweep=batch_pts, base_step=cc.base,
         max_batch=req.max_batch, draft_length_rule=draft_length_rule_text(sweep_pts) if sweep_pts else "",
         draft_step=cc.draft_step, verify_step=cc.verify, assumptions=notes,
+        outside_domain=outside_domain(req.verifier),
     )
+
+
+def _priced_range(acc: _Acceptance, shape: Shape, low: float, high: float,
+                  notes: list[str]) -> tuple[float, float]:
+    """The interval around the priced point, widened by the effects' own ranges; each effect stated."""
+    if not acc.effects:
+        return low, high
+    lo_r, hi_r = acc.effect_spread(shape)
+    notes.extend(f"{e.flag} priced into the acceptance prior: {e.stated()} ({e.why}); the draft length, the speedup "
+                 "and its range are computed on the priced acceptance" for e in acc.effects)
+    if lo_r < 1.0 or hi_r > 1.0:
+        notes.append(f"low/high widened by the priced effects' own range (tau x{lo_r:.2f} to x{hi_r:.2f})")
+    return low * lo_r, high * hi_r
+
+
+def outside_domain(verifier: ModelSpec) -> list[str]:
+    """The estimate's inputs outside the rows behind the model: the verifier's features the catalog marks not
+    modelled (models.csv ``unmodelled_features``)."""
+    return [f"architecture feature not modelled: {f} ({verifier.repo_id}, models.csv unmodelled_features)"
+            for f in verifier.unmodelled_features]
+
+
+def _domain_range(verifier: ModelSpec, point: float, band: tuple[float, float], group: str,
+                  notes: list[str]) -> tuple[float, float]:
+    """A verifier outside the applicability domain: the range at least as wide as ``out_of_domain_band``."""
+    if not verifier.unmodelled_features:
+        return band
+    floor = out_of_domain_band(group)
+    low, high = min(band[0], point * math.exp(floor.q_low)), max(band[1], point * math.exp(floor.q_high))
+    notes.append(f"outside the model's applicability domain: {', '.join(verifier.unmodelled_features)} "
+                 f"({verifier.repo_id}) are not modelled, and no calibration row measures such a verifier, so no "
+                 f"error is measured for this class; the 80% range is widened to at least the widest band measured "
+                 f"for this runtime ({floor.rows_used}: measured/predicted x{math.exp(floor.q_low):.2f} to "
+                 f"x{math.exp(floor.q_high):.2f}, tools/data/interval_residuals.csv), an assumed floor: measure "
+                 "before relying on the figure")
+    return low, high
 
 
 def validate_acceptance(alpha: float | None, tau: float | None, num_draft_tokens: int, measured: bool) -> None:

@@ -96,6 +96,18 @@ def speedup_interval(speedup: float, group: str) -> tuple[float, float, str]:
     return low, high, note
 
 
+def out_of_domain_band(group: str) -> ResidualBand:
+    """The band an estimate outside the model's applicability domain takes at least: no calibration row measures a
+    verifier whose architecture features the catalog marks not modelled, so there is no measured error for that class;
+    the floor is the widest band measured for the estimate's runtime class (every group of ``engine``, ``llamacpp`` or
+    ``paper``), stated as an assumption, not as that class's error."""
+    runtime = group.split(":", 1)[0]
+    bands = [b for g, b in load_bands().items() if g.split(":", 1)[0] == runtime] or list(load_bands().values())
+    low, high = min(bands, key=lambda b: b.q_low), max(bands, key=lambda b: b.q_high)
+    return ResidualBand(group=f"{runtime}:out_of_domain", n_rows=0, n_sources=0, q_low=low.q_low, q_high=high.q_high,
+                        rows_used=f"the widest {runtime} bands: low end of {low.group}, high end of {high.group}")
+
+
 def conformal_bounds(residuals: list[float], coverage: float = INTERVAL_COVERAGE) -> tuple[float, float]:
     """(low, high) split-conformal order statistics of ``residuals`` for a two-sided ``coverage`` interval.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specpick.tools.model.acceptance_effects import UNKNOWN_HEAD_CONTEXT_DESIGN
 from specpick.tools.training.evidence import cite
 from specpick.tools.training.rules import KEEP_HEAD_RATIO_DESIGN, RETRAIN_RATIO_RANGE
 
@@ -80,7 +81,7 @@ def head_fitness(*, head: str | None, base: str, verifier: str, change: str, ada
                             "small when the engine path is right; a requantized draft/MTP layer fell to 0% (F8)",
                             "keep the head in BF16; measure once against bf16", cite("F8", "F10")))
     if context_p90 is not None:
-        limit = trained_context or 8192
+        limit = trained_context or UNKNOWN_HEAD_CONTEXT_DESIGN
         if context_p90 > limit:
             known = f"trained at {trained_context}" if trained_context else "trained length unknown (8K assumed)"
             rows.append(Fitness("context", f"context {context_p90} tokens > head {known}",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from specpick.tools.methods import method_record
+from specpick.tools.model.acceptance_effects import UNKNOWN_HEAD_CONTEXT_DESIGN  # noqa: F401  (Rule 2)
 from specpick.tools.training.evidence import cite
 from specpick.tools.vocab import INPUT_GROUNDED_WORKLOADS, VerifierChange
 
@@ -28,9 +29,8 @@ BROKEN_TAU_DESIGN = 1.05
 BROKEN_FIRST_POSITION_DESIGN = 0.05
 # Rule 1. A system prompt alone took tau to 0.41 of the matched run (F22); thinking off to 0.29-0.41 (F25).
 MISMATCH_RATIO_DESIGN = 0.6
-# Rule 2. With an unknown trained length, a full-attention EAGLE-3 head is assumed good to 8K: tau 1.69 at 8K,
-# 1.40 at 10K, ~1.09 from 16K (F17).
-UNKNOWN_HEAD_CONTEXT_DESIGN = 8192
+# Rule 2. With an unknown trained length, a full-attention EAGLE-3 head is assumed good to 8K (F17): one home,
+# tools/model/acceptance_effects.py, which the speed model prices the same flag with.
 # Rule 3. Public LoRA adapters moved an unadapted draft's tau by -8.8%..+3.6% (F3, three configs): 0.9 sits just
 # below the worst of them (0.912), so a bigger loss means this adapter shifts the output more than those did.
 KEEP_HEAD_RATIO_DESIGN = 0.9
