@@ -14,14 +14,14 @@ from dataclasses import replace
 
 from specpick.skill.planner.candidates import Candidate, estimate
 from specpick.skill.planner.context import PlanContext
+from specpick.tools.catalog.freshness import recipe_rows
+from specpick.tools.engines.lookup import engines
 
-TUNE_ENGINES = ("vllm", "sglang", "llamacpp")  # the engines `specpick tune` serves (its --engine choices)
+TUNE_ENGINES = tuple(e.name for e in engines() if e.launches)  # the engines `specpick tune` serves (EngineSpec)
 
 
 def recipe_speculation(repo_id: str) -> dict[str, str] | None:
     """The recipe row that serves ``repo_id`` itself with speculation (its default mode first), None if none."""
-    from specpick.tools.catalog.freshness import recipe_rows
-
     rows = [r for r in recipe_rows() if r["model_id"].lower() == repo_id.lower() and r["method"]
             and r["num_speculative_tokens"]]
     return sorted(rows, key=lambda r: r["default_mode"] != "yes")[0] if rows else None
