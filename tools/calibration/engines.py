@@ -18,8 +18,6 @@ are flagged ``constants_saw_source``). The sources are split fit/holdout by the 
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from collections.abc import Callable
 from typing import Literal
 
@@ -28,7 +26,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.calibration.cases import CalibCase, Prediction, predict
 from specpick.tools.calibration.engine_cases import Use, row_use
 from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
-from specpick.tools.calibration.split import load_split, SPLIT_RULE, Split, constants_saw, split_of_source
+from specpick.tools.calibration.split import SPLIT_RULE, Split, constants_saw, holdout_sources, split_of_source
 from specpick.tools.calibration.baselines import PlainStepReport, plain_step_report
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError
@@ -166,11 +164,6 @@ def _mode(name: Mode, results: list[EngineRowResult]) -> EngineModeReport:
                                 per_method=_by(rows, lambda r: r.method, cov)),
         not_covered=sum(1 for r in results if getattr(r, name) is None) if name == "loso" else 0,
     )
-
-
-@lru_cache(maxsize=1)
-def holdout_sources() -> frozenset[str]:
-    return frozenset(sid for sid, half in load_split().items() if half == "holdout")
 
 
 def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
