@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from specpick.tools.calibration.cases import CalibCase, Prediction, predict
 from specpick.tools.calibration.engine_cases import Use, row_use
 from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
+from specpick.tools.calibration.extrapolation import ExtrapolationReport, extrapolation_report
 from specpick.tools.calibration.split import SPLIT_RULE, Split, constants_saw, holdout_sources, split_of_source
 from specpick.tools.calibration.baselines import PlainStepReport, plain_step_report
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
@@ -126,6 +127,9 @@ class EngineReport(BaseModel):
     llamacpp: LlamacppSection | None = Field(None, description="the llama.cpp rows: their own cost model, fit and "
                                              "gate (tools/model/overhead_llamacpp.py); no other engine's figure holds "
                                              "them")
+    extrapolation: ExtrapolationReport | None = Field(None, description="whole classes of rows (long context, PCIe, "
+                                                      "newest release, architecture, GPU class) held out of every "
+                                                      "prior and predicted (tools/calibration/extrapolation.py)")
 
 
 def engine_cases(split: Split | None = None) -> list[CalibCase]:
@@ -250,6 +254,7 @@ def engine_report() -> EngineReport:
         loso=_mode("loso", results), cost_model=_mode("cost_model", results),
         end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), plain_step=plain_step_report(),
         rows=results, llamacpp=_llamacpp_section(sum(1 for r in rows if r.llamacpp), lcpp, lcpp_skipped),
+        extrapolation=extrapolation_report(),
     )
 
 
