@@ -164,3 +164,25 @@ def test_the_gate_fails_just_above_a_class_figure_and_passes_at_it():
         assert any(f"'{c.name}'" in f for f in ex.gate_failures(report, min(1.0, c.coverage.share + 0.001))) \
             or c.coverage.share == 1.0
         assert not any(f"'{c.name}'" in f for f in ex.gate_failures(report, c.coverage.share))
+
+
+def test_a_sources_widening_comes_from_the_other_sources_only():
+    from specpick.tools.calibration.cases import Prediction
+    from specpick.tools.calibration.class_widening import cross_fitted_coverage, widening_needed
+
+    p = Prediction(speedup=2.0, low=1.6, high=2.5, tau=3.0)
+    assert widening_needed(p, 2.2) == 1.0 and widening_needed(p, 1.6) == 1.0
+    assert widening_needed(p, 2.0 * (2.5 / 2.0) ** 2) == pytest.approx(2.0)  # twice the upper side in log space
+    assert widening_needed(p, 2.0 * (1.6 / 2.0) ** 3) == pytest.approx(3.0)
+    rows = [("A", p, 2.0)] * 5 + [("B", p, 1.0)] * 5  # B misses far below; A sits at the point
+    cov, factors = cross_fitted_coverage(rows)
+    assert factors["A"] > 3.0 and factors["B"] == 1.0  # B's widening is sized by A's rows, which all held
+    assert cov.inside == 5 and cov.below == 5  # B is scored with A's factor: still outside, as it should be
+    moved = [("A", p, 2.0)] * 5 + [("B", p, 0.5)] * 5
+    assert cross_fitted_coverage(moved)[1]["B"] == factors["B"]  # B's own misses never size B's widening
+
+
+def test_widening_never_narrows_a_class():
+    for c in ex.extrapolation_report().classes:
+        if c.widened_coverage is not None:
+            assert c.widened_coverage.inside >= c.coverage.inside and all(k >= 1.0 for k in c.widening.values())

@@ -73,14 +73,18 @@ def extrapolation_lines(report: EngineReport) -> list[str]:
         return []
     out = ["\nextrapolation classes (a whole class held out of every prior the prediction reads, then predicted):",
            f"  rule: {ext.rule}",
-           f"  {'class':<30} {'key':<26} {'n':>4} {'sources':>7} {'median APE':>10} {'bias':>7} {'coverage':>8}"]
+           f"  {'class':<30} {'key':<26} {'n':>4} {'sources':>7} {'median APE':>10} {'bias':>7} {'coverage':>8} "
+           f"{'widened':>8}"]
     for c in ext.classes:
         s, cov = c.stats, c.coverage
-        figures = (f"{s.median_ape_pct:9.1f}% {s.bias_pct:+6.1f}% {cov.share:8.1%}" if s.n and cov.share is not None
-                   else f"{'-':>10} {'-':>7} {'-':>8}")
+        wide = c.widened_coverage.share if c.widened_coverage else None
+        figures = (f"{s.median_ape_pct:9.1f}% {s.bias_pct:+6.1f}% {cov.share:8.1%} {wide:8.1%}"
+                   if s.n and cov.share is not None and wide is not None else f"{'-':>10} {'-':>7} {'-':>8} {'-':>8}")
         mark = "" if c.gated else f"  {TOO_FEW}"
         missed = f"  ({c.not_covered} not covered)" if c.not_covered else ""
         out.append(f"  {c.label:<30} {c.name:<26} {s.n:>4} {c.n_sources:>7} {figures}{mark}{missed}")
+    out.append("  widened: coverage with each source's ranges widened by the error measured on the class's other "
+               "sources (tools/calibration/class_widening.py); a diagnostic, not gated: no estimate carries it yet")
     return out
 
 

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from specpick.tools.calibration.cases import CalibCase, predict
+from specpick.tools.calibration.class_widening import cross_fitted_coverage
 from specpick.tools.calibration.engine_cases import row_use
 from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
 from specpick.tools.calibration.split import holdout_sources, split_of_source
@@ -132,6 +133,11 @@ class ExtrapolationClass(BaseModel):
     coverage: Coverage = Field(description="measured inside the predicted 80% range")
     not_covered: int = Field(0, description="rows with no prior left once the class's sources are removed")
     gated: bool = Field(description=f"the class has >= {MIN_ROWS_TO_GATE} predicted rows (else '{TOO_FEW}')")
+    widened_coverage: Coverage | None = Field(None, description="coverage with each source's ranges widened by the "
+                                              "error measured on the class's other sources (class_widening.py; a "
+                                              "diagnostic, not gated, no estimate reads it yet)")
+    widening: dict[str, float] = Field(default_factory=dict, description="source -> the log-space widening factor "
+                                       "its rows were scored with (from the class's other sources)")
 
 
 class ExtrapolationReport(BaseModel):
@@ -196,9 +202,12 @@ def score_class(name: str, label: str, members: list[tuple[EngineRow, CalibCase]
     scored = [(r, p) for r, c in members if (p := _held_out_prediction(r, c, sources)) is not None]
     stats = error_stats([(p.speedup, r.speedup or 0.0) for r, p in scored])
     coverage = interval_coverage([(p.low, p.high, r.speedup or 0.0) for r, p in scored])
+    wide, factors = cross_fitted_coverage([(r.source_id, p, r.speedup or 0.0) for r, p in scored]) if scored \
+        else (None, {})
     return ExtrapolationClass(name=name, label=label, n_sources=len(sources), sources=sorted(sources), stats=stats,
                               coverage=coverage, not_covered=len(members) - len(scored),
-                              gated=stats.n >= MIN_ROWS_TO_GATE)
+                              gated=stats.n >= MIN_ROWS_TO_GATE, widened_coverage=wide,
+                              widening={s: round(k, 3) for s, k in sorted(factors.items())})
 
 
 @knowledge_cache("extrapolation.report")  # reads the catalog and the rows: reload() drops it
