@@ -128,6 +128,26 @@ def test_llamacpp_coverage_gate_fails_both_ways():
     assert ok.engines is not None and ok.engines["llamacpp"] is not None
 
 
+def test_extrapolation_class_gate_fails_with_exit_8_and_names_the_class():
+    """--min-class-coverage grades every class with >= 10 rows; --ungated-classes leaves known failures out; the
+    figures are in the JSON report either way."""
+    with pytest.raises(ThresholdError) as info:
+        calibrate_tool(CalibrateInput(min_class_coverage=1.0, loso=False))
+    assert info.value.exit_code == 8 and "extrapolation class 'gpu_datacenter' interval coverage" in str(info.value)
+    assert "context_16k" not in str(info.value)  # 5 rows: too few to gate
+    with pytest.raises(ThresholdError) as unknown:
+        calibrate_tool(CalibrateInput(min_class_coverage=0.0, ungated_classes=["no_such_class"], loso=False))
+    assert "--ungated-classes names no extrapolation class: no_such_class" in str(unknown.value)
+    ok = calibrate_tool(CalibrateInput(min_class_coverage=0.0, loso=False))
+    classes = {c["name"]: c for c in ok.engines["extrapolation"]["classes"]}
+    assert classes["pcie_multi_gpu"]["stats"]["n"] >= 10 and classes["context_16k"]["gated"] is False
+    assert "extrapolation classes" in render_text(ok)
+    # the threshold just above a class's own figure fails on it, just at it passes (tests/test_extrapolation.py
+    # grades the same report with --ungated-classes)
+    share = classes["gpu_datacenter"]["coverage"]["share"]
+    assert "'gpu_datacenter'" in str(info.value) and f"{share:.1%}" in str(info.value)
+
+
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0])
 def test_gate_options_must_be_finite_and_non_negative(value):
     with pytest.raises(ValidationError):
@@ -136,6 +156,8 @@ def test_gate_options_must_be_finite_and_non_negative(value):
         CalibrateInput(min_interval_coverage=value)
     with pytest.raises(ValidationError):
         CalibrateInput(min_llamacpp_coverage=value)
+    with pytest.raises(ValidationError):
+        CalibrateInput(min_class_coverage=value)
 
 
 def test_threshold_exit_code():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from specpick.tools.calibration.engines import EngineModeReport, EngineReport
+from specpick.tools.calibration.extrapolation import TOO_FEW
 from specpick.tools.calibration.stats import format_coverage_line, format_stats_line
 
 TITLES = {
@@ -65,6 +66,28 @@ def _llamacpp_lines(report: EngineReport, *, rows: bool) -> list[str]:
     return out
 
 
+def extrapolation_lines(report: EngineReport) -> list[str]:
+    """The table "extrapolation classes": each class held out of every prior and predicted (extrapolation.py)."""
+    ext = report.extrapolation
+    if ext is None:
+        return []
+    out = ["\nextrapolation classes (a whole class held out of every prior the prediction reads, then predicted):",
+           f"  rule: {ext.rule}",
+           f"  {'class':<30} {'key':<26} {'n':>4} {'sources':>7} {'median APE':>10} {'bias':>7} {'coverage':>8} "
+           f"{'widened':>8}"]
+    for c in ext.classes:
+        s, cov = c.stats, c.coverage
+        wide = c.widened_coverage.share if c.widened_coverage else None
+        figures = (f"{s.median_ape_pct:9.1f}% {s.bias_pct:+6.1f}% {cov.share:8.1%} {wide:8.1%}"
+                   if s.n and cov.share is not None and wide is not None else f"{'-':>10} {'-':>7} {'-':>8} {'-':>8}")
+        mark = "" if c.gated else f"  {TOO_FEW}"
+        missed = f"  ({c.not_covered} not covered)" if c.not_covered else ""
+        out.append(f"  {c.label:<30} {c.name:<26} {s.n:>4} {c.n_sources:>7} {figures}{mark}{missed}")
+    out.append("  widened: coverage with each source's ranges widened by the error measured on the class's other "
+               "sources (tools/calibration/class_widening.py); a diagnostic, not gated: no estimate carries it yet")
+    return out
+
+
 def _row_lines(results: list) -> list[str]:
     f = lambda p: "   -  " if p is None else f"{p.speedup:6.2f}"  # noqa: E731
     iv = lambda p: "      -       " if p is None else f"[{p.low:5.2f},{p.high:5.2f}]"  # noqa: E731
@@ -92,6 +115,7 @@ def render_engine_text(report: EngineReport, *, rows: bool = False, in_sample: b
     out += [f"  skipped {n:>3}: {reason}" for reason, n in report.skipped.items()]
     for m in (report.loso, report.cost_model):
         out += _mode_lines(m, groups=True)
+    out += extrapolation_lines(report)
     acc = report.acceptance_loso
     out.append("\nengines, acceptance alone, leave one source out (measured tau vs the priors' tau; rows that state "
                "tau, with or without a speedup):")

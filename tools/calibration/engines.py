@@ -18,8 +18,6 @@ are flagged ``constants_saw_source``). The sources are split fit/holdout by the 
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from collections.abc import Callable
 from typing import Literal
 
@@ -28,7 +26,8 @@ from pydantic import BaseModel, Field
 from specpick.tools.calibration.cases import CalibCase, Prediction, predict
 from specpick.tools.calibration.engine_cases import Use, row_use
 from specpick.tools.calibration.engine_rows import EngineRow, load_engine_rows
-from specpick.tools.calibration.split import load_split, SPLIT_RULE, Split, constants_saw, split_of_source
+from specpick.tools.calibration.extrapolation import ExtrapolationReport, extrapolation_report
+from specpick.tools.calibration.split import SPLIT_RULE, Split, constants_saw, holdout_sources, split_of_source
 from specpick.tools.calibration.baselines import PlainStepReport, plain_step_report
 from specpick.tools.calibration.stats import Coverage, Stats, error_stats, interval_coverage
 from specpick.tools.errors import InputError
@@ -130,6 +129,9 @@ class EngineReport(BaseModel):
     llamacpp: LlamacppSection | None = Field(None, description="the llama.cpp rows: their own cost model, fit and "
                                              "gate (tools/model/overhead_llamacpp.py); no other engine's figure holds "
                                              "them")
+    extrapolation: ExtrapolationReport | None = Field(None, description="whole classes of rows (long context, PCIe, "
+                                                      "newest release, architecture, GPU class) held out of every "
+                                                      "prior and predicted (tools/calibration/extrapolation.py)")
 
 
 def engine_cases(split: Split | None = None) -> list[CalibCase]:
@@ -168,11 +170,6 @@ def _mode(name: Mode, results: list[EngineRowResult]) -> EngineModeReport:
                                 per_method=_by(rows, lambda r: r.method, cov)),
         not_covered=sum(1 for r in results if getattr(r, name) is None) if name == "loso" else 0,
     )
-
-
-@lru_cache(maxsize=1)
-def holdout_sources() -> frozenset[str]:
-    return frozenset(sid for sid, half in load_split().items() if half == "holdout")
 
 
 def _result(row: EngineRow, use: Use, case: CalibCase) -> EngineRowResult:
@@ -259,6 +256,7 @@ def engine_report() -> EngineReport:
         loso=_mode("loso", results), cost_model=_mode("cost_model", results),
         end_to_end=_mode("end_to_end", results), acceptance_loso=_acceptance(taus), plain_step=plain_step_report(),
         rows=results, llamacpp=_llamacpp_section(sum(1 for r in rows if r.llamacpp), lcpp, lcpp_skipped),
+        extrapolation=extrapolation_report(),
     )
 
 

@@ -70,6 +70,12 @@ def load_split() -> dict[str, Split]:
     return {sid: half for sid, (half, _) in parse_split_text(split_text()).items()}
 
 
+@lru_cache(maxsize=1)
+def holdout_sources() -> frozenset[str]:
+    """Every source of the committed holdout half."""
+    return frozenset(sid for sid, half in load_split().items() if half == "holdout")
+
+
 def split_of_source(source_id: str) -> Split:
     """The committed half of ``source_id``; a source missing from the file gets the rule's half (the test
     ``test_every_source_has_a_committed_split`` fails until the file lists it)."""

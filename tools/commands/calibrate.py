@@ -47,6 +47,13 @@ class CalibrateInput(BaseModel):
     max_llamacpp_coverage: float | None = Field(
         None, description="fail (exit 8) if that share is above this: the ranges are wider than the 80% they claim "
         "(0 to 1; runs --engines)", ge=0, le=1, allow_inf_nan=False)
+    min_class_coverage: float | None = Field(
+        None, description="fail (exit 8) if, in any extrapolation class with >= 10 rows (a whole class held out of "
+        "every prior: long context, PCIe, newest release, architecture, GPU class), the share of rows inside their "
+        "predicted 80% [low, high] is below this (0 to 1; runs --engines)", ge=0, le=1, allow_inf_nan=False)
+    ungated_classes: list[str] = Field(
+        default_factory=list, description="extrapolation class keys --min-class-coverage leaves out (known failures, "
+        "still printed with their figures)")
     max_median_ape_pct: float | None = Field(
         None, description="fail (exit 8) if the IN-SAMPLE end-to-end median absolute % error exceeds this", **_PCT)
     loso: bool = Field(True, description="also predict each row with priors rebuilt without its own source")
@@ -84,7 +91,23 @@ def threshold_failures(inp: CalibrateInput, report: CalibrationReport) -> list[s
                      eng.cost_model.overall)
         out += _under("engine leave-one-source-out", inp.min_interval_coverage, eng.loso.coverage.overall)
         out += _llamacpp_failures(inp, eng)
+        out += _class_failures(inp, eng)
     return out
+
+
+def _class_failures(inp: CalibrateInput, eng) -> list[str]:  # noqa: ANN001 - EngineReport, imported lazily
+    """The extrapolation gate: coverage in every class with enough rows, the listed known failures aside."""
+    from specpick.tools.calibration.extrapolation import gate_failures
+
+    if inp.min_class_coverage is None:
+        return []
+    if eng.extrapolation is None:
+        return ["no extrapolation classes in the engine report: --min-class-coverage has nothing to grade"]
+    known = {c.name for c in eng.extrapolation.classes}
+    unknown = sorted(set(inp.ungated_classes) - known)
+    out = [f"--ungated-classes names no extrapolation class: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+           ] if unknown else []
+    return out + gate_failures(eng.extrapolation, inp.min_class_coverage, inp.ungated_classes)
 
 
 def _llamacpp_failures(inp: CalibrateInput, eng) -> list[str]:  # noqa: ANN001 - EngineReport, imported lazily
@@ -117,7 +140,7 @@ def calibrate_tool(inp: CalibrateInput) -> CalibrationReport:
         report = report.model_copy(update={"fit": [f.model_dump() for f in fit_all()]})
     if inp.engines or inp.max_engine_loso_median_ape_pct is not None or inp.max_engine_cost_median_ape_pct is not None \
             or any(g is not None for g in (inp.max_llamacpp_loso_median_ape_pct, inp.min_llamacpp_coverage,
-                                           inp.max_llamacpp_coverage)):
+                                           inp.max_llamacpp_coverage, inp.min_class_coverage)):
         from specpick.tools.calibration.engines import engine_report
 
         eng = engine_report()
@@ -153,6 +176,12 @@ def _headline(report: CalibrationReport) -> list[str]:
         if e.llamacpp is not None:
             out += [format_stats_line("llama.cpp LOSO", e.llamacpp.loso.overall),
                     format_coverage_line("llama.cpp LOSO cover.", e.llamacpp.loso.coverage.overall)]
+        if e.extrapolation is not None:
+            gated = [c for c in e.extrapolation.classes if c.gated and c.coverage.share is not None]
+            low = min(gated, key=lambda c: c.coverage.share or 0.0, default=None)
+            out.append(f"  extrapolation classes  {len(gated)} of {len(e.extrapolation.classes)} with >= "
+                       f"{e.extrapolation.min_rows_to_gate} rows" + (f"; lowest coverage {low.coverage.share:.1%} "
+                                                                     f"({low.name})" if low else ""))
     out.append("  LOSO rebuilds the acceptance priors without the row's source (and, for engine holdout rows, without "
                "any holdout source), the engines' position decay and engine/paper ratio with them; the global "
                "constants and the papers' prior rules (tree factor, temperature ratio, draft-size slope) are as "
