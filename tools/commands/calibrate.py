@@ -14,6 +14,7 @@ from specpick.tools.calibration.stats import Coverage, Stats, format_coverage_li
 from specpick.tools.errors import ThresholdError
 from specpick.tools.calibration.engines import EngineReport
 from specpick.tools.calibration.copy_heavy_group import coverage_lines
+from specpick.tools.calibration.extrapolation import gate_failures
 from specpick.tools.vocab import COPY_METHODS
 
 _PCT = dict(gt=0, le=1000, allow_inf_nan=False)  # a percentage limit: finite, above 0
@@ -97,8 +98,6 @@ def threshold_failures(inp: CalibrateInput, report: CalibrationReport) -> list[s
 
 def _class_failures(inp: CalibrateInput, eng) -> list[str]:  # noqa: ANN001 - EngineReport, imported lazily
     """The extrapolation gate: coverage in every class with enough rows, the listed known failures aside."""
-    from specpick.tools.calibration.extrapolation import gate_failures
-
     if inp.min_class_coverage is None:
         return []
     if eng.extrapolation is None:
