@@ -491,9 +491,11 @@ WIRE_FAULTS = [
      -32600, 8),
     ("oversized-argument", b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "recommend", '
      b'"arguments": {"verifier": "' + b"x" * (5 * 2**20) + b'", "workload": "chat"}}}', -32600, 11),
+    # MCP types an id as string | number; the SDK answers str | int only: a fraction is refused under null
+    # (JSON-RPC 2.0 section 5), an integral number answered as the integer (issue 39, cause 13)
     ("fractional-id", b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None),
-    ("integral-float-id", b'{"jsonrpc": "2.0", "id": 2.0, "method": "ping"}', -32600, None),
-    ("exponent-id", b'{"jsonrpc": "2.0", "id": 1e3, "method": "ping"}', -32600, None),
+    ("nan-id", b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}', -32700, None),
+    ("overflowing-id", b'{"jsonrpc": "2.0", "id": 1e400, "method": "ping"}', -32600, None),
     ("bool-id", b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None),
 ]
 
@@ -537,6 +539,14 @@ def test_mcp_line_check(raw: bytes, code: int, rid: object) -> None:
 
     text, error = check_line(raw)
     assert text is None and error is not None and (error[0], error[2]) == (code, rid)
+
+
+@pytest.mark.parametrize(("raw_id", "answered_as"), [("2.0", 2), ("1e3", 1000), ("-7.0", -7)])
+def test_an_integral_numeric_id_is_answered_under_that_number(raw_id: str, answered_as: int) -> None:
+    from specpick.skill.surfaces.mcp import check_line
+
+    text, error = check_line(f'{{"jsonrpc": "2.0", "id": {raw_id}, "method": "ping"}}'.encode())
+    assert error is None and json.loads(text)["id"] == answered_as and isinstance(json.loads(text)["id"], int)
 
 
 def test_mcp_line_check_passes_valid_messages_unchanged() -> None:

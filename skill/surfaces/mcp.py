@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import re
 import sys
 from typing import Any, Iterable
@@ -155,7 +156,7 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
         return None, (PARSE_ERROR, "Parse error: the line is not UTF-8 text", None)
     try:
         check_json_depth(text, "the message")
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_not_a_json_number)
     except RemoteDataError as exc:
         return None, (INVALID_REQUEST, f"Invalid Request: {exc.message.split(':')[0]}", None)
     except (ValueError, RecursionError) as exc:
@@ -166,6 +167,14 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
     if not isinstance(data, dict):
         return None, (INVALID_REQUEST, "Invalid Request: a message is a JSON object", None)
     raw_id = data.get("id")
+    if isinstance(raw_id, float) and math.isfinite(raw_id):
+        # MCP's schema types an id as string | number: 2.0 and 1e3 are the integers 2 and 1000, answered under
+        # them. A fractional id is refused under null: the SDK's error message carries only str | int ids, and
+        # JSON-RPC 2.0 (section 5) answers an id it cannot use with null
+        if not raw_id.is_integer():
+            return None, (INVALID_REQUEST, "Invalid Request: a numeric id must be an integer (got a fraction)", None)
+        data["id"] = raw_id = int(raw_id)
+        text = json.dumps(data)
     msg_id = raw_id if isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool)) else None
     if data.get("jsonrpc") != "2.0":
         return None, (INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', msg_id)
@@ -179,6 +188,10 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
         first = exc.errors()[0] if hasattr(exc, "errors") and exc.errors() else {"msg": str(exc)}  # type: ignore[attr-defined]
         return None, (INVALID_REQUEST, f"Invalid Request: {' '.join(str(first.get('msg')).split())[:120]}", msg_id)
     return text, None
+
+
+def _not_a_json_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 _ID_FIELD = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"[A-Za-z0-9_.:\-]{1,128}")\s*[,}]')
