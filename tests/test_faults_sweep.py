@@ -407,7 +407,7 @@ MCP_LINES += [(f"id-{why}", json.dumps({"jsonrpc": "2.0", "id": value, "method":
 MCP_LINES += [(f"method-{why}", json.dumps({"jsonrpc": "2.0", "id": 3, "method": value}).encode(), -32600)
               for why, value in (("null", None), ("number", 7), ("list", ["ping"]), ("object", {"a": 1}))]
 MCP_LINES += [("utf16", INIT_LINE.encode("utf-16"), -32700), ("latin1-garbage", b"\xe9\xe8\xff", -32700),
-              ("nan", b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}', -32600),
+              ("nan", b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}', -32700),  # JSON has no NaN: a parse error
               ("string-line", b'"ping"', -32600), ("null-line", b"null", -32600)]
 
 

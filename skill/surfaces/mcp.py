@@ -134,6 +134,7 @@ def run(args: argparse.Namespace, verb: str) -> int:
 # request's id cannot be read; valid lines go to the SDK unchanged.
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+MAX_SAFE_ID = 2**53  # the largest integer a JSON number carries exactly (a client's float ids are doubles)
 MAX_MESSAGE_BYTES = 4 * 2**20  # a tools/call with the largest tool input is a few KB
 
 
@@ -171,8 +172,9 @@ def check_line(raw: bytes) -> tuple[str | None, tuple[int, str, Any] | None]:
         # MCP's schema types an id as string | number: 2.0 and 1e3 are the integers 2 and 1000, answered under
         # them. A fractional id is refused under null: the SDK's error message carries only str | int ids, and
         # JSON-RPC 2.0 (section 5) answers an id it cannot use with null
-        if not raw_id.is_integer():
-            return None, (INVALID_REQUEST, "Invalid Request: a numeric id must be an integer (got a fraction)", None)
+        if not raw_id.is_integer() or abs(raw_id) > MAX_SAFE_ID:
+            return None, (INVALID_REQUEST, "Invalid Request: a numeric id must be an integer of at most 2^53 "
+                                           "(JSON's exact integers)", None)
         data["id"] = raw_id = int(raw_id)
         text = json.dumps(data)
     msg_id = raw_id if isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool)) else None
