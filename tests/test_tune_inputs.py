@@ -161,3 +161,19 @@ def test_tune_spells_every_batch_sizes_k_for_vllm(prompts: Path, schedule: list[
     vllm = next(c for c in configs if c.engine == "vllm")
     emitted = json.loads(vllm.config)["num_speculative_tokens_per_batch_size"]
     assert [_k_at(emitted, b) for b in range(1, 65)] == [_k_at(schedule, b) for b in range(1, 65)]
+
+
+def test_a_schedule_the_tuned_engine_cannot_spell_is_said_not_dropped(prompts: Path) -> None:
+    """Issue 39, cause 8: the tuned engine's configuration used to vanish without a word."""
+    from specpick.tools.tune.run import schedule_configs
+    inp = tune_input(prompts=prompts, serve_model="HuggingFaceTB/SmolLM2-135M-Instruct", method="lookahead")
+    warnings: list[str] = []
+    configs = schedule_configs(inp, [(1, 4, 3), (5, 256, 0)], warnings)
+    assert all(c.engine != "vllm" for c in configs)
+    assert len(warnings) == 1 and warnings[0].startswith("no vllm configuration emitted") and "lookahead" in warnings[0]
+
+
+def test_a_release_of_thousands_of_digits_is_one_line(prompts: Path) -> None:
+    with pytest.raises(InputError) as err:
+        tune_input(prompts=prompts, serve_model="HuggingFaceTB/SmolLM2-135M-Instruct", engine_version="9" * 5000)
+    assert "is not a release number" in str(err.value) and "\n" not in str(err.value)

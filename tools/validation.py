@@ -63,7 +63,8 @@ def _one_line(v: str) -> str:
 
 
 # llama.cpp releases are build tags (b6000, github.com/ggml-org/llama.cpp/releases).
-_ENGINE_VERSION = re.compile(r"v?\d+(\.\d+){0,3}((rc|dev|a|b)\d*)?|b\d{3,6}")
+# Each number bounded: a 5,000-digit release matched and was a traceback where it became an int (issue 39, cause 8).
+_ENGINE_VERSION = re.compile(r"v?\d{1,6}(\.\d{1,6}){0,3}((rc|dev|a|b)\d{0,6})?|b\d{3,6}")
 
 
 def _engine_version(v: str) -> str:

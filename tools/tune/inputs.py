@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from specpick.tools.engines.lookup import engine, engines
 from specpick.tools.errors import InputError, format_validation_error
 from specpick.tools.measured_checks import MAX_DRAFT_LEN
+from specpick.tools.validation import EngineVersion
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import Method
 
@@ -32,7 +33,7 @@ class TuneInput(BaseModel):
 
     method: Method = _opt("speculative method the servers run", default="ngram")
     engine: LaunchedEngine = _opt("serving engine", default="vllm")
-    engine_version: str | None = _opt("engine release, for the emitted schedule (default: the newest tracked)",
+    engine_version: EngineVersion | None = _opt("engine release, for the emitted schedule (default: the newest tracked)",
                                       "V", default=None)
     draft_lengths: list[int] = _opt("draft lengths N to tune over", "N", default_factory=lambda: [2, 4, 6])
     concurrency: list[int] = _opt("requests in flight; each value is measured", "C", default_factory=lambda: [1, 4])

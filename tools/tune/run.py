@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from specpick.tools.checks.engine_config import build_engine_config
 from specpick.tools.engines.setting import EngineConfig, EngineConfigInput
-from specpick.tools.errors import InputError
+from specpick.tools.errors import InputError, format_validation_error
 from specpick.tools.measure.report import MeasureReport
 from specpick.tools.measure.run import MeasureInput, run_measure
 from specpick.tools.tune import launch, results
@@ -79,8 +79,10 @@ class _Runner:
                 return _measure(inp, n, url, base_url, progress)
 
 
-def schedule_configs(inp: TuneInput, schedule: list[tuple[int, int, int]]) -> list[EngineConfig]:
+def schedule_configs(inp: TuneInput, schedule: list[tuple[int, int, int]],
+                     out_warnings: list[str] | None = None) -> list[EngineConfig]:
     """The schedule spelled for the engine tuned (and the others that take a per-batch schedule)."""
+    out_warnings = [] if out_warnings is None else out_warnings
     top_n = max(k for _, _, k in schedule)
     if top_n == 0:
         return []
@@ -100,8 +102,11 @@ def schedule_configs(inp: TuneInput, schedule: list[tuple[int, int, int]]) -> li
                 max_batch_size=inp.max_batch_size, prompt_lookup_min=inp.prompt_lookup_min,
                 prompt_lookup_max=inp.prompt_lookup_max,
                 engine_version=inp.engine_version if engine == inp.engine else None)))  # type: ignore[arg-type]
-        except (InputError, ValidationError):
-            continue  # that engine does not run this method (or the release predates it): nothing to emit for it
+        except (InputError, ValidationError) as exc:
+            if engine == inp.engine:  # the engine tuned: say why its schedule is missing (it was dropped silently)
+                why = exc if isinstance(exc, InputError) else format_validation_error(exc, audience="cli")
+                out_warnings.append(f"no {engine} configuration emitted for the schedule: {str(why)[:200]}")
+            continue  # another engine that does not run this method (or the release predates it): nothing to emit
     return out
 
 
@@ -151,7 +156,7 @@ def run_tune(inp: TuneInput, progress: ProgressFn | None = None) -> TuneReport:
     schedule = schedule_ranges(best, inp.max_batch_size)
     report = TuneReport(
         engine=inp.engine, method=inp.method, points=pts, best_n=best, schedule=schedule,
-        configs=schedule_configs(inp, schedule), runs_measured=len(done),
+        configs=schedule_configs(inp, schedule, warnings), runs_measured=len(done),
         runs_saved=len(lengths) - len(set(done) & set(lengths)),
         results_file=str(inp.results), assumptions=_assumptions(inp, can_predict), warnings=warnings)
     for run in done.values():
