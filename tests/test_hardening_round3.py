@@ -216,3 +216,18 @@ def test_sigterm_to_tune_stops_the_servers_it_started(tmp_path: Path, prompts: P
         time.sleep(0.2)
     assert not any(_alive(p) for p in started), "an engine server tune started outlived SIGTERM"
     assert "Traceback" not in proc.stderr.read().decode()
+
+
+# --- cause 11: GGUF repo ids -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("verb", [["recommend", "--workload", "chat"], ["speedup", "--method", "ngram", "--workload",
+                                                                           "chat"], ["vram"]])
+@pytest.mark.parametrize(("verifier", "needle"), [
+    ("bartowski/Qwen2.5-7B-Instruct-GGUF:" + "Q" * 5000, "characters long"),
+    ("bärtowski/Qwen2.5-7B-Instruct-GGUF:Q4_K_M", "ASCII letters"),
+    ("bartowski/Qwen2.5-7B-Instruct-GGUF:Q4_K_M;rm", "ASCII letters"),
+])
+def test_a_gguf_id_no_hub_could_hold_is_refused_up_front(capsys: pytest.CaptureFixture[str], verb: list[str],
+                                                        verifier: str, needle: str) -> None:
+    code, err = _run([verb[0], "--verifier", verifier, *verb[1:]], capsys)
+    assert code == EXIT_INPUT and _one_line(err) and needle in err and "internal error" not in err

@@ -29,11 +29,13 @@ MAX_DRAFT_TOKENS = 64
 MAX_TAU = MAX_DRAFT_TOKENS + 1.0
 MAX_NAME_CHARS = 200  # Hub repo ids are at most 96 chars per part (huggingface_hub validate_repo_id)
 
-_NAME_OK = re.compile(r"^[\w.\-/ ]+$")
+# ASCII only: Hub repo ids and catalog names are (a non-ASCII owner passed here and failed deep in a verb).
+_NAME_OK = re.compile(r"^[A-Za-z0-9_.\-/ ]+$")
 # A GGUF build (tools/hub/gguf_ref.py): a local .gguf path (its header alone is read) or `owner/name-GGUF:QUANT`, the
 # spelling `llama-server -hf` takes.
 MAX_PATH_CHARS = 4096
-_GGUF_REPO_TAG = re.compile(r"^[\w.\-]+/[\w.\-]+[-_.]gguf:[\w\-]+$", re.IGNORECASE)
+_GGUF_REPO_TAG = re.compile(r"^[A-Za-z0-9_.\-]{1,96}/[A-Za-z0-9_.\-]{1,96}[-_.]gguf:[A-Za-z0-9_\-]{1,40}$",
+                            re.IGNORECASE)  # ASCII, bounded: a 5,000-character tag was an internal error
 
 
 def _model_name(v: str) -> str:
@@ -49,7 +51,8 @@ def _model_name(v: str) -> str:
     if len(text) > MAX_NAME_CHARS:
         raise ValueError(f"is {len(text)} characters long; a Hub repo id (org/name) has at most {MAX_NAME_CHARS}")
     if not _NAME_OK.match(text) or text.count("/") > 1 or ".." in text:
-        raise ValueError("is not a model name or Hub repo id (letters, digits, '-', '_', '.', one '/')")
+        raise ValueError("is not a model name or Hub repo id (ASCII letters, digits, '-', '_', '.', one '/'; a GGUF "
+                         "build as owner/name-GGUF:QUANT)")
     return text
 
 
