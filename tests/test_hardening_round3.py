@@ -231,3 +231,24 @@ def test_a_gguf_id_no_hub_could_hold_is_refused_up_front(capsys: pytest.CaptureF
                                                         verifier: str, needle: str) -> None:
     code, err = _run([verb[0], "--verifier", verifier, *verb[1:]], capsys)
     assert code == EXIT_INPUT and _one_line(err) and needle in err and "internal error" not in err
+
+
+# --- cause 12: train-plan refuses the serving facts recommend refuses -------------------------------------------
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--gpus", "3"], "32 attention heads do not split over 3 GPUs"),
+    (["--context-p90", "900000"], "past meta-llama/Llama-3.1-8B-Instruct's limit of 131072"),
+])
+def test_train_plan_refuses_what_recommend_refuses(capsys: pytest.CaptureFixture[str], extra: list[str],
+                                                   needle: str) -> None:
+    code, err = _run(["train-plan", "--verifier", "meta-llama/Llama-3.1-8B-Instruct", *extra], capsys)
+    assert code == EXIT_INPUT and _one_line(err) and needle in err
+    code_rec, err_rec = _run(["recommend", "--verifier", "meta-llama/Llama-3.1-8B-Instruct", "--workload", "chat",
+                              *(["--gpus", "3"] if "--gpus" in extra else ["--context", "900000"])], capsys)
+    assert code_rec == EXIT_INPUT  # the same deployment, the same refusal
+
+
+def test_train_plan_takes_any_gpu_count_on_an_engine_that_splits_layers(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _run(["train-plan", "--verifier", "meta-llama/Llama-3.1-8B-Instruct", "--gpus", "3", "--engine",
+                      "llamacpp"], capsys)
+    assert code == 0, err

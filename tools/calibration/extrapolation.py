@@ -12,8 +12,9 @@ belongs to, by these rules (the catalog rules' home is ``tools/catalog/domain_cl
 * **multi-GPU over PCIe**: two or more GPUs and a link the row states ("PCIe" in its hardware cell; "NVLink"/"SXM"
   there says otherwise), else the catalog GPU's own link (``domain_classes.pcie_only``).
 * **newest release family per engine**: the family is the calendar year of the build the version cell names (the
-  newest year it names: "Dec 2025-Jan 2026" is 2026); a vLLM release number without a year at or after
-  ``VLLM_ASYNC_SPEC_SINCE`` (0.14.0, January 2026: ``tools/model/overlap.py``) is 2026. The year is the unit issue 34
+  newest year it names: "Dec 2025-Jan 2026" is 2026); a release number without a year, at or after the release
+  its engine names as a year's first (``EngineSpec.release_years``: vLLM 0.14.0, January 2026), is that year's.
+  The year is the unit issue 34
   states the release miss in (2026 vLLM builds vs the 2025 rows), and most cells name a date, few a release number.
   The class is the newest year among that engine's usable rows.
 * **verifier architecture family**: ``domain_classes.arch_families`` of the catalog row the verifier resolves to.
@@ -45,8 +46,8 @@ from specpick.tools.calibration.stats import Coverage, Stats, error_stats, inter
 from specpick.tools.catalog.domain_classes import ARCH_FAMILIES, GPU_CLASSES, arch_families, gpu_class, pcie_only
 from specpick.tools.catalog.knowledge import knowledge_cache
 from specpick.tools.engines.base import version_key
+from specpick.tools.engines.lookup import engine as engine_spec, is_engine
 from specpick.tools.errors import InputError
-from specpick.tools.model.overlap import VLLM_ASYNC_SPEC_SINCE
 
 CONTEXT_CLASS_FROM = 16_000  # tokens: issue 34's "context >= 16k" (a row stating 16K or ISL 16384 is in)
 MIN_ROWS_TO_GATE = 10  # issue 34: coverage is gated in every class with >= 10 rows
@@ -86,9 +87,11 @@ def release_year(row: EngineRow) -> int | None:
     if years:
         return max(years)
     m = _RELEASE_NUMBER.search(row.engine_version)
-    if row.engine == "vllm" and m and version_key(m.group(1)) >= version_key(VLLM_ASYNC_SPEC_SINCE):
-        return 2026
-    return None
+    if m is None or not is_engine(row.engine):
+        return None
+    dated = [year for since, year in engine_spec(row.engine).release_years
+             if version_key(m.group(1)) >= version_key(since)]
+    return max(dated) if dated else None
 
 
 def over_pcie(row: EngineRow, case: CalibCase) -> bool:

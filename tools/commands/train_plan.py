@@ -14,8 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from specpick.tools.training.derived import resolve_derived
 from specpick.tools.training.rules import Decision, TrainQuantization
 from specpick.tools.validation import (
-    MAX_CONTEXT_TOKENS, Concurrency, DraftTokens, EngineVersion, GpuCount, ModelName, OneLineText, Tau,
+    MAX_CONTEXT_TOKENS, Concurrency, DraftTokens, EngineVersion, GpuCount, ModelName, OneLineText, Tau, check_context,
+    check_tensor_parallel,
 )
+from specpick.tools.engines.lookup import splits_layers
 from specpick.tools.vocab import Engine, Method, VerifierChange, Workload
 from specpick.tools.training import rules as r
 from specpick.tools.errors import InputError
@@ -180,6 +182,15 @@ def _thresholds() -> list[str]:
 TRAINED_LOADS = ("head_repo", "verifier_layers", "drafter_repo")  # method registry `loads` values that are trained
 
 
+def _check_serving(inp: TrainPlanInput, spec) -> None:  # type: ignore[no-untyped-def]
+    """The serving facts `recommend` refuses, refused here too (issue 39, cause 12): a GPU count the heads do not
+    split over (engines that shard by layer take any count), a p90 context past the model's limit."""
+    if not splits_layers(inp.engine):
+        check_tensor_parallel(inp.gpus, spec.num_attention_heads, spec.num_kv_heads, model=spec.repo_id)
+    if inp.context_p90 is not None:
+        check_context(inp.context_p90, spec.max_position_embeddings, model=spec.repo_id, flag="--context-p90")
+
+
 def _check_method(method: str, spec) -> None:  # type: ignore[no-untyped-def]
     """train-plan plans speculators trained on this verifier; say where other methods belong."""
 
@@ -257,6 +268,7 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
     derived = resolve_derived(inp.verifier, inp.base_model, inp.verifier_change, inp.adapters)
     cat = get_catalog()
     spec = derived.facts
+    _check_serving(inp, spec)
     head_row = cat.head(inp.head) if inp.head else None
     # No method named: the head's; else the verifier's own MTP layers when it ships them; else EAGLE-3 (the most
     # mature trainer target in SpecForge, speculators and Model Optimizer).

@@ -123,6 +123,9 @@ class EngineSpec:
     serve_binary: str = ""
     launches: bool = False
     overlap_mode: bool = False
+    # (first release, year): releases from that one on without a date in their name are that year's builds
+    # (calibrate's newest-release class, tools/calibration/extrapolation.py).
+    release_years: tuple[tuple[str, int], ...] = ()
 
     # -- configurations -------------------------------------------------------------------------------------
     def method_names(self, method: str) -> tuple[str, ...]:

@@ -219,5 +219,6 @@ ENGINE = VllmEngine(
                "`num_speculative_tokens_per_batch_size` schedule (newer; vllm#49548 shows a badly set threshold "
                "collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)",
     schedule_form="num_speculative_tokens_per_batch_size", launches=True,
+    release_years=((VLLM_ASYNC_SPEC_SINCE, 2026),),  # 0.14.0 (January 2026) turned async scheduling on
     read_metrics=(COUNTER_ACCEPTED, COUNTER_DRAFT_TOKENS, COUNTER_DRAFTS), overlap_mode=True,
 )
