@@ -252,3 +252,28 @@ def test_train_plan_takes_any_gpu_count_on_an_engine_that_splits_layers(capsys: 
     code, err = _run(["train-plan", "--verifier", "meta-llama/Llama-3.1-8B-Instruct", "--gpus", "3", "--engine",
                       "llamacpp"], capsys)
     assert code == 0, err
+
+
+# --- cause 12: a quantized build's name against --quantization --------------------------------------------------
+
+@pytest.mark.parametrize(("verifier", "quantization"), [
+    ("Qwen/Qwen3-8B-AWQ", "bf16"),
+    ("RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic", "int4"),
+    ("bartowski/Qwen2.5-7B-Instruct-GGUF:Q4_K_M", "fp8"),
+])
+def test_a_build_named_for_one_format_is_not_planned_in_another(capsys: pytest.CaptureFixture[str], verifier: str,
+                                                                quantization: str) -> None:
+    code, err = _run(["recommend", "--verifier", verifier, "--quantization", quantization, "--workload", "chat"],
+                     capsys)
+    assert code == EXIT_INPUT and _one_line(err) and f"--quantization {quantization} contradicts" in err
+
+
+@pytest.mark.parametrize(("verifier", "quantization"), [
+    ("Qwen/Qwen3-8B-AWQ", "int4"),                 # the same format said twice
+    ("unsloth/Qwen3.8-27B-GGUF", "q3_k_m"),        # a GGUF repo without a tag: --quantization picks the file
+])
+def test_a_format_the_name_agrees_with_or_leaves_open_is_taken(capsys: pytest.CaptureFixture[str], verifier: str,
+                                                               quantization: str) -> None:
+    code, err = _run(["recommend", "--verifier", verifier, "--quantization", quantization, "--workload", "chat"],
+                     capsys)
+    assert code == 0, err

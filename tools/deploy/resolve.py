@@ -33,6 +33,7 @@ from specpick.tools.hub.gguf_ref import is_gguf_name
 from specpick.tools.hub.resolve import resolve_model_spec
 from specpick.tools.catalog.parallel_drafts import is_pard_repo
 from specpick.tools.catalog.parallel_drafts import pard_draft_spec
+from specpick.tools.catalog.quant_names import split_quant_name
 from specpick.tools.deploy.evidence import build_evidence
 from specpick.tools.deploy.evidence import with_spread
 from specpick.tools.deploy.requests import estimate_request
@@ -181,6 +182,13 @@ def _verifier(q: DeploymentQuery) -> tuple[ModelSpec, str, list[str], str | None
             q.verifier if q.base_model else resolved.served_as)
 
 
+def _names_its_format(name: str) -> bool:
+    """The name itself states the weight format: a GGUF tag (``-GGUF:Q4_K_M``), a .gguf file (its header), or a
+    quantized build's suffix (``-AWQ``, ``-FP8-dynamic``). A GGUF repo named without a tag holds several files, and
+    --quantization is how the user says which one they serve."""
+    return name.lower().endswith(".gguf") or (":" in name and is_gguf_name(name)) or split_quant_name(name) is not None
+
+
 def _check(q: DeploymentQuery) -> None:
     if q.adapters is not None and q.verifier_change != "lora":
         raise InputError("--adapters counts LoRA adapters: add --verifier-change lora (or drop --adapters)")
@@ -309,7 +317,12 @@ def resolve_deployment(q: DeploymentQuery) -> Deployment:
     """
     _check(q)
     verifier, source, notes, declared_format, served_id = _verifier(q)
-    # A GGUF file or repo says its own weight format; the user's --quantization still wins.
+    # A GGUF build or a quantized build's name says its own weight format: a --quantization that names another one
+    # is a contradiction (`-AWQ --quantization bf16` was planned as bf16; `-GGUF:Q4_K_M --quantization fp8` kept
+    # Q4_K_M silently; issue 39, cause 12). The same format given twice is fine.
+    if q.quantization and declared_format and q.quantization != declared_format and _names_its_format(q.verifier):
+        raise InputError(f"--quantization {q.quantization} contradicts {q.verifier}, whose name says its weights are "
+                         f"{declared_format}: drop --quantization, or name the build you serve in that format")
     quantization = q.quantization or declared_format
     tp = q.gpus // q.pipeline_parallel
     flag = q.gpus_flag if q.pipeline_parallel == 1 else \
