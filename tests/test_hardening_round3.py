@@ -277,3 +277,23 @@ def test_a_format_the_name_agrees_with_or_leaves_open_is_taken(capsys: pytest.Ca
     code, err = _run(["recommend", "--verifier", verifier, "--quantization", quantization, "--workload", "chat"],
                      capsys)
     assert code == 0, err
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--tau-measured", "9", "--tau-measured-n", "3"], "above N + 1 = 4"),
+    (["--rotated"], "--rotated describes a quantization"),
+])
+def test_train_plan_refuses_impossible_measurements_and_settings(capsys: pytest.CaptureFixture[str],
+                                                                 extra: list[str], needle: str) -> None:
+    code, err = _run(["train-plan", "--verifier", "meta-llama/Llama-3.1-8B-Instruct", *extra], capsys)
+    assert code == EXIT_INPUT and _one_line(err) and needle in err
+
+
+def test_train_plan_does_not_call_an_unknown_head_trained_for_the_verifier(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["train-plan", "--verifier", "meta-llama/Llama-3.1-8B-Instruct", "--head",
+                 "someone/unknown-eagle3-head", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    plan = json.loads(captured.out)
+    assert plan["decision"] == "measure-first" and "trained for this verifier" not in captured.out
+    assert any("not in the catalog" in r["detail"] for r in plan["reasons"])

@@ -261,6 +261,12 @@ def train_plan_tool(inp: TrainPlanInput) -> TrainPlan:
 
     if inp.tau_measured_n is not None and inp.tau_measured is None:
         raise InputError("--tau-measured-n is the N of a measured tau: add --tau-measured")
+    if inp.tau_measured is not None and inp.tau_measured_n is not None and inp.tau_measured > inp.tau_measured_n + 1:
+        raise InputError(f"--tau-measured {inp.tau_measured:g} at --tau-measured-n {inp.tau_measured_n} is above "
+                         f"N + 1 = {inp.tau_measured_n + 1} (tau counts the bonus token): check the figures")
+    if inp.rotated and inp.quantization in (None, "bf16", "fp16"):
+        raise InputError("--rotated describes a quantization that rotates hidden states (QuaRot / SpinQuant): give "
+                         "--quantization too, or drop --rotated")
     inp, card_notes = _gguf_verifier(inp)
     if inp.live:
         inp, live_notes = _from_card(inp)

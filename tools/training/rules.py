@@ -356,6 +356,14 @@ def _domain_gap(f: TrainFacts) -> RuleOutcome:
             "no gain where the old head was in-domain, T3m): switch heads, no training"), cite("T3", "T3m"))],
             tau=tau, warm_start=f.head.superseded_by)
     measured = f.tau_measured
+    if f.head is None and f.head_named:
+        # A head outside the catalog: nothing here says which verifier it was trained for (issue 39, cause 12: the
+        # answer said "trained for this verifier")
+        return RuleOutcome("measure-first", [Reason("6 head not in the catalog", (
+            f"{f.head_named} is not in the catalog, so which verifier it was trained for is unknown: run "
+            f"`specpick head-check {f.head_named} {f.verifier} --live` and measure its acceptance on your traffic "
+            "before deciding to keep, fine-tune or replace it"
+            + (f"; measured tau {measured:g}" if measured else "")), cite("T3m"))])
     return RuleOutcome("use-published", [Reason("6 head fits", (
         "the published head was trained for this verifier and nothing above says it is broken or mismatched"
         + (f"; measured tau {measured:g}" + (f" = {ratio:.2f} of its reference" if ratio else "") if measured else
