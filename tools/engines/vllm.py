@@ -78,7 +78,10 @@ def _method_options(inp: EngineConfigInput, key: str, cfg: dict[str, object], no
         if inp.heterogeneous_vocab:
             notes.append(_heterogeneous_vocab(inp, cfg))
     elif key in VLLM_EAGLE_KEYS and inp.tensor_parallel > 1:
-        cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
+        # A head runs in the target's own parallel config (V1's proposer builds its model from the target's
+        # vllm_config; draft_tensor_parallel_size is only checked to be 1 or the target TP, vllm#31345): it is
+        # sharded over the TP group, as the memory check counts it, so the config says the target TP.
+        cfg["draft_tensor_parallel_size"] = inp.tensor_parallel
     if inp.tree_top_k > 1:
         # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):
         # no top-k key, so the depth runs as a chain here.
