@@ -69,10 +69,26 @@ def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, dr
     if offloads(engine) and not fit.fits and not hw.gpu.unified_memory:
         fit = with_offload(fit, verifier, hw, kv)
     if head is not None and head_b is None and method in OWN_REPO_HEADS:
-        fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
+        fit.assumptions.append(unknown_head_line(head, verifier, fit))
     elif head_b is not None and head is not None:
         fit.assumptions.append(f"head weights: {head.head_repo_id} ({head_b:g}B, catalog heads.csv)")
     return fit
+
+
+# An unknown head's size is bounded by what an EAGLE/DFlash-style head holds: one verifier decoder layer, the fc that
+# fuses up to three hidden states (3H x H) and an LM head of its own over the full vocabulary (H x V); heads that
+# reuse the verifier's LM head or prune the vocabulary are smaller (EAGLE-3: SafeAILab/EAGLE README).
+UNKNOWN_HEAD_NOTE = "size not in the catalog: counted as 0 GiB"
+
+
+def unknown_head_line(head: HeadSpec, verifier: ModelSpec, fit: VramResult) -> str:
+    """Say that a head's weights were left out, with the most they can take per GPU against the headroom."""
+    p = count_params(verifier)
+    bound_b = p.per_layer_b + 3 * verifier.hidden_size ** 2 / 1e9 + verifier.hidden_size * verifier.vocab_size / 1e9
+    per_gpu = bound_b * 2.0 * 1e9 / 2 ** 30 / max(fit.gpus, 1)  # bf16, sharded like the verifier
+    covered = "the headroom covers it" if fit.headroom_gib >= per_gpu else "more than the headroom: check it fits"
+    return (f"head {head.head_repo_id}: {UNKNOWN_HEAD_NOTE}; one decoder layer + fc + its own LM head is at most "
+            f"{bound_b:.2f}B params, {per_gpu:.1f} GiB/GPU in bf16 ({covered})")
 
 
 def with_offload(fit: VramResult, verifier: ModelSpec, hw: Hardware, kv: KvLoad) -> VramResult:
