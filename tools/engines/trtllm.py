@@ -66,6 +66,11 @@ def _schedule(inp: EngineConfigInput, spec: dict[str, object], notes: list[str])
                      "drops below it (set acceptance_rate_window_size for the window)")
 
 
+def write_config_yaml(text: str) -> str:
+    """The shell lines that write ``text`` to config.yaml (a quoted here-document: nothing in it is expanded)."""
+    return "cat > config.yaml <<'EOF'\n" + text.rstrip("\n") + "\nEOF"
+
+
 class TrtllmEngine(EngineSpec):
     def emit(self, inp: EngineConfigInput, version: str) -> EngineConfig:
         notes: list[str] = []
@@ -80,8 +85,10 @@ class TrtllmEngine(EngineSpec):
         _schedule(inp, spec, notes)
         text = yaml.safe_dump({"speculative_config": spec}, sort_keys=False)
         argv = [*self.plain_argv(inp)[0], "--config", "config.yaml"]
+        # The launch reads config.yaml: the line before it writes that file, so the command runs as printed.
         return EngineConfig(engine=self.name, engine_version=version, format=self.format, config=text,
-                            launch_command=shell_join(argv), argv=argv, notes=notes)
+                            launch_command=shell_join(argv), argv=argv, notes=notes,
+                            setup_commands=[write_config_yaml(text)])
 
     def parse(self, config: EngineConfig) -> dict[str, Any] | None:
         try:
