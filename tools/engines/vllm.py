@@ -158,6 +158,7 @@ class VllmEngine(EngineSpec):
         if rec.tree_is_its_gain:
             notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
                          "use SGLang for the dynamic tree")
+        notes += self.checkpoint(inp)[2]
         cfg["method"] = key
         if inp.draft_model and inp.draft_model != inp.verifier:  # a drafter inside the checkpoint is not named
             cfg["model"] = inp.draft_model
@@ -190,7 +191,9 @@ class VllmEngine(EngineSpec):
         return out
 
     def plain_argv(self, inp: EngineConfigInput) -> tuple[list[str], list[str]]:
-        return ["vllm", "serve", inp.verifier, "--tensor-parallel-size", str(inp.tensor_parallel)], []
+        model, quant, _ = self.checkpoint(inp)
+        return ["vllm", "serve", model, "--tensor-parallel-size", str(inp.tensor_parallel), *quant,
+                *self.context_args(inp)], []
 
     def serve_command(self, serve: ServeSpec, spec_args: list[str]) -> list[str]:
         return [serve.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", serve.model,
@@ -222,5 +225,9 @@ ENGINE = VllmEngine(
                "`num_speculative_tokens_per_batch_size` schedule (newer; vllm#49548 shows a badly set threshold "
                "collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)",
     schedule_form="num_speculative_tokens_per_batch_size", launches=True,
+    # --max-model-len: without it vLLM sizes the KV for the model's max_position_embeddings and refuses to start
+    # when that does not fit (vllm/config/model.py max_model_len). --quantization fp8 quantizes a BF16 checkpoint
+    # at load time (vLLM docs features/quantization/fp8.md, "Online Dynamic Quantization").
+    context_flag="--max-model-len", online_quantization=(("fp8", ("--quantization", "fp8")),),
     read_metrics=(COUNTER_ACCEPTED, COUNTER_DRAFT_TOKENS, COUNTER_DRAFTS), overlap_mode=True,
 )
