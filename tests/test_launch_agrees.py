@@ -238,3 +238,13 @@ def test_a_head_of_unknown_size_is_said_with_its_bound():
     assert get_catalog().head(rec.draft_model).head_params_b is None
     fit = next(c for c in rec.compatibility if c.name == "vram_fit")
     assert "size not in the catalog: counted as 0 GiB" in fit.reason and "at most" in fit.reason, fit.reason
+
+
+def test_vllm_draft_model_runs_at_target_tp_as_counted():
+    # vLLM V1's DraftModelProposer refuses a draft TP other than the target's (draft_model.py
+    # _raise_if_draft_tp_mismatch); a 1B draft printed at TP 1 did not start at TP 4.
+    rec = _rec(verifier="llama-3.1-70b", gpu="H100", gpus=4, workload="chat", engine="vllm", method="draft_model")
+    spec = json.loads(_value(rec.engine_config.argv, "--speculative-config") or "{}")
+    assert spec["draft_tensor_parallel_size"] == 4
+    fit = next(c for c in rec.compatibility if c.name == "vram_fit")
+    assert "0.6 GiB/GPU of draft/head weights" in fit.reason, fit.reason  # 1.24B bf16 over 4 GPUs, not 2.3 on each

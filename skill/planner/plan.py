@@ -298,7 +298,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
         tensor_parallel=ctx.gpus, **_schedule_fields(disable_at, ranges),
         engine_version=inp.engine_version if ctx.engine_explicit else None,
-        draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
+        draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus, chosen.engine) if chosen.draft else None,
         heterogeneous_vocab=chosen.tokenizer is not None and chosen.tokenizer.verdict == "identical_except_padding",
         **_ngram_window(ctx, chosen), **_llamacpp_fields(ctx, chosen, base_fit),
     )

@@ -15,7 +15,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import NO_DRAFT, DraftWeights, KvLoad, VramResult, fit_specs
 from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
 from specpick.tools.deployment import Hardware
-from specpick.tools.engines.lookup import offloads, splits_layers
+from specpick.tools.engines.lookup import engine as engine_spec, is_engine, offloads, splits_layers
 from specpick.tools.methods import REGISTRY
 from specpick.tools.validation import valid_tp_sizes
 from specpick.tools.arch.params import count_params
@@ -33,9 +33,11 @@ OWN_REPO_HEADS: frozenset[str] = frozenset(r.name for r in REGISTRY if r.loads =
 PUBLISHER_RANK = {"official": 0, "vendor": 1, "community": 2}
 
 
-def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
-    """Draft TP for a draft model spec (the rule lives in ``checks/vram.draft_tensor_parallel``)."""
-
+def draft_tensor_parallel(draft: ModelSpec, gpus: int, engine: str | None = None) -> int:
+    """Draft TP for a draft model spec: the verifier's TP on an engine that runs drafts only there (vLLM V1), else
+    the size rule of ``checks/vram.draft_tensor_parallel``. The memory check and the printed config both read it."""
+    if is_engine(engine) and engine_spec(engine).draft_tp_is_target:  # type: ignore[arg-type]
+        return gpus
     return vram_draft_tp(count_params(draft).total_b, gpus)
 
 

@@ -127,6 +127,7 @@ class EngineSpec:
     serve_binary: str = ""
     launches: bool = False
     overlap_mode: bool = False
+    draft_tp_is_target: bool = False  # a separate draft model must run at the verifier's TP (vLLM V1)
     context_flag: str = ""  # its option for the longest sequence it sizes the KV cache for ("": none)
     # Weight formats it quantizes a BF16 checkpoint to at load time, with the words that ask for it.
     online_quantization: tuple[tuple[str, tuple[str, ...]], ...] = ()

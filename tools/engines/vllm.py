@@ -228,6 +228,8 @@ ENGINE = VllmEngine(
     # --max-model-len: without it vLLM sizes the KV for the model's max_position_embeddings and refuses to start
     # when that does not fit (vllm/config/model.py max_model_len). --quantization fp8 quantizes a BF16 checkpoint
     # at load time (vLLM docs features/quantization/fp8.md, "Online Dynamic Quantization").
-    context_flag="--max-model-len", online_quantization=(("fp8", ("--quantization", "fp8")),),
+    # V1's DraftModelProposer refuses a draft TP other than the target's (vllm/v1/spec_decode/draft_model.py
+    # _raise_if_draft_tp_mismatch, 0.32.0; the key itself takes 1 or the target TP, vllm#31345).
+    draft_tp_is_target=True, context_flag="--max-model-len", online_quantization=(("fp8", ("--quantization", "fp8")),),
     read_metrics=(COUNTER_ACCEPTED, COUNTER_DRAFT_TOKENS, COUNTER_DRAFTS), overlap_mode=True,
 )
