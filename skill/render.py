@@ -20,6 +20,19 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _translation_lines(t) -> list[str]:  # type: ignore[no-untyped-def]
+    """One engine's line of "the same setting on other engines"; a launch that reads a config file gets the lines
+    writing that file beside it (TensorRT-LLM's config.yaml), so it runs as printed."""
+    if t.config is None:
+        return [f"- {engine_label(t.engine)}: not available ({t.reason})"]
+    if not t.config.argv and t.config.config.strip():
+        return [f"- {engine_label(t.engine)}: `{t.config.config}`"]
+    if not (t.config.format == "yaml" and t.config.setup_commands):
+        return [f"- {engine_label(t.engine)}: `{t.config.launch_command}`"]
+    return [f"- {engine_label(t.engine)}:", "", "  ```bash", *("  " + line for c in t.config.setup_commands for line in c.splitlines()),
+            "  " + t.config.launch_command, "  ```"]
+
+
 def _params(rec: Recommendation) -> str:
     parts = []
     if rec.num_draft_tokens:
@@ -49,10 +62,8 @@ def to_markdown(rec: Recommendation) -> str:
     if cfg.translations:
         out += ["", "The same setting on other engines:"]
         # A library with no server (transformers) has no argv: its config, else its launch call, never an empty "``".
-        out += [f"- {engine_label(t.engine)}: `{t.config.launch_command}`" if t.config is not None and
-                (t.config.argv or not t.config.config.strip())
-                else f"- {engine_label(t.engine)}: `{t.config.config}`" if t.config is not None
-                else f"- {engine_label(t.engine)}: not available ({t.reason})" for t in cfg.translations]
+        for t in cfg.translations:
+            out += _translation_lines(t)
 
     out += ["", h[1], ""]
     if rec.strategy == "none":

@@ -7,6 +7,7 @@ sampling, parallelism, and the known-broken combinations (from the flags).
 
 from __future__ import annotations
 
+from specpick.tools.checks.method_fit import UNKNOWN_HEAD_NOTE
 from specpick.skill.planner.candidates import Candidate
 from specpick.skill.planner.context import PlanContext
 from specpick.skill.schema import CompatCheck, Flag
@@ -100,6 +101,7 @@ def _vram_check(chosen: Candidate, base_fit, ctx: PlanContext) -> CompatCheck:
                                   f"the GPUs in system RAM; {fit.reservation})")
     tight = fit.headroom_gib < 0.1 * fit.usable_gib_per_gpu
     extra = f", {fit.draft_weights_gib:.1f} GiB/GPU of draft/head weights included" if fit.draft_weights_gib else ""
+    extra += "".join(f"; {a}" for a in fit.assumptions if UNKNOWN_HEAD_NOTE in a)  # a head counted as 0 GiB: say so
     return CompatCheck(name="vram_fit", verdict="warn" if tight else "pass",
                        reason=f"fits on {fit.gpus}x {fit.gpu} with {fit.headroom_gib:.1f} GiB/GPU headroom at "
                               f"{ctx.context_tokens} tokens x {ctx.concurrency} sequences; up to "

@@ -45,6 +45,7 @@ from specpick.tools.engines.setting import DEFAULT_MAX_BATCH_SIZE
 from specpick.tools.checks.vram import VramResult
 from specpick.tools.deploy.requests import fit_alternatives
 from specpick.tools.deploy.requests import memory_fit
+from specpick.tools.deploy.launch import launch_fields
 from specpick.tools.hub.gguf_ref import is_gguf_name
 
 # Below this expected gain the operational cost (second model, head, tuning) is not worth it (one home, triggers.py).
@@ -300,7 +301,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
                          "(vllm#49548).")
         ranges, disable_at = [], None
     cfg_in = EngineConfigInput(
-        engine=chosen.engine, method=chosen.strategy, verifier=ctx.dep.verifier.served_repo_id,
+        engine=chosen.engine, method=chosen.strategy, **launch_fields(ctx.dep),
         # Built-in MTP layers have no draft_repo; a separate MTP drafter (Gemma 4 assistant) is passed as the model.
         draft_model=chosen.draft_repo,
         num_draft_tokens=chosen.num_draft_tokens or 1,
@@ -308,7 +309,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         num_verify_tokens=chosen.tree.num_verify_tokens if chosen.tree else None,
         tensor_parallel=ctx.gpus, **_schedule_fields(disable_at, ranges),
         engine_version=inp.engine_version if ctx.engine_explicit else None,
-        draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus) if chosen.draft else None,
+        draft_tensor_parallel=draft_tensor_parallel(chosen.draft, ctx.gpus, chosen.engine) if chosen.draft else None,
         heterogeneous_vocab=chosen.tokenizer is not None and chosen.tokenizer.verdict == "identical_except_padding",
         **_ngram_window(ctx, chosen), **_llamacpp_fields(ctx, chosen, base_fit),
     )
@@ -323,7 +324,7 @@ def _assemble(ctx: PlanContext, chosen: Candidate, candidates: list[Candidate], 
         break_even=speed.break_even_concurrency, concurrency=ctx.concurrency, engine=chosen.engine,
         alternatives=tuple(alts), chain=chain, under_load=under_load(ctx),
         switched_off=_resume_point(switched_off, ctx.concurrency), train_plan=_train_plan_command(ctx, chosen)))
-    measurement = build_measurement_plan(engine=chosen.engine, verifier=ctx.dep.verifier.served_repo_id,
+    measurement = build_measurement_plan(engine=chosen.engine, verifier=cfg_in.verifier,
                                          strategy=chosen.strategy, concurrency=ctx.concurrency,
                                          workload=inp.workload, launch_command=engine_config.launch_command,
                                          baseline_command=baseline.launch_command)

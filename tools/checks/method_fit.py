@@ -15,7 +15,7 @@ from specpick.tools.catalog.tables import get_catalog
 from specpick.tools.checks.vram import NO_DRAFT, DraftWeights, KvLoad, VramResult, fit_specs
 from specpick.tools.checks.vram import draft_tensor_parallel as vram_draft_tp
 from specpick.tools.deployment import Hardware
-from specpick.tools.engines.lookup import offloads, splits_layers
+from specpick.tools.engines.lookup import engine as engine_spec, is_engine, offloads, splits_layers
 from specpick.tools.methods import REGISTRY
 from specpick.tools.validation import valid_tp_sizes
 from specpick.tools.arch.params import count_params
@@ -33,9 +33,11 @@ OWN_REPO_HEADS: frozenset[str] = frozenset(r.name for r in REGISTRY if r.loads =
 PUBLISHER_RANK = {"official": 0, "vendor": 1, "community": 2}
 
 
-def draft_tensor_parallel(draft: ModelSpec, gpus: int) -> int:
-    """Draft TP for a draft model spec (the rule lives in ``checks/vram.draft_tensor_parallel``)."""
-
+def draft_tensor_parallel(draft: ModelSpec, gpus: int, engine: str | None = None) -> int:
+    """Draft TP for a draft model spec: the verifier's TP on an engine that runs drafts only there (vLLM V1), else
+    the size rule of ``checks/vram.draft_tensor_parallel``. The memory check and the printed config both read it."""
+    if is_engine(engine) and engine_spec(engine).draft_tp_is_target:  # type: ignore[arg-type]
+        return gpus
     return vram_draft_tp(count_params(draft).total_b, gpus)
 
 
@@ -69,10 +71,26 @@ def method_fit(verifier: ModelSpec, hw: Hardware, *, method: str, kv: KvLoad, dr
     if offloads(engine) and not fit.fits and not hw.gpu.unified_memory:
         fit = with_offload(fit, verifier, hw, kv)
     if head is not None and head_b is None and method in OWN_REPO_HEADS:
-        fit.assumptions.append(f"head {head.head_repo_id}: size not in the catalog, its weights left out")
+        fit.assumptions.append(unknown_head_line(head, verifier, fit))
     elif head_b is not None and head is not None:
         fit.assumptions.append(f"head weights: {head.head_repo_id} ({head_b:g}B, catalog heads.csv)")
     return fit
+
+
+# An unknown head's size is bounded by what an EAGLE/DFlash-style head holds: one verifier decoder layer, the fc that
+# fuses up to three hidden states (3H x H) and an LM head of its own over the full vocabulary (H x V); heads that
+# reuse the verifier's LM head or prune the vocabulary are smaller (EAGLE-3: SafeAILab/EAGLE README).
+UNKNOWN_HEAD_NOTE = "size not in the catalog: counted as 0 GiB"
+
+
+def unknown_head_line(head: HeadSpec, verifier: ModelSpec, fit: VramResult) -> str:
+    """Say that a head's weights were left out, with the most they can take per GPU against the headroom."""
+    p = count_params(verifier)
+    bound_b = p.per_layer_b + 3 * verifier.hidden_size ** 2 / 1e9 + verifier.hidden_size * verifier.vocab_size / 1e9
+    per_gpu = bound_b * 2.0 * 1e9 / 2 ** 30 / max(fit.gpus, 1)  # bf16, sharded like the verifier
+    covered = "the headroom covers it" if fit.headroom_gib >= per_gpu else "more than the headroom: check it fits"
+    return (f"head {head.head_repo_id}: {UNKNOWN_HEAD_NOTE}; one decoder layer + fc + its own LM head is at most "
+            f"{bound_b:.2f}B params, {per_gpu:.1f} GiB/GPU in bf16 ({covered})")
 
 
 def with_offload(fit: VramResult, verifier: ModelSpec, hw: Hardware, kv: KvLoad) -> VramResult:

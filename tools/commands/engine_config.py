@@ -17,6 +17,7 @@ from specpick.tools.hub.gguf_ref import is_gguf_name
 from specpick.tools.deploy.drafts import best_published_head
 from specpick.tools.deploy.drafts import find_known_draft
 from specpick.tools.deploy.requests import memory_fit
+from specpick.tools.deploy.launch import served_checkpoint
 from specpick.tools.methods import is_method
 from specpick.tools.methods import method_record
 
@@ -42,8 +43,12 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
     quant = inp.gguf_quant or dep.verifier.quantization_given
     placement, notes = _placement(inp, dep)
     # The repo the engine loads: a quantized build (zai-org/GLM-5.2-FP8) as named, not the base row it was costed on.
-    cfg = build_engine_config(inp.model_copy(update={"verifier": dep.verifier.served_repo_id, "gguf_source": gguf,
-                                                     "gguf_quant": quant, **placement}))
+    served, fmt = served_checkpoint(dep)
+    # The context a launch caps sequences at: the one the memory check sized (with --gpu), else the user's --context.
+    context = dep.context_tokens if "gpu_layers" in placement or "n_cpu_moe" in placement or (
+        inp.gpu is not None and engine_spec(inp.engine).sizes_placement) else inp.context_tokens
+    cfg = build_engine_config(inp.model_copy(update={"verifier": served, "weight_format": fmt, "gguf_source": gguf,
+                                                     "gguf_quant": quant, "context_tokens": context, **placement}))
     # The release the option names are for is a default like any other: listed the way every verb lists it.
     return cfg.model_copy(update={"notes": [*cfg.notes, *notes, *(f"default: {d}" for d in dep.defaults)]})
 

@@ -23,7 +23,7 @@ from specpick.tools.vocab import BYTES_PER_PARAM
 from specpick.tools.checks.method_fit import method_fit
 from specpick.tools.checks.vram import DraftWeights
 from specpick.tools.checks.vram import KvLoad
-from specpick.tools.checks.method_fit import fit_options
+from specpick.tools.checks.method_fit import draft_tensor_parallel, fit_options
 
 if TYPE_CHECKING:
     from specpick.tools.checks.vram import VramResult
@@ -123,6 +123,8 @@ def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: Model
     ``head_params_b``/``head_format``: a head the catalog does not size, as `vram --head-params-b` gives it.
     """
 
+    if draft_tp is None and draft is not None and method == "draft_model":  # the engine's draft TP, as printed
+        draft_tp = draft_tensor_parallel(draft, gpus or dep.hardware.gpus, engine)
     weights = DraftWeights(spec=draft, head_params_b=head_params_b,
                            quantization=draft_format(dep, draft) or head_format, tp=draft_tp)
     return method_fit(dep.verifier.spec, replace(dep.hardware, gpus=gpus or dep.hardware.gpus), method=method,

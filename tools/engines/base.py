@@ -21,6 +21,10 @@ from specpick.tools.answer import EngineConfig, MetricRef
 from specpick.tools.methods import is_method, method_record
 
 
+# How a placeholder names a quantized build the user makes (AWQ is the common INT4 safetensors build).
+QUANT_BUILD_WORDS = {"int4": "AWQ INT4", "int8": "INT8 (W8A8)", "fp8": "FP8", "nvfp4": "NVFP4", "mxfp4": "MXFP4"}
+
+
 def version_key(version: str) -> tuple[int, ...]:
     """Sort key for engine versions: '0.16.0' < '1.4.0rc1' < '1.4.0'; '' (every version) sorts first.
 
@@ -126,6 +130,10 @@ class EngineSpec:
     # (first release, year): releases from that one on without a date in their name are that year's builds
     # (calibrate's newest-release class, tools/calibration/extrapolation.py).
     release_years: tuple[tuple[str, int], ...] = ()
+    draft_tp_is_target: bool = False  # a separate draft model must run at the verifier's TP (vLLM V1)
+    context_flag: str = ""  # its option for the longest sequence it sizes the KV cache for ("": none)
+    # Weight formats it quantizes a BF16 checkpoint to at load time, with the words that ask for it.
+    online_quantization: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     # -- configurations -------------------------------------------------------------------------------------
     def method_names(self, method: str) -> tuple[str, ...]:
@@ -151,6 +159,33 @@ class EngineSpec:
         """(argv, launch command) with speculation off."""
         argv, _ = self.plain_argv(inp)
         return argv, shell_join(argv)
+
+    def context_args(self, inp: Any) -> list[str]:
+        """The words setting the context the memory check sized the KV for (``inp.context_tokens``; none unset):
+        without them the engine sizes its KV for the model's whole position limit and can refuse to start."""
+        if not self.context_flag or not getattr(inp, "context_tokens", None):
+            return []
+        return [self.context_flag, str(inp.context_tokens)]
+
+    def checkpoint(self, inp: Any) -> tuple[str, list[str], list[str]]:
+        """(the model it loads, words asking for the checked weight format, notes).
+
+        ``inp.weight_format`` set: the memory check weighed a format the named checkpoint is not in. The engine's
+        on-the-fly quantization where it has one for that format; else a placeholder naming the build to make,
+        never the unquantized repo in silence.
+        """
+        fmt = getattr(inp, "weight_format", None)
+        if not fmt:
+            return inp.verifier, [], []
+        online = dict(self.online_quantization).get(fmt)
+        if online is not None:
+            return inp.verifier, list(online), [f"{inp.verifier} is loaded at {fmt} by {self.label}'s on-the-fly "
+                                                f"quantization ({' '.join(online)}), the format the memory check "
+                                                "weighed"]
+        placeholder = f"<your {QUANT_BUILD_WORDS.get(fmt, fmt.upper())} build of {inp.verifier}>"
+        return placeholder, [], [f"the memory check weighed {fmt} weights and no {fmt} build of {inp.verifier} is "
+                                 f"in the catalog, nor does {self.label} quantize to {fmt} at load time: replace "
+                                 f"{placeholder} with your {fmt} checkpoint (the published repo does not fit)"]
 
     # -- serving (tune, watch) ------------------------------------------------------------------------------
     def serve_command(self, serve: ServeSpec, spec_args: list[str]) -> list[str]:

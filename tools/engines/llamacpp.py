@@ -203,7 +203,7 @@ def emit(inp: EngineConfigInput, version: str) -> EngineConfig:
     if inp.full_schedule() or inp.acceptance_threshold is not None:
         notes.append("llama.cpp has no per-batch draft length or disable threshold; --spec-draft-p-min stops a "
                      "draft early when the drafter is unsure")
-    argv = ["llama-server", *model, *place, *slots, *flags]
+    argv = ["llama-server", *model, *place, *slots, *context_args(inp), *flags]
     return EngineConfig(engine="llamacpp", engine_version=version, format="cli-flags",
                         config=shlex.join(flags), launch_command=shlex.join(argv), argv=argv, notes=notes,
                         setup_commands=setup)
@@ -214,8 +214,15 @@ def plain_argv(inp: EngineConfigInput) -> tuple[list[str], list[str]]:
     model, setup, _ = _verifier(inp)
     place, _ = _placement(inp)
     slots = ["--parallel", str(inp.parallel_slots)] if inp.parallel_slots else []
-    return ["llama-server", *model, *place, *slots], setup
+    return ["llama-server", *model, *place, *slots, *context_args(inp)], setup
 
+
+def context_args(inp: EngineConfigInput) -> list[str]:
+    """``-c``: the KV cache of all slots together (each --parallel slot gets -c / slots, README @00dc805), so the
+    checked context per sequence times the slots; unset, llama-server takes the model's whole training context."""
+    if not inp.context_tokens:
+        return []
+    return ["-c", str(inp.context_tokens * (inp.parallel_slots or 1))]
 
 
 # llama-server's own numbers (tools/server/README.md @00dc805): each response's `timings` ("such as the number of
@@ -295,6 +302,9 @@ class LlamacppEngine(EngineSpec):
     def plain_argv(self, inp: EngineConfigInput) -> tuple[list[str], list[str]]:
         return plain_argv(inp)
 
+    def context_args(self, inp: Any) -> list[str]:
+        return context_args(inp)
+
     def serve_command(self, serve: ServeSpec, spec_args: list[str]) -> list[str]:
         return [serve.executable, "-m", serve.model, "--alias", serve.served_name, "--host", "127.0.0.1", "--port",
                 str(serve.port), "--parallel", "1", *serve.extra_args, *spec_args]
@@ -321,4 +331,5 @@ ENGINE = LlamacppEngine(
                  "(llama_memory_seq_rm); a draft model keeps its own context", "llama.cpp tools/server (server "
                  "slot speculative loop)"),
     launches=True, sizes_placement=True, layer_split=True, offloads=True, serve_binary="llama-server",
+    context_flag="-c",
 )

@@ -24,7 +24,7 @@ from specpick.tools.validation import (
     HOST_BANDWIDTH_HELP, HOST_MEMORY_HELP, MAX_CONCURRENCY, ContextTokens, EngineVersion, HostBandwidthGbps,
     HostMemoryGib, OneLineText, Probability,
 )
-from specpick.tools.vocab import Engine, SEPARATE_REPO_METHODS, Strategy
+from specpick.tools.vocab import Engine, Quantization, SEPARATE_REPO_METHODS, Strategy
 from specpick.tools.hub.gguf_ref import is_gguf_name
 
 # The planner names a head that does not exist yet as "<your eagle3 head for org/model>"; the emitted
@@ -103,6 +103,8 @@ class EngineConfigInput(BaseModel):
                                                  "the KV for (with --gpu); default 4096",
                                                  json_schema_extra={"cli": {"flags": ["--context",
                                                                                       "--context-tokens"]}})
+    weight_format: Quantization | None = Field(None, description="the verifier's weight format the memory check weighed, "
+                                      "when the named checkpoint is not in it (None: served as published)")
     host_memory_gib: HostMemoryGib | None = Field(None, description=HOST_MEMORY_HELP)
     host_bandwidth_gbps: HostBandwidthGbps | None = Field(None, description=HOST_BANDWIDTH_HELP)
     gpu_layers: Annotated[int, Field(ge=0, le=1024)] | None = Field(

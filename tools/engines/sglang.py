@@ -123,7 +123,7 @@ class SglangEngine(EngineSpec):
         # MTP layers ship inside the verifier; so does a drafter named as the verifier itself
         if inp.draft_model and rec.loads != "verifier_layers" and inp.draft_model != inp.verifier:
             flags += ["--speculative-draft-model-path", inp.draft_model]
-        notes: list[str] = []
+        notes: list[str] = self.checkpoint(inp)[2]
         _algorithm_flags(inp, algo, flags, notes)
         if inp.adaptive and "--speculative-adaptive" not in flags:
             notes.append("SGLang adapts the draft length only for EAGLE-family methods with topk 1 (PR #21599)")
@@ -155,8 +155,9 @@ class SglangEngine(EngineSpec):
         return out
 
     def plain_argv(self, inp: EngineConfigInput) -> tuple[list[str], list[str]]:
-        return ["python3", "-m", "sglang.launch_server", "--model-path", inp.verifier, "--tp",
-                str(inp.tensor_parallel)], []
+        model, quant, _ = self.checkpoint(inp)
+        return ["python3", "-m", "sglang.launch_server", "--model-path", model, "--tp", str(inp.tensor_parallel),
+                *quant, *self.context_args(inp)], []
 
     def serve_command(self, serve: ServeSpec, spec_args: list[str]) -> list[str]:
         return [serve.executable, "-m", "sglang.launch_server", "--model-path", serve.model, "--served-model-name",
@@ -191,4 +192,7 @@ ENGINE = SglangEngine(
     under_load="run a second replica without speculation for high-load traffic, or lower the draft length (SGLang "
                "has no per-batch switch in the versions we track)",
     tree_methods=EAGLE_METHODS, launches=True, read_metrics=(GAUGE_ACCEPT_LENGTH,), overlap_mode=True,
+    # --context-length and --quantization fp8 (online FP8 of a BF16 checkpoint): SGLang server_args.py and
+    # docs/advanced_features/quantization.md ("online quantization").
+    context_flag="--context-length", online_quantization=(("fp8", ("--quantization", "fp8")),),
 )

@@ -66,9 +66,14 @@ def _schedule(inp: EngineConfigInput, spec: dict[str, object], notes: list[str])
                      "drops below it (set acceptance_rate_window_size for the window)")
 
 
+def write_config_yaml(text: str) -> str:
+    """The shell lines that write ``text`` to config.yaml (a quoted here-document: nothing in it is expanded)."""
+    return "cat > config.yaml <<'EOF'\n" + text.rstrip("\n") + "\nEOF"
+
+
 class TrtllmEngine(EngineSpec):
     def emit(self, inp: EngineConfigInput, version: str) -> EngineConfig:
-        notes: list[str] = []
+        notes: list[str] = self.checkpoint(inp)[2]
         decoding = method_record(inp.method).engine_names("trtllm")[0]
         spec: dict[str, object] = {"decoding_type": decoding, "max_draft_len": inp.num_draft_tokens}
         if inp.draft_model and inp.draft_model != inp.verifier:
@@ -80,8 +85,10 @@ class TrtllmEngine(EngineSpec):
         _schedule(inp, spec, notes)
         text = yaml.safe_dump({"speculative_config": spec}, sort_keys=False)
         argv = [*self.plain_argv(inp)[0], "--config", "config.yaml"]
+        # The launch reads config.yaml: the line before it writes that file, so the command runs as printed.
         return EngineConfig(engine=self.name, engine_version=version, format=self.format, config=text,
-                            launch_command=shell_join(argv), argv=argv, notes=notes)
+                            launch_command=shell_join(argv), argv=argv, notes=notes,
+                            setup_commands=[write_config_yaml(text)])
 
     def parse(self, config: EngineConfig) -> dict[str, Any] | None:
         try:
@@ -101,7 +108,8 @@ class TrtllmEngine(EngineSpec):
         return out
 
     def plain_argv(self, inp: EngineConfigInput) -> tuple[list[str], list[str]]:
-        return ["trtllm-serve", inp.verifier, "--tp_size", str(inp.tensor_parallel)], []
+        model, quant, _ = self.checkpoint(inp)
+        return ["trtllm-serve", model, "--tp_size", str(inp.tensor_parallel), *quant, *self.context_args(inp)], []
 
     def reserve(self, gpus: int, memory_gib: float, fixed_gib: float) -> tuple[float, str]:
         f = TRTLLM_FREE_GPU_MEMORY_FRACTION
@@ -121,4 +129,7 @@ ENGINE = TrtllmEngine(
     under_load="TensorRT-LLM: set `max_concurrency` (and a `draft_len_schedule`) in speculative_config (1.3.0rc29+, "
                "PR #10860)",
     schedule_form="draft_len_schedule", tree_methods=EAGLE_METHODS,
+    # trtllm-serve --max_seq_len (its CLI, docs/source/commands/trtllm-serve); no load-time quantization in
+    # trtllm-serve: a quantized checkpoint (ModelOpt) is loaded as it is.
+    context_flag="--max_seq_len",
 )

@@ -78,7 +78,10 @@ def _method_options(inp: EngineConfigInput, key: str, cfg: dict[str, object], no
         if inp.heterogeneous_vocab:
             notes.append(_heterogeneous_vocab(inp, cfg))
     elif key in VLLM_EAGLE_KEYS and inp.tensor_parallel > 1:
-        cfg["draft_tensor_parallel_size"] = inp.draft_tensor_parallel or 1
+        # A head runs in the target's own parallel config (V1's proposer builds its model from the target's
+        # vllm_config; draft_tensor_parallel_size is only checked to be 1 or the target TP, vllm#31345): it is
+        # sharded over the TP group, as the memory check counts it, so the config says the target TP.
+        cfg["draft_tensor_parallel_size"] = inp.tensor_parallel
     if inp.tree_top_k > 1:
         # vLLM's only tree is a static speculative_token_tree (TREE_ATTN backend, experimental; PR #20401):
         # no top-k key, so the depth runs as a chain here.
@@ -155,6 +158,7 @@ class VllmEngine(EngineSpec):
         if rec.tree_is_its_gain:
             notes.append("vLLM has no EAGLE-2 dynamic tree: the EAGLE-1 head runs as method 'eagle' (chain); "
                          "use SGLang for the dynamic tree")
+        notes += self.checkpoint(inp)[2]
         cfg["method"] = key
         if inp.draft_model and inp.draft_model != inp.verifier:  # a drafter inside the checkpoint is not named
             cfg["model"] = inp.draft_model
@@ -187,7 +191,9 @@ class VllmEngine(EngineSpec):
         return out
 
     def plain_argv(self, inp: EngineConfigInput) -> tuple[list[str], list[str]]:
-        return ["vllm", "serve", inp.verifier, "--tensor-parallel-size", str(inp.tensor_parallel)], []
+        model, quant, _ = self.checkpoint(inp)
+        return ["vllm", "serve", model, "--tensor-parallel-size", str(inp.tensor_parallel), *quant,
+                *self.context_args(inp)], []
 
     def serve_command(self, serve: ServeSpec, spec_args: list[str]) -> list[str]:
         return [serve.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", serve.model,
@@ -220,5 +226,11 @@ ENGINE = VllmEngine(
                "collapses throughput, so derive it with `vllm bench sweep tune_speculative_k`)",
     schedule_form="num_speculative_tokens_per_batch_size", launches=True,
     release_years=((VLLM_ASYNC_SPEC_SINCE, 2026),),  # 0.14.0 (January 2026) turned async scheduling on
+    # --max-model-len: without it vLLM sizes the KV for the model's max_position_embeddings and refuses to start
+    # when that does not fit (vllm/config/model.py max_model_len). --quantization fp8 quantizes a BF16 checkpoint
+    # at load time (vLLM docs features/quantization/fp8.md, "Online Dynamic Quantization").
+    # V1's DraftModelProposer refuses a draft TP other than the target's (vllm/v1/spec_decode/draft_model.py
+    # _raise_if_draft_tp_mismatch, 0.32.0; the key itself takes 1 or the target TP, vllm#31345).
+    draft_tp_is_target=True, context_flag="--max-model-len", online_quantization=(("fp8", ("--quantization", "fp8")),),
     read_metrics=(COUNTER_ACCEPTED, COUNTER_DRAFT_TOKENS, COUNTER_DRAFTS), overlap_mode=True,
 )

@@ -39,3 +39,15 @@ def quant_build_base(name: str) -> tuple[ModelSpec, QuantName] | None:
 def quant_build_note(name: str, base: ModelSpec, q: QuantName) -> str:
     """One line saying what the name was taken to be."""
     return (f"{name}: a {q.quantization} build ({q.token}) of {base.repo_id}; {NAME_RULE_NOTE}")
+
+
+def known_quant_build(base_repo_id: str, quantization: str) -> str | None:
+    """A ``quantization`` build of ``base_repo_id`` the catalog names (a models.csv row, or a verifier heads.csv was
+    published for: ``Qwen/Qwen3-235B-A22B-Instruct-2507-FP8``), or None. The base model's own owner first."""
+    catalog = get_catalog()
+    names = [m.repo_id for m in catalog.models] + [h.verifier_repo_id for h in catalog.heads]
+    model = base_repo_id.rsplit("/", 1)[-1].lower()
+    found = [n for n in dict.fromkeys(names) if (q := split_quant_name(n)) is not None
+             and q.quantization == quantization and q.model.lower() == model]
+    return sorted(found, key=lambda n: not n.lower().startswith(base_repo_id.split("/", 1)[0].lower() + "/"))[0] \
+        if found else None
