@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from specpick.tools.catalog.specs import HeadSpec, ModelSpec
 from specpick.tools.deployment import Deployment, HostRead
 from specpick.tools.deploy.evidence import tau_spread
+from specpick.tools.methods import is_method, method_record
 from specpick.tools.deploy.flag_effects import acceptance_effects
 from specpick.tools.deploy.lengths import start_draft_length
 from specpick.tools.model.estimate import EstimateRequest, TreeShape
@@ -122,8 +123,8 @@ def memory_fit(dep: Deployment, method: str, *, engine: str | None, draft: Model
 
     ``head_params_b``/``head_format``: a head the catalog does not size, as `vram --head-params-b` gives it.
     """
-
-    if draft_tp is None and draft is not None and method == "draft_model":  # the engine's draft TP, as printed
+    # a separate draft LM runs at the engine's draft TP, as the launch line prints it
+    if draft_tp is None and draft is not None and is_method(method) and method_record(method).loads == "draft_lm":
         draft_tp = draft_tensor_parallel(draft, gpus or dep.hardware.gpus, engine)
     weights = DraftWeights(spec=draft, head_params_b=head_params_b,
                            quantization=draft_format(dep, draft) or head_format, tp=draft_tp)
