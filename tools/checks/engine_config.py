@@ -79,7 +79,17 @@ def _one(inp: EngineConfigInput) -> EngineConfig:
                             notes=["speculative decoding off"], setup_commands=setup)
     version, support_notes = _require_support(inp.engine, inp.method, inp.engine_version)
     out = engine(inp.engine).emit(inp, version)
-    return out.model_copy(update={"notes": support_notes + out.notes})
+    return out.model_copy(update={"notes": support_notes + out.notes + _context_note(inp)})
+
+
+def _context_note(inp: EngineConfigInput) -> list[str]:
+    """The printed context cap is the checked one: say that longer requests are refused, and how to move both."""
+    args = engine(inp.engine).context_args(inp)
+    if not args:
+        return []
+    return [f"{' '.join(args)}: the context the memory check sized (prompt + output tokens per sequence); the "
+            "engine refuses longer requests: give --context your longest prompt + output and the check and this "
+            "line move together"]
 
 
 def translate_setting(inp: EngineConfigInput, exclude: str | None = None) -> list[EngineTranslation]:
