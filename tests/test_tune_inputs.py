@@ -177,3 +177,17 @@ def test_a_release_of_thousands_of_digits_is_one_line(prompts: Path) -> None:
     with pytest.raises(InputError) as err:
         tune_input(prompts=prompts, serve_model="HuggingFaceTB/SmolLM2-135M-Instruct", engine_version="9" * 5000)
     assert "is not a release number" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_per_request_figures_no_server_at_that_n_produces_are_refused() -> None:
+    """Issue 39, cause 7: 'tau measured 51.00' at N=4 was tuned on; the server is not running N=4."""
+    from specpick.tools.errors import ServiceError
+    from specpick.tools.tune.analysis import points
+    req = RequestFigures(origin="p:1", prompt_class="free", classified_by="prompts file", copy_overlap=0.0,
+                         spec_decode_ms=50.0, spec_tokens=101, drafts=2, draft_tokens=8, accepted=100)
+    run = _run()
+    run.results[0].requests = [req]
+    with pytest.raises(ServiceError) as err:
+        points({4: run}, [4], predict=False)
+    assert "tau 51.00 is outside [1, N + 1 = 5]" in str(err.value) and "N=4" in str(err.value)
+    assert "\n" not in str(err.value)

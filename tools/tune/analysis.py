@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from specpick.tools.errors import ServiceError
+from specpick.tools.measured_checks import figure_problem
 from specpick.tools.measure.classes import ClassResult, RequestFigures, histogram, split_by_class
 from specpick.tools.measure.report import ConcurrencyResult, MeasureReport
 from specpick.tools.tune.predict import (
@@ -87,6 +89,7 @@ def points(runs: dict[int, MeasureReport], draft_lengths: Sequence[int], predict
             if res is not None:
                 counts = _counts(res.requests, None)
                 point.tau_measured = pooled_tau(counts)
+                _check_measured(point)
                 point.tau_measured_low, point.tau_measured_high = tau_interval(counts)
                 point.speedup_measured = _speedup(res, top_res)
                 point.per_class = split_by_class(_paired(res.requests, top_res.requests))
@@ -94,6 +97,16 @@ def points(runs: dict[int, MeasureReport], draft_lengths: Sequence[int], predict
                 _predict(point, top_res, n, top_n)
             out.append(point)
     return out
+
+
+def _check_measured(point: TunePoint) -> None:
+    """Per-request figures that no server at this N can produce (tau 51 at N=4) are refused, not tuned on (issue
+    39, cause 7): the server is not running the N it was given, or its figures are broken."""
+    problem = figure_problem(tau=point.tau_measured, num_draft_tokens=point.num_draft_tokens)
+    if problem:
+        raise ServiceError(f"the server's per-request figures at N={point.num_draft_tokens}, concurrency "
+                           f"{point.concurrency}: {problem}; check that server's speculative config runs "
+                           f"N={point.num_draft_tokens} (one server per N), then rerun with --fresh")
 
 
 def _predict(point: TunePoint, top_res: ConcurrencyResult, n: int, top_n: int) -> None:
