@@ -29,6 +29,8 @@ BAD = [
     ({"endpoint": None, "serve_model": None}, "give --endpoint N=URL"),
     ({"endpoint": ["4=http://127.0.0.1:1"], "serve_model": "m"}, "not both or neither"),
     ({"endpoint": ["4=http://127.0.0.1:1"], "serve_model": None, "draft_lengths": [4]}, "needs --baseline-endpoint"),
+    ({"endpoint": ["2=http://127.0.0.1:1", "4=http://127.0.0.1:1"], "serve_model": None, "draft_lengths": [2, 4],
+      "baseline_endpoint": "http://127.0.0.1:2"}, "a server runs one draft length"),
     ({"endpoint": ["4=http://127.0.0.1:1"], "serve_model": None, "baseline_endpoint": "http://127.0.0.1:2",
       "draft_lengths": [2, 4]}, "no server for N=2"),
     ({"endpoint": ["four=http://x"], "serve_model": None, "baseline_endpoint": "http://127.0.0.1:2",

@@ -121,6 +121,12 @@ def check(inp: TuneInput) -> None:
         if not inp.baseline_endpoint:
             raise InputError("--endpoint needs --baseline-endpoint (the same model without speculation): the "
                              "speedup of every setting is measured against it")
+        urls = endpoint_map(inp)
+        shared = sorted({u for u in urls.values() if list(urls.values()).count(u) > 1})
+        if shared:  # one server runs one N: the same URL under two Ns measured one setting twice (issue 39, 7)
+            ns = sorted(n for n, u in urls.items() if u == shared[0])
+            raise InputError(f"--endpoint gives {shared[0][:80]} for N={', '.join(map(str, ns))}: a server runs one "
+                             "draft length; start one server per N")
         missing = set(inp.draft_lengths) - set(endpoint_map(inp))
         if missing:
             raise InputError(f"--endpoint has no server for N={', '.join(map(str, sorted(missing)))}; give N=URL for "
