@@ -297,3 +297,23 @@ def test_train_plan_does_not_call_an_unknown_head_trained_for_the_verifier(capsy
     plan = json.loads(captured.out)
     assert plan["decision"] == "measure-first" and "trained for this verifier" not in captured.out
     assert any("not in the catalog" in r["detail"] for r in plan["reasons"])
+
+
+# --- cause 12: llama.cpp engine-config ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--verifier", "meta-llama/Llama-3.1-8B-Instruct", "--n-cpu-moe", "10"], "is dense"),
+    (["--verifier", "Qwen/Qwen3-30B-A3B", "--n-cpu-moe", "500"], "more than Qwen/Qwen3-30B-A3B's"),
+    (["--verifier", "meta-llama/Llama-3.1-8B-Instruct", "--gguf-quant", "Q9_Z"], "--gguf-quant"),
+])
+def test_llamacpp_engine_config_refuses_what_llama_server_cannot_do(capsys: pytest.CaptureFixture[str],
+                                                                    extra: list[str], needle: str) -> None:
+    code, err = _run(["engine-config", "--engine", "llamacpp", "--method", "ngram", *extra], capsys)
+    assert code == EXIT_INPUT and _one_line(err) and needle in err
+
+
+def test_a_known_gguf_type_is_written_into_the_conversion(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["engine-config", "--engine", "llamacpp", "--method", "ngram", "--verifier",
+                 "meta-llama/Llama-3.1-8B-Instruct", "--gguf-quant", "Q4_K_M"])
+    out = capsys.readouterr().out
+    assert code == 0 and "llama-quantize" in out and "Q4_K_M" in out.upper()

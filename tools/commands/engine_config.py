@@ -38,6 +38,7 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
         raise InputError(f"{ignored} has no effect for {inp.method} on {engine_label(inp.engine)}; drop it "
                          "(or pick the engine/method that uses it)")
     dep = resolve_deployment(deployment_query(inp))
+    _check_offload(inp, dep)
 
     gguf = inp.gguf_source or (inp.verifier if is_gguf_name(inp.verifier) else None)
     quant = inp.gguf_quant or dep.verifier.quantization_given
@@ -51,6 +52,20 @@ def engine_config_tool(inp: EngineConfigInput) -> EngineConfig:
                                                      "gguf_quant": quant, "context_tokens": context, **placement}))
     # The release the option names are for is a default like any other: listed the way every verb lists it.
     return cfg.model_copy(update={"notes": [*cfg.notes, *notes, *(f"default: {d}" for d in dep.defaults)]})
+
+
+def _check_offload(inp: EngineConfigInput, dep: Deployment) -> None:
+    """--n-cpu-moe keeps a MoE's routed experts in system RAM: on a dense model, or past its layer count, it says
+    nothing llama-server can do (issue 39, cause 12: both were emitted as given)."""
+    spec = dep.verifier.spec
+    if inp.n_cpu_moe is None:
+        return
+    if not spec.is_moe:
+        raise InputError(f"--n-cpu-moe keeps the routed experts of MoE layers in system RAM; {spec.repo_id} is dense: "
+                         "offload whole layers with --gpu-layers instead")
+    if inp.n_cpu_moe > spec.num_layers:
+        raise InputError(f"--n-cpu-moe {inp.n_cpu_moe} is more than {spec.repo_id}'s {spec.num_layers} layers; give at "
+                         f"most {spec.num_layers}")
 
 
 def _placement(inp: EngineConfigInput, dep: Deployment) -> tuple[dict[str, int | None], list[str]]:

@@ -96,7 +96,8 @@ class EngineConfigInput(BaseModel):
     all_engines: bool = Field(False, description="also print the same setting for every other engine")
     # llama.cpp only (tools/checks/llamacpp_emit.py): how llama-server loads the verifier and where its layers go.
     gguf_source: str | None = Field(None, description="the .gguf path or GGUF repo[:QUANT] the user named")
-    gguf_quant: str | None = Field(None, description="GGUF file type to convert a safetensors verifier to")
+    # a closed set: an unknown type was written into the llama-quantize command as given (issue 39, cause 12)
+    gguf_quant: Quantization | None = Field(None, description="GGUF file type to convert a safetensors verifier to")
     gpu: OneLineText | None = Field(None, description="GPU model, e.g. RTX-3060: llama.cpp's -ngl / --n-cpu-moe "
                                     "are then computed from the memory check (partial offload)")
     context_tokens: ContextTokens | None = Field(None, description="tokens per sequence the memory check sizes "
