@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from specpick.tools.validation import MAX_DRAFT_TOKENS  # a tau above N + 1 is impossible
+
 # No measured speculative-decoding speedup comes near this (the largest in tools/data/published_measurements.csv is
 # under 7x); a figure above it is a broken or edited file, not a fast server.
 MAX_SPEEDUP = 50.0
-# Requests in flight: `measure` and `tune` take at most 1024 (tools/tune/inputs.py, tools/measure/inputs.py).
-MAX_CONCURRENCY = 1024
-# The longest draft length a sweep takes (`tune --draft-lengths`); a tau above N + 1 is impossible.
-MAX_DRAFT_LEN = 64
+# Requests in flight `measure` and `tune` drive (both refuse more): the largest concurrency a report can hold.
+MAX_MEASURED_CONCURRENCY = 1024
 
 
 def _finite(x: float) -> bool:
@@ -32,10 +32,11 @@ def figure_problem(*, tau: float | None = None, num_draft_tokens: int | None = N
     for name, value in (("tau", tau), ("alpha", alpha), ("speedup", speedup)):
         if value is not None and (isinstance(value, bool) or not _finite(float(value))):
             return f"{name} {value!r} is not a finite number"
-    if num_draft_tokens is not None and (isinstance(num_draft_tokens, bool) or not 1 <= num_draft_tokens <= MAX_DRAFT_LEN):
-        return f"draft length N = {num_draft_tokens!r} is not between 1 and {MAX_DRAFT_LEN}"
+    n_bad = isinstance(num_draft_tokens, bool) or not 1 <= (num_draft_tokens or 0) <= MAX_DRAFT_TOKENS
+    if num_draft_tokens is not None and n_bad:
+        return f"draft length N = {num_draft_tokens!r} is not between 1 and {MAX_DRAFT_TOKENS}"
     if tau is not None:
-        top = num_draft_tokens + 1 if num_draft_tokens else MAX_DRAFT_LEN + 1
+        top = num_draft_tokens + 1 if num_draft_tokens else MAX_DRAFT_TOKENS + 1
         if not 1.0 <= tau <= top:
             return f"tau {tau:.2f} is outside [1, N + 1 = {top:g}] (tau counts the bonus token)"
     if alpha is not None and not 0.0 <= alpha <= 1.0:
@@ -48,9 +49,9 @@ def figure_problem(*, tau: float | None = None, num_draft_tokens: int | None = N
         return f"{len(per_position)} per-position figures for N = {num_draft_tokens}"
     if speedup is not None and not 0.0 < speedup <= MAX_SPEEDUP:
         return f"speedup {speedup:.3g}x is outside (0, {MAX_SPEEDUP:g}]"
-    if concurrency is not None and (isinstance(concurrency, bool) or not 1 <= concurrency <= MAX_CONCURRENCY):
-        return f"concurrency {concurrency!r} is not between 1 and {MAX_CONCURRENCY}"
+    if concurrency is not None and (isinstance(concurrency, bool) or not 1 <= concurrency <= MAX_MEASURED_CONCURRENCY):
+        return f"concurrency {concurrency!r} is not between 1 and {MAX_MEASURED_CONCURRENCY}"
     return None
 
 
-__all__ = ["MAX_CONCURRENCY", "MAX_DRAFT_LEN", "MAX_SPEEDUP", "figure_problem"]
+__all__ = ["MAX_MEASURED_CONCURRENCY", "MAX_SPEEDUP", "figure_problem"]

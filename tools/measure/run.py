@@ -32,13 +32,13 @@ from specpick.tools.measure.ngram_sim import NgramEngine, NgramParams
 from specpick.tools.measure.preflight import preflight
 from specpick.tools.measure.prompts import PromptItem, builtin_prompts, load_prompts
 from specpick.tools.measure.report import ConcurrencyResult, MeasureReport, RunFigures, run_figures
+from specpick.tools.measured_checks import MAX_MEASURED_CONCURRENCY
 from specpick.tools.vocab import Workload
 from specpick.tools.measure.tokenizer import verifier_repo
 from specpick.tools.measure.tokenizer import verifier_tokenizer_file
 
 ProgressFn = Callable[[int, int, str], None]  # (done, total, what is running)
 DEFAULT_NUM_DRAFT_TOKENS = 4
-MAX_CONCURRENCY = 1024
 
 
 def _opt(description: str, metavar: str | None = None, **kw: object) -> object:
@@ -105,8 +105,9 @@ def _check(inp: MeasureInput) -> Literal["endpoint", "local", "estimate-ngram"]:
     ]
     if len(modes) != 1:
         raise InputError("give exactly one of --endpoint URL, --local MODEL or --estimate-ngram --samples FILE")
-    if not inp.concurrency or any(c < 1 or c > MAX_CONCURRENCY for c in inp.concurrency):
-        raise InputError(f"--concurrency values must be between 1 and {MAX_CONCURRENCY}, got {inp.concurrency}")
+    if not inp.concurrency or any(c < 1 or c > MAX_MEASURED_CONCURRENCY for c in inp.concurrency):
+        raise InputError(f"--concurrency values must be between 1 and {MAX_MEASURED_CONCURRENCY}, got "
+                         f"{inp.concurrency}")
     if inp.baseline_endpoint and not inp.endpoint:
         raise InputError("--baseline-endpoint needs --endpoint (the server with speculation)")
     if inp.estimate_ngram and inp.samples is None:

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from specpick.tools.engines.lookup import engine, engines
 from specpick.tools.errors import InputError, format_validation_error
-from specpick.tools.measured_checks import MAX_DRAFT_LEN
-from specpick.tools.validation import EngineVersion
+from specpick.tools.measured_checks import MAX_MEASURED_CONCURRENCY
+from specpick.tools.validation import MAX_DRAFT_TOKENS as MAX_DRAFT_LEN, EngineVersion
 from specpick.tools.methods import method_record
 from specpick.tools.vocab import Method
 
@@ -33,8 +33,8 @@ class TuneInput(BaseModel):
 
     method: Method = _opt("speculative method the servers run", default="ngram")
     engine: LaunchedEngine = _opt("serving engine", default="vllm")
-    engine_version: EngineVersion | None = _opt("engine release, for the emitted schedule (default: the newest tracked)",
-                                      "V", default=None)
+    engine_version: EngineVersion | None = _opt(
+        "engine release, for the emitted schedule (default: the newest tracked)", "V", default=None)
     draft_lengths: list[int] = _opt("draft lengths N to tune over", "N", default_factory=lambda: [2, 4, 6])
     concurrency: list[int] = _opt("requests in flight; each value is measured", "C", default_factory=lambda: [1, 4])
     prompts: Path = _opt("your prompts: .jsonl (optional 'class' per line) or text", "FILE")
@@ -109,8 +109,9 @@ def check(inp: TuneInput) -> None:
     """Contradictions and impossible settings, before any server starts."""
     if not inp.draft_lengths or any(not 1 <= n <= MAX_DRAFT_LEN for n in inp.draft_lengths):
         raise InputError(f"--draft-lengths must be between 1 and {MAX_DRAFT_LEN}, got {inp.draft_lengths}")
-    if not inp.concurrency or any(not 1 <= c <= 1024 for c in inp.concurrency):
-        raise InputError(f"--concurrency values must be between 1 and 1024, got {inp.concurrency}")
+    if not inp.concurrency or any(not 1 <= c <= MAX_MEASURED_CONCURRENCY for c in inp.concurrency):
+        raise InputError(f"--concurrency values must be between 1 and {MAX_MEASURED_CONCURRENCY}, got "
+                         f"{inp.concurrency}")
     if len(set(inp.draft_lengths)) * len(set(inp.concurrency)) > MAX_SETTINGS:
         raise InputError(f"{len(set(inp.draft_lengths))} draft lengths x {len(set(inp.concurrency))} concurrencies "
                          f"is more than {MAX_SETTINGS} timed runs: tune over fewer values")
